@@ -1,0 +1,2 @@
+//! Filter benchmarks (being written).
+fn main() {}

@@ -1,0 +1,133 @@
+//! The filter kinds a table can carry, named for configuration and display.
+
+use std::fmt;
+use std::str::FromStr;
+
+use crate::{Error, Result};
+
+/// Which filter a table carries.
+///
+/// Parses from and displays as the names the CLI uses: `none`, `bloom:10`,
+/// `blocked-bloom:10`, `xor8`, `xor16`, `fuse8`, `fuse16`.
+///
+/// ```
+/// use siftdb::filter::FilterKind;
+/// let k: FilterKind = "blocked-bloom:10".parse().unwrap();
+/// assert_eq!(k, FilterKind::BlockedBloom { bits_per_key: 10.0 });
+/// assert_eq!(k.to_string(), "blocked-bloom:10");
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq)]
+#[non_exhaustive]
+pub enum FilterKind {
+    /// No filter: every lookup reads the table's index and a data block.
+    None,
+    /// Classic Bloom filter.
+    Bloom {
+        /// Bits of filter per distinct key.
+        bits_per_key: f64,
+    },
+    /// Cache-line blocked Bloom filter.
+    BlockedBloom {
+        /// Bits of filter per distinct key.
+        bits_per_key: f64,
+    },
+    /// Xor filter, 8-bit fingerprints (ε ≈ 0.39%, ~9.84 bits/key).
+    Xor8,
+    /// Xor filter, 16-bit fingerprints (ε ≈ 0.0015%, ~19.7 bits/key).
+    Xor16,
+    /// Binary fuse filter, 8-bit fingerprints (ε ≈ 0.39%, ~9.0 bits/key).
+    BinaryFuse8,
+    /// Binary fuse filter, 16-bit fingerprints (ε ≈ 0.0015%, ~18 bits/key).
+    BinaryFuse16,
+}
+
+impl FilterKind {
+    /// Whether this kind is built once from the whole key set (and so may
+    /// fail to peel and fall back to a blocked Bloom filter).
+    #[must_use]
+    pub fn is_static(&self) -> bool {
+        matches!(
+            self,
+            FilterKind::Xor8 | FilterKind::Xor16 | FilterKind::BinaryFuse8 | FilterKind::BinaryFuse16
+        )
+    }
+}
+
+impl fmt::Display for FilterKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            FilterKind::None => write!(f, "none"),
+            FilterKind::Bloom { bits_per_key } => write!(f, "bloom:{bits_per_key}"),
+            FilterKind::BlockedBloom { bits_per_key } => write!(f, "blocked-bloom:{bits_per_key}"),
+            FilterKind::Xor8 => write!(f, "xor8"),
+            FilterKind::Xor16 => write!(f, "xor16"),
+            FilterKind::BinaryFuse8 => write!(f, "fuse8"),
+            FilterKind::BinaryFuse16 => write!(f, "fuse16"),
+        }
+    }
+}
+
+impl FromStr for FilterKind {
+    type Err = Error;
+
+    fn from_str(s: &str) -> Result<Self> {
+        let (name, arg) = match s.split_once(':') {
+            Some((n, a)) => (n, Some(a)),
+            None => (s, None),
+        };
+        let bits = |arg: Option<&str>| -> Result<f64> {
+            let a = arg.unwrap_or("10");
+            match a.parse::<f64>() {
+                Ok(b) if b.is_finite() && (1.0..=64.0).contains(&b) => Ok(b),
+                _ => Err(Error::InvalidArgument(format!(
+                    "filter '{s}': bits per key must be a number from 1 to 64, got '{a}'"
+                ))),
+            }
+        };
+        let no_arg = |kind: FilterKind| -> Result<FilterKind> {
+            match arg {
+                None => Ok(kind),
+                Some(_) => Err(Error::InvalidArgument(format!("filter '{s}' takes no parameter"))),
+            }
+        };
+        match name {
+            "none" => no_arg(FilterKind::None),
+            "bloom" => Ok(FilterKind::Bloom { bits_per_key: bits(arg)? }),
+            "blocked-bloom" | "blocked" => Ok(FilterKind::BlockedBloom { bits_per_key: bits(arg)? }),
+            "xor8" => no_arg(FilterKind::Xor8),
+            "xor16" => no_arg(FilterKind::Xor16),
+            "fuse8" | "binary-fuse8" => no_arg(FilterKind::BinaryFuse8),
+            "fuse16" | "binary-fuse16" => no_arg(FilterKind::BinaryFuse16),
+            _ => Err(Error::InvalidArgument(format!(
+                "unknown filter '{s}' (expected none, bloom:B, blocked-bloom:B, xor8, xor16, fuse8, fuse16)"
+            ))),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_round_trip() {
+        for k in [
+            FilterKind::None,
+            FilterKind::Bloom { bits_per_key: 10.0 },
+            FilterKind::BlockedBloom { bits_per_key: 7.5 },
+            FilterKind::Xor8,
+            FilterKind::Xor16,
+            FilterKind::BinaryFuse8,
+            FilterKind::BinaryFuse16,
+        ] {
+            assert_eq!(k.to_string().parse::<FilterKind>().unwrap(), k);
+        }
+    }
+
+    #[test]
+    fn bad_names_are_invalid_arguments() {
+        for s in ["", "bloom:x", "bloom:0", "xor8:3", "cuckoo", "bloom:inf"] {
+            assert!(matches!(s.parse::<FilterKind>(), Err(Error::InvalidArgument(_))), "{s}");
+        }
+    }
+}

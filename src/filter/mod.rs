@@ -1,0 +1,56 @@
+//! Membership filters over 64-bit key hashes.
+//!
+//! This module knows nothing of files or of the database: every structure
+//! takes `u64` hashes produced by [`hash_key`], and the stored ones encode to
+//! and decode from plain byte slices. It is usable on its own.
+//!
+//! | structure | kind | space for ε ≈ 0.4% | notes |
+//! |---|---|---|---|
+//! | [`Bloom`] | dynamic | ~11.5 bits/key | classic, k probes by double hashing |
+//! | [`BlockedBloom`] | dynamic | ~12 bits/key | one cache line per key |
+//! | [`CountingBloom`] | dynamic, deletable | 4× Bloom | 4-bit saturating counters |
+//! | [`CuckooFilter`] | dynamic, deletable | ~11.5 bits/key at 8-bit fp | partial-key cuckoo hashing |
+//! | [`Xor8`] / [`Xor16`] | static | 9.84 / 19.7 bits/key | 3-hypergraph peeling |
+//! | [`BinaryFuse8`] / [`BinaryFuse16`] | static | ~9.0 / 18 bits/key | segmented 3-wise peeling |
+//!
+//! ```
+//! use siftdb::filter::{hash_key, BlockedBloom, Filter};
+//! let mut f = BlockedBloom::new(1000, 10.0);
+//! f.insert(hash_key(7, b"apple"));
+//! assert!(f.contains(hash_key(7, b"apple")));
+//! ```
+
+mod binary_fuse;
+mod blocked_bloom;
+mod bloom;
+mod build_error;
+mod counting_bloom;
+mod cuckoo;
+mod hash;
+mod kind;
+mod xor;
+
+pub use binary_fuse::{BinaryFuse8, BinaryFuse16};
+pub use blocked_bloom::BlockedBloom;
+pub use bloom::{Bloom, BloomParams};
+pub use build_error::{BuildError, Full};
+pub use counting_bloom::CountingBloom;
+pub use cuckoo::CuckooFilter;
+pub use hash::hash_key;
+pub use kind::FilterKind;
+pub use xor::{Xor8, Xor16};
+
+/// The query side shared by every filter.
+///
+/// A filter never answers `false` for a hash that was inserted (or that it
+/// was built from); it may answer `true` for a hash that was not, with a
+/// probability reported by [`Filter::theoretical_fpr`].
+pub trait Filter {
+    /// Whether `hash` may be in the set. `false` is definite.
+    fn contains(&self, hash: u64) -> bool;
+    /// Heap and inline bytes this filter occupies, all metadata included.
+    fn size_bytes(&self) -> usize;
+    /// The false-positive rate theory predicts for this filter's parameters
+    /// and current contents.
+    fn theoretical_fpr(&self) -> f64;
+}

@@ -1,0 +1,104 @@
+//! The file-system layer every writer goes through.
+//!
+//! The WAL, the manifest and the table builder write only through
+//! [`FileSystem`], so tests can swap in a fault-injecting implementation that
+//! loses unsynced data, tears tails, fails the Nth operation, or forgets
+//! directory entries that were never fsynced. Reads (memory maps, log replay)
+//! use real files, which the fault-injecting layer keeps on disk as well.
+
+mod atomic;
+mod std_fs;
+
+use std::fmt;
+use std::fs::File;
+use std::io;
+use std::path::{Path, PathBuf};
+
+pub use atomic::write_file_atomic;
+pub use std_fs::StdFs;
+
+/// A file open for appending writes.
+///
+/// Writes go straight to the operating system (no user-space buffer), so an
+/// acknowledged write survives a process kill even before [`WritableFile::sync`].
+/// Callers batch their own writes.
+pub trait WritableFile: Send + fmt::Debug {
+    /// Appends all of `buf`.
+    ///
+    /// # Errors
+    /// The operating system's error.
+    fn write_all(&mut self, buf: &[u8]) -> io::Result<()>;
+    /// Makes everything written so far durable (fdatasync).
+    ///
+    /// # Errors
+    /// The operating system's error. After a failed sync the file's durable
+    /// state is unknown; callers must not acknowledge later writes.
+    fn sync(&mut self) -> io::Result<()>;
+    /// Bytes written through this handle plus the length it was opened at.
+    fn len(&self) -> u64;
+    /// Whether [`WritableFile::len`] is zero.
+    fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+/// File operations siftdb performs on its directory.
+pub trait FileSystem: Send + Sync + fmt::Debug {
+    /// Creates `path` and its parents if missing.
+    ///
+    /// # Errors
+    /// The operating system's error.
+    fn create_dir_all(&self, path: &Path) -> io::Result<()>;
+    /// Creates (or truncates) `path` for writing.
+    ///
+    /// # Errors
+    /// The operating system's error.
+    fn create(&self, path: &Path) -> io::Result<Box<dyn WritableFile>>;
+    /// Opens an existing `path` to append at its end.
+    ///
+    /// # Errors
+    /// The operating system's error.
+    fn open_append(&self, path: &Path) -> io::Result<Box<dyn WritableFile>>;
+    /// Opens `path` read-only (for memory maps and replay).
+    ///
+    /// # Errors
+    /// The operating system's error.
+    fn open_read(&self, path: &Path) -> io::Result<File>;
+    /// Reads all of `path`.
+    ///
+    /// # Errors
+    /// The operating system's error.
+    fn read(&self, path: &Path) -> io::Result<Vec<u8>> {
+        use io::Read as _;
+        let mut buf = Vec::new();
+        self.open_read(path)?.read_to_end(&mut buf)?;
+        Ok(buf)
+    }
+    /// Atomically renames `from` to `to` (durable only after [`FileSystem::sync_dir`]).
+    ///
+    /// # Errors
+    /// The operating system's error.
+    fn rename(&self, from: &Path, to: &Path) -> io::Result<()>;
+    /// Removes a file.
+    ///
+    /// # Errors
+    /// The operating system's error.
+    fn remove_file(&self, path: &Path) -> io::Result<()>;
+    /// Makes the directory's entries (creations, renames, removals) durable.
+    ///
+    /// # Errors
+    /// The operating system's error.
+    fn sync_dir(&self, dir: &Path) -> io::Result<()>;
+    /// Cuts `path` to `len` bytes and makes that durable.
+    ///
+    /// # Errors
+    /// The operating system's error.
+    fn truncate(&self, path: &Path, len: u64) -> io::Result<()>;
+    /// The paths of the entries of `dir`.
+    ///
+    /// # Errors
+    /// The operating system's error.
+    fn list_dir(&self, dir: &Path) -> io::Result<Vec<PathBuf>>;
+    /// Whether `path` exists.
+    fn exists(&self, path: &Path) -> bool;
+}

@@ -1,0 +1,23 @@
+//! # siftdb
+//!
+//! An embedded key-value store built as an LSM tree whose immutable tables
+//! each carry a membership filter, so that a point lookup skips, with no I/O,
+//! every table that cannot hold the key.
+//!
+//! The crate is layered, and data flows one way: [`filter`] knows nothing of
+//! files; `table` uses `filter`; the database uses `table`.
+
+#![deny(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+#![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used, clippy::panic))]
+#![warn(missing_docs, clippy::pedantic)]
+#![allow(
+    clippy::module_name_repetitions,
+    reason = "types like FilterKind read better than Kind at call sites"
+)]
+
+mod error;
+pub mod filter;
+pub mod fs;
+
+pub use error::{Error, Result};
+pub use filter::FilterKind;

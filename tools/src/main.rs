@@ -1,0 +1,2 @@
+//! The siftdb command line (being written).
+fn main() {}
