@@ -9,12 +9,14 @@
 
 #![deny(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 #![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used, clippy::panic))]
-#![warn(missing_docs, clippy::pedantic)]
+#![warn(missing_docs, clippy::pedantic, clippy::undocumented_unsafe_blocks)]
+#![deny(unsafe_op_in_unsafe_fn)]
 #![allow(
     clippy::module_name_repetitions,
     reason = "types like FilterKind read better than Kind at call sites"
 )]
 
+pub mod codec;
 mod error;
 pub mod filter;
 pub mod fs;
