@@ -5,6 +5,8 @@
 
 mod bench_filters;
 mod output;
+#[allow(dead_code, reason = "wired into `siftdb bench` once the engine lands")]
+mod readamp;
 
 use std::process::ExitCode;
 
