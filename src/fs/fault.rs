@@ -182,8 +182,14 @@ impl FaultFs {
         f(&mut st)
     }
 
-    fn handle(&self, st: &State, inner: Box<dyn WritableFile>, ino: Ino) -> Box<dyn WritableFile> {
-        Box::new(FaultFile { state: Arc::clone(&self.state), inner, ino, epoch: st.epoch })
+    fn handle(
+        &self,
+        st: &State,
+        inner: Box<dyn WritableFile>,
+        ino: Ino,
+        append: bool,
+    ) -> Box<dyn WritableFile> {
+        Box::new(FaultFile { state: Arc::clone(&self.state), inner, ino, append, epoch: st.epoch })
     }
 }
 
@@ -228,7 +234,7 @@ impl FileSystem for FaultFs {
             adopt(&mut st.model, &k)?;
             let inner = StdFs.create(path)?;
             let ino = st.model.create(&k);
-            Ok(self.handle(st, inner, ino))
+            Ok(self.handle(st, inner, ino, false))
         })
     }
 
@@ -238,7 +244,7 @@ impl FileSystem for FaultFs {
             let ino = adopt(&mut st.model, &k)?;
             let inner = StdFs.open_append(path)?;
             let ino = ino.ok_or_else(|| not_a_file(path))?;
-            Ok(self.handle(st, inner, ino))
+            Ok(self.handle(st, inner, ino, true))
         })
     }
 
@@ -302,6 +308,9 @@ struct FaultFile {
     state: Arc<Mutex<State>>,
     inner: Box<dyn WritableFile>,
     ino: Ino,
+    /// Opened by `open_append` (`O_APPEND`: writes land at the end) rather
+    /// than `create` (writes land at this handle's cursor).
+    append: bool,
     epoch: u64,
 }
 
@@ -316,6 +325,12 @@ impl fmt::Debug for FaultFile {
 }
 
 impl FaultFile {
+    /// Where a write through a `create` handle lands: `StdFs` counts the
+    /// bytes written from offset zero, and the cursor moves only by writes.
+    fn cursor(&self) -> io::Result<usize> {
+        usize::try_from(self.inner.len()).map_err(io::Error::other)
+    }
+
     fn alive(&self, st: &State) -> io::Result<()> {
         if st.epoch == self.epoch { Ok(()) } else { Err(io::Error::other(FaultError::DeadHandle)) }
     }
@@ -325,14 +340,15 @@ impl WritableFile for FaultFile {
     fn write_all(&mut self, buf: &[u8]) -> io::Result<()> {
         let mut st = self.state.lock();
         self.alive(&st)?;
+        let at = if self.append { None } else { Some(self.cursor()?) };
         if let Err(e) = st.faults.check(FaultOp::Write) {
             let short = buf.get(..buf.len() / 2).unwrap_or_default();
             self.inner.write_all(short)?;
-            st.model.write(self.ino, short);
+            st.model.write(self.ino, at, short);
             return Err(e);
         }
         self.inner.write_all(buf)?;
-        st.model.write(self.ino, buf);
+        st.model.write(self.ino, at, buf);
         Ok(())
     }
 

@@ -96,10 +96,18 @@ impl Model {
         ino
     }
 
-    /// `bytes` were appended to the file.
-    pub(super) fn write(&mut self, ino: Ino, bytes: &[u8]) {
-        if let Some(inode) = self.inodes.get_mut(&ino) {
-            inode.live.extend_from_slice(bytes);
+    /// `bytes` were written at `at` (`None`: at the end, `O_APPEND`). A
+    /// handle from `create` writes at its own cursor, so a second handle to
+    /// the same file overwrites, or leaves a hole of zeros, as the OS does.
+    pub(super) fn write(&mut self, ino: Ino, at: Option<usize>, bytes: &[u8]) {
+        let Some(inode) = self.inodes.get_mut(&ino) else { return };
+        let at = at.unwrap_or(inode.live.len());
+        let end = at.saturating_add(bytes.len());
+        if inode.live.len() < end {
+            inode.live.resize(end, 0);
+        }
+        if let Some(dst) = inode.live.get_mut(at..end) {
+            dst.copy_from_slice(bytes);
         }
     }
 
@@ -233,18 +241,31 @@ mod tests {
         let mut m = Model::default();
         m.track(&p("d/a"), None);
         let a = m.create(&p("d/a"));
-        m.write(a, b"synced");
+        m.write(a, None, b"synced");
         m.sync(a);
-        m.write(a, b"+lost");
+        m.write(a, None, b"+lost");
         m.sync_dir(&p("d"));
         m.track(&p("d/b"), None);
         let b = m.create(&p("d/b"));
-        m.write(b, b"never linked durably");
+        m.write(b, None, b"never linked durably");
         m.sync(b);
         let out = m.crash(Tails::Drop);
         assert_eq!(state_of(&out, "d/a"), Some(b"synced".to_vec()));
         assert_eq!(state_of(&out, "d/b"), None);
         assert!(m.entries.is_empty() && m.inodes.is_empty());
+    }
+
+    #[test]
+    fn writes_at_a_cursor_overwrite_and_leave_holes_like_the_os() {
+        let mut m = Model::default();
+        let a = m.create(&p("d/a"));
+        m.write(a, None, b"abcdef");
+        m.write(a, Some(1), b"XY");
+        m.write(a, Some(8), b"Z");
+        m.sync(a);
+        m.sync_dir(&p("d"));
+        let out = m.crash(Tails::Drop);
+        assert_eq!(state_of(&out, "d/a"), Some(b"aXYdef\0\0Z".to_vec()));
     }
 
     #[test]

@@ -330,3 +330,109 @@ fn clones_share_one_disk_and_work_as_a_trait_object() {
     fs.crash(CrashMode::DropUnsynced).unwrap();
     assert_eq!(disk(dir.path(), "f").unwrap(), b"data");
 }
+
+mod random_histories {
+    use proptest::prelude::*;
+
+    use super::*;
+
+    const NAMES: [&str; 3] = ["a", "b", "c"];
+
+    #[derive(Debug, Clone)]
+    enum Step {
+        Create(usize),
+        OpenAppend(usize),
+        Write(usize, Vec<u8>),
+        Sync(usize),
+        Rename(usize, usize),
+        Remove(usize),
+        SyncDir,
+    }
+
+    fn step() -> impl Strategy<Value = Step> {
+        prop_oneof![
+            (0..3usize).prop_map(Step::Create),
+            (0..3usize).prop_map(Step::OpenAppend),
+            (0..4usize, proptest::collection::vec(any::<u8>(), 1..8)).prop_map(|(h, b)| Step::Write(h, b)),
+            (0..4usize).prop_map(Step::Sync),
+            (0..3usize, 0..3usize).prop_map(|(a, b)| Step::Rename(a, b)),
+            (0..3usize).prop_map(Step::Remove),
+            Just(Step::SyncDir),
+        ]
+    }
+
+    /// Runs `steps`, ignoring the errors a real file system would also give
+    /// (renaming a missing file and the like); returns the open handles.
+    fn run(fs: &FaultFs, dir: &Path, steps: &[Step]) -> Vec<Box<dyn WritableFile>> {
+        let path = |i: usize| dir.join(NAMES.get(i).unwrap());
+        let mut handles: Vec<Box<dyn WritableFile>> = Vec::new();
+        for s in steps {
+            match s {
+                Step::Create(i) => handles.extend(fs.create(&path(*i)).ok()),
+                Step::OpenAppend(i) => handles.extend(fs.open_append(&path(*i)).ok()),
+                Step::Write(h, bytes) => {
+                    if let Some(f) = handles.get_mut(*h) {
+                        f.write_all(bytes).unwrap();
+                    }
+                }
+                Step::Sync(h) => {
+                    if let Some(f) = handles.get_mut(*h) {
+                        f.sync().unwrap();
+                    }
+                }
+                Step::Rename(a, b) => drop(fs.rename(&path(*a), &path(*b))),
+                Step::Remove(i) => drop(fs.remove_file(&path(*i))),
+                Step::SyncDir => fs.sync_dir(dir).unwrap(),
+            }
+        }
+        handles
+    }
+
+    fn snapshot(dir: &Path) -> Vec<Option<Vec<u8>>> {
+        NAMES.iter().map(|n| disk(dir, n)).collect()
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(64))]
+
+        /// What a crash leaves is durable: a second power loss changes nothing.
+        #[test]
+        fn state_after_a_crash_is_durable(steps in proptest::collection::vec(step(), 0..30), seed: u64) {
+            let dir = tempfile::tempdir().unwrap();
+            let fs = FaultFs::new();
+            let _handles = run(&fs, dir.path(), &steps);
+            fs.crash(CrashMode::TornTails { seed }).unwrap();
+            let after = snapshot(dir.path());
+            fs.crash(CrashMode::DropUnsynced).unwrap();
+            prop_assert_eq!(snapshot(dir.path()), after);
+        }
+
+        /// Once every file and the directory are synced, a crash loses nothing.
+        #[test]
+        fn fully_synced_state_survives_a_crash(steps in proptest::collection::vec(step(), 0..30), seed: u64) {
+            let dir = tempfile::tempdir().unwrap();
+            let fs = FaultFs::new();
+            for mut f in run(&fs, dir.path(), &steps) {
+                f.sync().unwrap();
+            }
+            fs.sync_dir(dir.path()).unwrap();
+            let live = snapshot(dir.path());
+            fs.crash(CrashMode::TornTails { seed }).unwrap();
+            prop_assert_eq!(snapshot(dir.path()), live);
+        }
+
+        /// With no sync at all, a power loss restores the directory as it was
+        /// before the simulation, whatever was created, renamed or removed.
+        #[test]
+        fn crash_without_any_sync_restores_the_start(steps in proptest::collection::vec(step(), 0..30)) {
+            let dir = tempfile::tempdir().unwrap();
+            std::fs::write(dir.path().join("a"), b"pre-existing").unwrap();
+            let fs = FaultFs::new();
+            let steps: Vec<Step> =
+                steps.into_iter().filter(|s| !matches!(s, Step::Sync(_) | Step::SyncDir)).collect();
+            let _handles = run(&fs, dir.path(), &steps);
+            fs.crash(CrashMode::DropUnsynced).unwrap();
+            prop_assert_eq!(snapshot(dir.path()), vec![Some(b"pre-existing".to_vec()), None, None]);
+        }
+    }
+}
