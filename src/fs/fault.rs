@@ -196,7 +196,9 @@ impl FaultFs {
 /// The model's key for `path`: canonical parent plus file name, so that
 /// `sync_dir` finds its entries however the directory was spelled.
 fn key(path: &Path) -> PathBuf {
-    match (path.parent().and_then(|d| d.canonicalize().ok()), path.file_name()) {
+    // A bare file name has parent "", which canonicalize rejects.
+    let parent = path.parent().map(|d| if d.as_os_str().is_empty() { Path::new(".") } else { d });
+    match (parent.and_then(|d| d.canonicalize().ok()), path.file_name()) {
         (Some(dir), Some(name)) => dir.join(name),
         _ => path.to_path_buf(),
     }
