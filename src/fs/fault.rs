@@ -161,7 +161,8 @@ impl FaultFs {
             }
         };
         let after = st.model.crash(tails);
-        // Remove first: several names may be restored from one file.
+        // Rebuild every touched name from the model: the file on disk now
+        // need not be the one its durable entry points at.
         for (path, _) in &after {
             if std::fs::symlink_metadata(path).is_ok_and(|m| m.is_file()) {
                 std::fs::remove_file(path)?;
