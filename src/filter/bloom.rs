@@ -242,7 +242,7 @@ impl Bloom {
                 *w |= 1 << (pos & 63);
             }
         }
-        self.keys += 1;
+        self.keys = self.keys.saturating_add(1);
     }
 
     /// Probes per key.
