@@ -198,9 +198,13 @@ mod tests {
             }
             assert!(hs.iter().all(|&h| f.contains(h)));
             // One of the two copies removed: still present.
-            hs.iter().for_each(|&h| f.remove(h));
+            for &h in &hs {
+                f.remove(h);
+            }
             assert!(hs.iter().all(|&h| f.contains(h)));
-            hs.iter().for_each(|&h| f.remove(h));
+            for &h in &hs {
+                f.remove(h);
+            }
             assert_eq!(f.keys_inserted(), 0);
             assert!(f.nibbles.iter().all(|&b| b == 0), "every counter back to zero");
         }
@@ -211,13 +215,17 @@ mod tests {
         let n = 1_000_000;
         let mut f = CountingBloom::new(n, 10.0);
         let hs = hashes(7, n);
-        hs.iter().for_each(|&h| f.insert(h));
+        for &h in &hs {
+            f.insert(h);
+        }
         assert!(hs.iter().all(|&h| f.contains(h)));
         let (theory, measured) = (f.theoretical_fpr(), measured_fpr(&f, 1_000_000));
         assert!((theory - 0.008_19).abs() < 0.000_05, "{theory}");
         assert!((measured / theory - 1.0).abs() < 0.10, "measured {measured} theory {theory}");
         let (gone, kept) = hs.split_at(n / 2);
-        gone.iter().for_each(|&h| f.remove(h));
+        for &h in gone {
+            f.remove(h);
+        }
         assert!(kept.iter().all(|&h| f.contains(h)));
         assert_eq!(f.keys_inserted(), (n / 2) as u64);
         // Half the keys at the same size: the rate drops to the 20-bit/key figure.
@@ -277,7 +285,9 @@ mod tests {
     fn round_trip_and_corruption_sweep() {
         let mut f = CountingBloom::new(13, 5.0); // 65 counters: odd, the last nibble unused
         let hs = hashes(11, 13);
-        hs.iter().for_each(|&h| f.insert(h));
+        for &h in &hs {
+            f.insert(h);
+        }
         let enc = f.encode();
         let g = CountingBloom::decode(&enc).unwrap();
         assert_eq!(g.encode(), enc);
