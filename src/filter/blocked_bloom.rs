@@ -78,6 +78,9 @@ const PROBE_MULTIPLIERS: [u32; MAX_PROBES as usize] = {
     out
 };
 
+/// Bits per key below which the rate is taken as 1 (it exceeds 0.99995).
+const MIN_BITS_PER_KEY: f64 = 0.1;
+
 /// Bits per key above which [`BlockedBloom::bits_per_key_for_fpr`] stops searching.
 const MAX_BITS_PER_KEY: f64 = 64.0;
 
@@ -90,7 +93,9 @@ const MAX_BITS_PER_KEY: f64 = 64.0;
     reason = "loop bounds from a finite, positive float, and back; all far below 2^52"
 )]
 fn blocked_fpr(bits_per_key: f64, k: u32) -> f64 {
-    if bits_per_key.is_nan() || bits_per_key <= 0.0 {
+    // Below 0.1 bits/key (λ > 5120 keys per block) even k = 1 gives
+    // ε > 1 − e^−10; stopping here also bounds the sum's length.
+    if bits_per_key.is_nan() || bits_per_key < MIN_BITS_PER_KEY {
         return 1.0;
     }
     if bits_per_key.is_infinite() {
@@ -345,6 +350,11 @@ mod tests {
         let half = blocked_fpr(10.0, 5);
         assert!(half > 0.0103 && half < 0.0105, "{half}");
         assert!(blocked_fpr(-1.0, 3) >= 1.0 && blocked_fpr(f64::NAN, 3) >= 1.0);
+        // Absurdly few bits per key must answer at once, not sum 10^12 terms.
+        assert!(BlockedBloom::fpr_for_bits_per_key(1e-12) >= 1.0);
+        assert!(BlockedBloom::fpr_for_bits_per_key(0.1) > 0.9999);
+        assert_eq!(BlockedBloom::new(10, 1e-9).num_probes(), 1);
+        assert!(BlockedBloom::fpr_for_bits_per_key(f64::INFINITY).abs() < f64::EPSILON);
     }
 
     #[test]
@@ -472,5 +482,10 @@ mod tests {
         for (what, bytes) in cases {
             assert!(BlockedBloom::decode(&bytes).unwrap_err().is_corruption(), "{what}");
         }
+        // A key count no filter could hold is not corruption, but theory must
+        // still answer quickly.
+        let crowded =
+            BlockedBloom::decode(&body(&|b| b[16..24].copy_from_slice(&u64::MAX.to_le_bytes()))).unwrap();
+        assert!(crowded.theoretical_fpr() >= 1.0);
     }
 }

@@ -225,7 +225,7 @@ impl Bloom {
     }
 
     /// A filter with exactly these parameters (bits raised to at least 64,
-    /// k clamped to 1..=30).
+    /// k clamped to 1..=30). It allocates `bits / 8` bytes up front.
     #[must_use]
     pub fn with_params(params: BloomParams) -> Self {
         let bits = params.bits.max(64);
