@@ -6,8 +6,11 @@
 //! `lo32(h) · φ^i (mod 2^32)`, φ^i being odd powers of the 32-bit golden
 //! ratio constant: k independent multiplies, no dependency chain, and the
 //! positions behave as independent uniform draws (measured FPR matches the
-//! formula below to within a few percent). An absent-key query costs one
-//! cache miss instead of k.
+//! formula below to within a few percent). A query touches one cache line
+//! instead of k: present keys are ~1.9× faster than a classic Bloom filter
+//! at 10^7 keys. Absent keys measured only at parity there (a classic
+//! filter's first probe already rejects half of them and its other probes
+//! overlap), ~1.2× faster at 10^5–10^6 keys; see docs/design/bloom.md.
 //!
 //! # Choosing k
 //!
@@ -27,8 +30,9 @@
 //! `0.69·bpk`: the continuous optimum is 6.49 at 10 bits/key (classic 6.93),
 //! 7.58 at 12 (8.32), 9.52 at 16 (11.09). After rounding the integer choice
 //! equals the classic one at 9, 10 and 12 bits/key and is one lower at 8, 11,
-//! 14 and 16. [`BlockedBloom::new`] evaluates the formula for every k in
-//! 1..=30 and takes the minimum: at 10 bits/key k = 7 and ε = 0.957% (the
+//! 14 and 16. [`BlockedBloom::new`] scans k upward from 1 and takes the
+//! minimum (stopping two past it: the rate is unimodal in k, which a test
+//! checks against a full scan of 1..=30). At 10 bits/key k = 7 and ε = 0.957% (the
 //! classic layout reaches 0.819%). "k = bpk/2" costs 4–19% more false
 //! positives between 8 and 16 bits/key (1.038% at 10), so it is a fair rule
 //! of thumb but not the optimum.
@@ -355,6 +359,18 @@ mod tests {
         assert!(BlockedBloom::fpr_for_bits_per_key(0.1) > 0.9999);
         assert_eq!(BlockedBloom::new(10, 1e-9).num_probes(), 1);
         assert!(BlockedBloom::fpr_for_bits_per_key(f64::INFINITY).abs() < f64::EPSILON);
+    }
+
+    #[test]
+    fn early_stopping_scan_finds_the_global_minimum() {
+        for tenth in 3..=400 {
+            let bpk = f64::from(tenth) / 10.0;
+            let full = (1..=MAX_PROBES)
+                .map(|k| (blocked_fpr(bpk, k), k))
+                .min_by(|a, b| a.0.total_cmp(&b.0))
+                .unwrap();
+            assert_eq!(optimal_probes(bpk).0, full.1, "bpk {bpk}");
+        }
     }
 
     #[test]
