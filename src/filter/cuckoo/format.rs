@@ -23,9 +23,7 @@
 //! `Corruption`, and `len` must equal the occupied slots plus `s`.
 
 use super::buckets::Buckets;
-use super::{
-    CuckooFilter, MAX_BUCKETS, MAX_FINGERPRINT_BITS, MIN_FINGERPRINT_BITS, STASH_CAPACITY, StashEntry,
-};
+use super::{CuckooFilter, StashEntry};
 use crate::codec::{Reader, seal, unseal};
 use crate::{Error, Result};
 
@@ -79,17 +77,20 @@ impl CuckooFilter {
             return Err(Error::corruption(1, format!("unsupported cuckoo filter version {version}")));
         }
         let f = u32::from(r.u8()?);
-        if !(MIN_FINGERPRINT_BITS..=MAX_FINGERPRINT_BITS).contains(&f) {
+        if !(CuckooFilter::MIN_FINGERPRINT_BITS..=CuckooFilter::MAX_FINGERPRINT_BITS).contains(&f) {
             return Err(Error::corruption(2, format!("fingerprint width {f} outside 4..=16")));
         }
         let stash_len = usize::from(r.u8()?);
-        if stash_len > STASH_CAPACITY {
-            return Err(Error::corruption(3, format!("stash of {stash_len} exceeds {STASH_CAPACITY}")));
+        if stash_len > CuckooFilter::STASH_CAPACITY {
+            return Err(Error::corruption(
+                3,
+                format!("stash of {stash_len} exceeds {}", CuckooFilter::STASH_CAPACITY),
+            ));
         }
         let raw_buckets = r.u64()?;
         let num_buckets = usize::try_from(raw_buckets)
             .ok()
-            .filter(|&n| n.is_power_of_two() && n <= MAX_BUCKETS)
+            .filter(|&n| n.is_power_of_two() && n as u64 <= CuckooFilter::MAX_BUCKETS)
             .ok_or_else(|| {
                 Error::corruption(4, format!("bucket count {raw_buckets} is not a power of two up to 2^32"))
             })?;

@@ -13,8 +13,8 @@
 //! An insert takes a free slot in `i1` or `i2`; failing that it evicts a
 //! victim chosen by a xorshift generator seeded from the hash (deterministic,
 //! no state between inserts) and moves it to its other bucket, up to
-//! [`MAX_KICKS`] times. An entry still homeless after that goes to a stash of
-//! at most [`STASH_CAPACITY`] entries; if the stash is full the kick chain is
+//! [`CuckooFilter::MAX_KICKS`] times. An entry still homeless after that goes to a stash of
+//! at most [`CuckooFilter::STASH_CAPACITY`] entries; if the stash is full the kick chain is
 //! replayed backwards, so the filter is exactly as before, and the insert
 //! returns [`Full`]. No entry is ever dropped.
 //!
@@ -49,17 +49,6 @@ use buckets::{Buckets, LANES, SLOTS};
 use super::{Filter, Full};
 use crate::{Error, Result};
 
-/// Kicks before an insert gives up on the table and tries the stash.
-pub const MAX_KICKS: usize = 500;
-/// Entries the stash holds at most.
-pub const STASH_CAPACITY: usize = 4;
-/// Narrowest supported fingerprint.
-pub const MIN_FINGERPRINT_BITS: u32 = 4;
-/// Widest supported fingerprint.
-pub const MAX_FINGERPRINT_BITS: u32 = 16;
-/// Most buckets a filter may have: the bucket index takes the hash's low 32
-/// bits and the fingerprint its high 32, so they stay independent.
-pub const MAX_BUCKETS: usize = 1 << 32;
 /// Target load when sizing from a capacity.
 const SIZING_LOAD: f64 = 0.95;
 
@@ -92,6 +81,20 @@ pub struct CuckooFilter {
 }
 
 impl CuckooFilter {
+    /// Kicks before an insert gives up on the table and tries the stash.
+    pub const MAX_KICKS: usize = 500;
+    /// Entries the stash holds at most.
+    pub const STASH_CAPACITY: usize = 4;
+    /// Narrowest supported fingerprint.
+    pub const MIN_FINGERPRINT_BITS: u32 = 4;
+    /// Widest supported fingerprint.
+    pub const MAX_FINGERPRINT_BITS: u32 = 16;
+    /// Most buckets a filter may have: the bucket index takes the hash's low
+    /// 32 bits and the fingerprint its high 32, so they stay independent.
+    pub const MAX_BUCKETS: u64 = 1 << 32;
+}
+
+impl CuckooFilter {
     /// A filter for `capacity` keys with `fingerprint_bits`-bit fingerprints.
     ///
     /// The bucket count is the power of two at or above
@@ -101,21 +104,24 @@ impl CuckooFilter {
     ///
     /// # Errors
     /// `InvalidArgument` for fingerprint widths outside 4..=16, or a capacity
-    /// needing more than [`MAX_BUCKETS`] buckets.
+    /// needing more than [`Self::MAX_BUCKETS`] buckets.
     pub fn new(capacity: usize, fingerprint_bits: u32) -> Result<Self> {
-        if !(MIN_FINGERPRINT_BITS..=MAX_FINGERPRINT_BITS).contains(&fingerprint_bits) {
+        if !(Self::MIN_FINGERPRINT_BITS..=Self::MAX_FINGERPRINT_BITS).contains(&fingerprint_bits) {
             return Err(Error::InvalidArgument(format!(
-                "cuckoo filter fingerprints must be {MIN_FINGERPRINT_BITS} to {MAX_FINGERPRINT_BITS} bits, \
-                 got {fingerprint_bits}"
+                "cuckoo filter fingerprints must be {} to {} bits, got {fingerprint_bits}",
+                Self::MIN_FINGERPRINT_BITS,
+                Self::MAX_FINGERPRINT_BITS
             )));
         }
         let too_big = || {
             Error::InvalidArgument(format!(
-                "cuckoo filter capacity {capacity} needs more than {MAX_BUCKETS} buckets"
+                "cuckoo filter capacity {capacity} needs more than {} buckets",
+                Self::MAX_BUCKETS
             ))
         };
         #[expect(clippy::cast_precision_loss, reason = "sizing only needs an estimate")]
-        let (wanted, max) = ((capacity as f64 / (f64::from(LANES) * SIZING_LOAD)).ceil(), MAX_BUCKETS as f64);
+        let (wanted, max) =
+            ((capacity as f64 / (f64::from(LANES) * SIZING_LOAD)).ceil(), Self::MAX_BUCKETS as f64);
         if wanted > max {
             return Err(too_big());
         }
@@ -125,7 +131,9 @@ impl CuckooFilter {
             reason = "non-negative and at most MAX_BUCKETS, checked above"
         )]
         let num_buckets = (wanted as usize).max(1).checked_next_power_of_two().ok_or_else(too_big)?;
-        if num_buckets > MAX_BUCKETS || Buckets::data_len(num_buckets, fingerprint_bits).is_none() {
+        if num_buckets as u64 > Self::MAX_BUCKETS
+            || Buckets::data_len(num_buckets, fingerprint_bits).is_none()
+        {
             return Err(too_big());
         }
         Ok(Self::with_buckets(Buckets::new(num_buckets, fingerprint_bits), num_buckets, fingerprint_bits))
@@ -173,7 +181,7 @@ impl CuckooFilter {
         let mut b = if rng & 1 == 0 { i1 } else { i2 };
         let mut homeless = fp;
         // Slots chosen at each kick; buckets are recomputed when undoing.
-        let mut chosen = [0u8; MAX_KICKS];
+        let mut chosen = [0u8; Self::MAX_KICKS];
         for slot_log in &mut chosen {
             rng = xorshift(rng);
             let j = (rng >> 62) as u8;
@@ -185,7 +193,7 @@ impl CuckooFilter {
                 return Ok(());
             }
         }
-        if self.stash.len() < STASH_CAPACITY {
+        if self.stash.len() < Self::STASH_CAPACITY {
             self.stash.push(StashEntry { bucket: b, fp: homeless });
             self.len += 1;
             return Ok(());
@@ -244,7 +252,7 @@ impl CuckooFilter {
     }
 
     /// Slots in the bucket table (`4 · num_buckets`); the stash adds up to
-    /// [`STASH_CAPACITY`] more. Inserts typically start failing beyond 95%
+    /// [`Self::STASH_CAPACITY`] more. Inserts typically start failing beyond 95%
     /// of this.
     #[must_use]
     pub fn capacity(&self) -> usize {
@@ -263,7 +271,7 @@ impl CuckooFilter {
         self.fingerprint_bits
     }
 
-    /// Entries in the stash (at most [`STASH_CAPACITY`]).
+    /// Entries in the stash (at most [`Self::STASH_CAPACITY`]).
     #[must_use]
     pub fn stash_len(&self) -> usize {
         self.stash.len()

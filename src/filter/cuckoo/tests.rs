@@ -46,7 +46,7 @@ fn rejects_unsupported_fingerprint_widths() {
     for bits in [0, 3, 17, 32] {
         assert!(matches!(CuckooFilter::new(100, bits), Err(Error::InvalidArgument(_))), "{bits}");
     }
-    for bits in MIN_FINGERPRINT_BITS..=MAX_FINGERPRINT_BITS {
+    for bits in CuckooFilter::MIN_FINGERPRINT_BITS..=CuckooFilter::MAX_FINGERPRINT_BITS {
         assert_eq!(CuckooFilter::new(100, bits).unwrap().fingerprint_bits(), bits);
     }
     assert!(matches!(CuckooFilter::new(usize::MAX, 8), Err(Error::InvalidArgument(_))));
@@ -158,7 +158,7 @@ fn reaches_95_percent_load_before_the_first_failure() {
             f.stash_len()
         );
         assert!(load >= 0.95, "f = {bits}: load {load}");
-        assert_eq!(f.stash_len(), STASH_CAPACITY);
+        assert_eq!(f.stash_len(), CuckooFilter::STASH_CAPACITY);
         assert!(keys.iter().all(|&h| f.contains(h)));
     }
 }
@@ -173,9 +173,10 @@ fn a_failed_insert_leaves_the_filter_exactly_as_it_was() {
         // Every further attempt either succeeds or changes nothing.
         let mut failures = 0;
         for h in hashes(1000 + u64::from(bits), 200) {
-            let snapshot = f.encode();
+            let (snapshot, len) = (f.encode(), f.len());
             if f.insert(h).is_err() {
                 failures += 1;
+                assert_eq!(f.len(), len);
                 assert_eq!(f.encode(), snapshot);
             }
         }
@@ -348,7 +349,7 @@ proptest! {
                 }
             }
             prop_assert_eq!(f.len(), model.values().sum::<usize>());
-            prop_assert!(f.stash_len() <= STASH_CAPACITY);
+            prop_assert!(f.stash_len() <= CuckooFilter::STASH_CAPACITY);
             for (&k, &n) in &model {
                 if n > 0 {
                     prop_assert!(f.contains(key(k)), "lost key {}", k);
