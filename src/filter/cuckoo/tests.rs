@@ -155,7 +155,11 @@ fn reaches_95_percent_load_before_the_first_failure() {
         assert_eq!(f.num_buckets(), 1 << 14);
         let keys = fill_to_full(&mut f, u64::from(bits));
         let load = f.load_factor();
-        eprintln!("f = {bits}: first Full at load {load:.4} ({} entries, {} stashed)", f.len(), f.stash_len());
+        eprintln!(
+            "f = {bits}: first Full at load {load:.4} ({} entries, {} stashed)",
+            f.len(),
+            f.stash_len()
+        );
         assert!(load >= min_load, "f = {bits}: load {load}");
         assert_eq!(f.stash_len(), CuckooFilter::STASH_CAPACITY);
         assert!(keys.iter().all(|&h| f.contains(h)));
