@@ -13,10 +13,10 @@
 //! An insert takes a free slot in `i1` or `i2`; failing that it evicts a
 //! victim chosen by a xorshift generator seeded from the hash (deterministic,
 //! no state between inserts) and moves it to its other bucket, up to
-//! [`CuckooFilter::MAX_KICKS`] times. An entry still homeless after that goes to a stash of
-//! at most [`CuckooFilter::STASH_CAPACITY`] entries; if the stash is full the kick chain is
-//! replayed backwards, so the filter is exactly as before, and the insert
-//! returns [`Full`]. No entry is ever dropped.
+//! [`CuckooFilter::MAX_KICKS`] times. An entry still homeless after that goes
+//! to a stash of at most [`CuckooFilter::STASH_CAPACITY`] entries; if the
+//! stash is full the kick chain is replayed backwards, so the filter is
+//! exactly as before, and the insert returns [`Full`]. No entry is ever dropped.
 //!
 //! A lookup reads two buckets (one unaligned 64-bit load each, a SWAR lane
 //! compare) and consults the stash only when it is non-empty.
