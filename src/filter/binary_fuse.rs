@@ -102,6 +102,9 @@ impl Segments {
     }
 }
 
+// h0 < segment_count·L; h1 and h2 add L and 2L and then only change bits
+// below L, staying in the segments one and two after h0's, so every index is
+// below (segment_count + 2)·L = array_length = cells_len.
 impl Layout for Segments {
     #[inline]
     #[expect(clippy::cast_possible_truncation, reason = "the high half of a 64x32 product fits 32 bits")]
@@ -295,7 +298,7 @@ impl<F: Fingerprint> Filter for BinaryFuse<F> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::filter::static_tests::{self as shared, StaticFilter};
+    use crate::filter::static_tests::{self as shared, StaticFilter, hex};
 
     impl<F: Fingerprint> StaticFilter for BinaryFuse<F> {
         const BITS: u32 = F::BITS;
@@ -303,9 +306,8 @@ mod tests {
             BinaryFuse::build(hashes)
         }
         fn build_cramped(hashes: &[u64], attempts: u32) -> std::result::Result<Self, BuildError> {
-            let f = BinaryFuse::construct(hashes, attempts, |_| {
-                Segments::new(0, 1).ok_or(BuildError::Injected)
-            })?;
+            let f =
+                BinaryFuse::construct(hashes, attempts, |_| Segments::new(0, 1).ok_or(BuildError::Injected))?;
             f.validate(hashes)?;
             Ok(f)
         }
@@ -411,9 +413,6 @@ mod tests {
         assert_eq!(BinaryFuse16::build(&[1, 2, 3]).unwrap().encode()[..2], [0x22, 1]);
     }
 
-    const GOLDEN_FUSE8: &str = "21015db7a41907cfd48503000000030100000000000000000000000000000000000000000081003f001a0049cd931e";
-
-    fn hex(bytes: &[u8]) -> String {
-        bytes.iter().map(|b| format!("{b:02x}")).collect()
-    }
+    const GOLDEN_FUSE8: &str =
+        "21015db7a41907cfd48503000000030100000000000000000000000000000000000000000081003f001a0049cd931e";
 }

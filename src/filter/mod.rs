@@ -40,9 +40,9 @@ pub use bloom::{Bloom, BloomParams};
 pub use build_error::{BuildError, Full};
 pub use counting_bloom::CountingBloom;
 pub use cuckoo::CuckooFilter;
+pub use fingerprint::Fingerprint;
 pub use hash::hash_key;
 pub use kind::FilterKind;
-pub use fingerprint::Fingerprint;
 pub use xor::{Xor, Xor8, Xor16};
 
 /// The query side shared by every filter.

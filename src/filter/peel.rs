@@ -130,6 +130,9 @@ fn dedup(hashes: &[u64]) -> Vec<u64> {
 /// report; 6 entries so a corrupt 2-bit position (3) cannot index past it.
 const MOD3: [u8; 6] = [0, 1, 2, 0, 1, 2];
 
+/// The position bits a key's cell `i` records.
+const POSITION: [u8; 3] = [0, 1, 2];
+
 /// A key's three cells followed by the first two again, so "the other two
 /// cells after position p" are `ring[p + 1]` and `ring[p + 2]` with no `%`.
 #[inline]
@@ -151,6 +154,9 @@ struct Scratch {
     queue: Vec<u32>,
     /// Per bucket: next free slot in `order` (counting sort).
     bucket: Vec<usize>,
+    /// Whether `count` and `xors` hold a previous attempt's state (fresh
+    /// vectors are zero already; clearing them again costs ~2 ns/key).
+    dirty: bool,
 }
 
 impl Scratch {
@@ -165,10 +171,15 @@ impl Scratch {
             // write past the live end.
             queue: vec![0; cells + 1],
             bucket: Vec::new(),
+            dirty: false,
         }
     }
 
     /// Lays out the remixed hashes of `keys` in `order`, bucketed by top bits.
+    #[expect(
+        clippy::cast_possible_truncation,
+        reason = "a hash shifted right by 64 - bits is a bucket index"
+    )]
     fn place(&mut self, keys: &[u64], bits: u32, seed: u64) {
         if bits == 0 {
             for (slot, &k) in self.order.iter_mut().zip(keys) {
@@ -197,23 +208,24 @@ impl Scratch {
     #[expect(clippy::cast_possible_truncation, reason = "cell indices fit in u32 (MAX_KEYS)")]
     fn peel<L: Layout>(&mut self, keys: &[u64], layout: &L, seed: u64) -> bool {
         let n = keys.len();
-        self.count.fill(0);
-        self.xors.fill(0);
+        if self.dirty {
+            self.count.fill(0);
+            self.xors.fill(0);
+        }
+        self.dirty = true;
         self.place(keys, layout.sort_bits(), seed);
 
         let (count, xors) = (&mut self.count, &mut self.xors);
         let mut overflow = false;
         for &h in &self.order[..n] {
-            let [a, b, c] = layout.cells(h);
-            count[a] = count[a].wrapping_add(4);
-            xors[a] ^= h;
-            count[b] = count[b].wrapping_add(4) ^ 1;
-            xors[b] ^= h;
-            count[c] = count[c].wrapping_add(4) ^ 2;
-            xors[c] ^= h;
-            // A 6-bit counter passing 63 wraps to 0 and could later pose as
-            // count 1; catching the wrap as it happens keeps peeling exact.
-            overflow |= (count[a] < 4) | (count[b] < 4) | (count[c] < 4);
+            for (pos, cell) in layout.cells(h).into_iter().enumerate() {
+                let c = &mut count[cell];
+                *c = c.wrapping_add(4) ^ POSITION[pos];
+                xors[cell] ^= h;
+                // A 6-bit counter passing 63 wraps to 0 and could later pose
+                // as count 1; catching the wrap as it happens keeps peeling exact.
+                overflow |= *c < 4;
+            }
         }
         if overflow {
             return false;

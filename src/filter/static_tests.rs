@@ -21,6 +21,15 @@ pub(super) trait StaticFilter: Filter + Sized + Debug + PartialEq {
     fn distinct_keys(&self) -> usize;
 }
 
+/// Lower-case hex of `bytes`, for golden encodings.
+pub(super) fn hex(bytes: &[u8]) -> String {
+    use std::fmt::Write;
+    bytes.iter().fold(String::new(), |mut s, b| {
+        let _ = write!(s, "{b:02x}");
+        s
+    })
+}
+
 /// Deterministic pseudo-random hashes (splitmix64).
 pub(super) fn random_hashes(stream: u64, n: usize) -> Vec<u64> {
     let mut state = stream.wrapping_mul(0x2545_f491_4f6c_dd1d);

@@ -49,21 +49,23 @@ impl Blocks {
             return Err(BuildError::TooManyKeys { keys: n, max: peel::MAX_KEYS });
         }
         let cells = 32 + (n as u64 * 123).div_ceil(100);
-        let block_length = u32::try_from(cells / 3)
-            .map_err(|_| BuildError::TooManyKeys { keys: n, max: peel::MAX_KEYS })?;
+        let block_length =
+            u32::try_from(cells / 3).map_err(|_| BuildError::TooManyKeys { keys: n, max: peel::MAX_KEYS })?;
         Ok(Blocks { block_length })
     }
 }
 
+// `reduce` maps into 0..block_length and block `i` adds i·block_length, so
+// every index is below 3·block_length = cells_len.
 impl Layout for Blocks {
     #[inline]
+    #[expect(clippy::cast_possible_truncation, reason = "indices are below 3·block_length < 2^32")]
     fn cells(&self, mixed: u64) -> [usize; 3] {
         let len = u64::from(self.block_length);
         let reduce = |x: u64| ((x & 0xffff_ffff) * len) >> 32;
         let h0 = reduce(mixed);
         let h1 = reduce(mixed.rotate_left(21)) + len;
         let h2 = reduce(mixed.rotate_left(42)) + 2 * len;
-        // Each is below 3·block_length < 2^32, so fits usize.
         [h0 as usize, h1 as usize, h2 as usize]
     }
 
@@ -100,6 +102,7 @@ pub type Xor8 = Xor<u8>;
 pub type Xor16 = Xor<u16>;
 
 impl<F: Fingerprint> Xor<F> {
+    #[expect(clippy::cast_possible_truncation, reason = "BITS / 8 is 1 or 2")]
     const KIND: u8 = 0x10 | (F::BITS / 8) as u8;
 
     /// Builds the filter from a set of hashes (duplicates allowed, and
@@ -202,11 +205,14 @@ impl<F: Fingerprint> Xor<F> {
             return Err(Error::corruption(10, format!("{keys} keys cannot fit {cells} cells")));
         }
         let at = r.position();
-        let expected = cells as usize * F::BYTES;
+        let expected = block_length as usize * 3 * F::BYTES;
         if r.remaining() != expected {
             return Err(Error::corruption(
                 at as u64,
-                format!("fingerprints take {} bytes, block length {block_length} needs {expected}", r.remaining()),
+                format!(
+                    "fingerprints take {} bytes, block length {block_length} needs {expected}",
+                    r.remaining()
+                ),
             ));
         }
         let fingerprints = F::read_all_le(r.bytes(expected)?).into_boxed_slice();
@@ -235,7 +241,7 @@ impl<F: Fingerprint> Filter for Xor<F> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::filter::static_tests::{self as shared, StaticFilter};
+    use crate::filter::static_tests::{self as shared, StaticFilter, hex};
 
     impl<F: Fingerprint> StaticFilter for Xor<F> {
         const BITS: u32 = F::BITS;
@@ -341,8 +347,4 @@ mod tests {
     }
 
     const GOLDEN_XOR8: &str = "11015db7a41907cfd485030000000c000000000000000000000000000000000000000025000000000000000000001a81000000000000c40f8bc1";
-
-    fn hex(bytes: &[u8]) -> String {
-        bytes.iter().map(|b| format!("{b:02x}")).collect()
-    }
 }
