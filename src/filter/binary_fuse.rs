@@ -336,6 +336,12 @@ mod tests {
     }
 
     #[test]
+    fn arbitrary_inputs() {
+        shared::arbitrary_inputs::<BinaryFuse8>();
+        shared::arbitrary_inputs::<BinaryFuse16>();
+    }
+
+    #[test]
     fn duplicates_are_removed() {
         shared::duplicates_are_removed::<BinaryFuse8>();
         shared::duplicates_are_removed::<BinaryFuse16>();

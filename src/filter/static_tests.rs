@@ -165,3 +165,24 @@ pub(super) fn corruption_sweep<T: StaticFilter>() {
         }
     }
 }
+
+/// Arbitrary inputs, many with heavy duplication (values drawn from 0..40),
+/// build, contain every input hash and round-trip through the encoding.
+pub(super) fn arbitrary_inputs<T: StaticFilter>() {
+    use proptest::prelude::*;
+    use proptest::test_runner::{Config, TestRunner};
+    let mut runner = TestRunner::new(Config { cases: 64, ..Config::default() });
+    let inputs = proptest::collection::vec(prop_oneof![0u64..40, any::<u64>()], 0..400);
+    runner
+        .run(&inputs, |hashes| {
+            let f = T::build(&hashes).map_err(|e| TestCaseError::fail(e.to_string()))?;
+            prop_assert!(hashes.iter().all(|&h| f.contains(h)));
+            let mut distinct = hashes.clone();
+            distinct.sort_unstable();
+            distinct.dedup();
+            prop_assert_eq!(f.distinct_keys(), distinct.len());
+            prop_assert_eq!(T::decode(&f.encode()).unwrap(), f);
+            Ok(())
+        })
+        .unwrap();
+}

@@ -278,6 +278,12 @@ mod tests {
     }
 
     #[test]
+    fn arbitrary_inputs() {
+        shared::arbitrary_inputs::<Xor8>();
+        shared::arbitrary_inputs::<Xor16>();
+    }
+
+    #[test]
     fn duplicates_are_removed() {
         shared::duplicates_are_removed::<Xor8>();
         shared::duplicates_are_removed::<Xor16>();
