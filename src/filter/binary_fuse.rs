@@ -403,7 +403,11 @@ mod tests {
             assert_eq!((f.segment_length(), f.segment_count(), f.cells()), (4, 1, 12));
         }
         // Segments never exceed 2^18 cells.
-        assert_eq!(Segments::for_keys(1 << 31).unwrap().segment_length, 1 << 18);
+        assert_eq!(Segments::for_keys(peel::MAX_KEYS).unwrap().segment_length, 1 << 18);
+        assert_eq!(
+            Segments::for_keys(peel::MAX_KEYS + 1).unwrap_err(),
+            BuildError::TooManyKeys { keys: peel::MAX_KEYS + 1, max: peel::MAX_KEYS }
+        );
     }
 
     #[test]

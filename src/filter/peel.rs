@@ -26,9 +26,9 @@
 use super::BuildError;
 use super::fingerprint::Fingerprint;
 
-/// Seeds tried before a build gives up. At the default sizes one attempt
-/// fails with probability well under 1% for large inputs, so 100 failures in
-/// a row mean a bug or an adversarial input, not bad luck.
+/// Seeds tried before a build gives up. At the default sizes a seed fails
+/// rarely (small inputs most often, and they are cheap to retry), so 100
+/// failures in a row mean a bug or an adversarial input, not bad luck.
 pub(crate) const MAX_ATTEMPTS: u32 = 100;
 
 /// The most distinct keys a filter accepts: cell indices are 32-bit, and

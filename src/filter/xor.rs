@@ -338,6 +338,11 @@ mod tests {
         assert_eq!(f.cells(), 1_230_030);
         assert_eq!(f.fingerprint_bits(), 8);
         assert_eq!(Xor8::build(&[]).unwrap().cells(), 30);
+        assert!(Blocks::for_keys(peel::MAX_KEYS).is_ok());
+        assert_eq!(
+            Blocks::for_keys(peel::MAX_KEYS + 1).unwrap_err(),
+            BuildError::TooManyKeys { keys: peel::MAX_KEYS + 1, max: peel::MAX_KEYS }
+        );
     }
 
     #[test]
