@@ -34,13 +34,19 @@ use crate::{Error, Result};
 const VERSION: u8 = 1;
 const HEADER_LEN: usize = 18;
 
-/// The three blocks of cells.
+/// The three blocks of cells. Invariant (relied on by unsafe code through
+/// [`Layout`]): `1 <= block_length` and `3·block_length < 2^32`; build it
+/// with [`Blocks::new`] only.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 struct Blocks {
     block_length: u32,
 }
 
 impl Blocks {
+    fn new(block_length: u32) -> Option<Self> {
+        (block_length >= 1 && block_length.checked_mul(3).is_some()).then_some(Blocks { block_length })
+    }
+
     /// 1.23·n + 32 cells, rounded down to a multiple of 3: the smallest
     /// array for which a random 3-hypergraph peels with high probability
     /// (threshold ≈ 1.222), plus slack that matters for small n.
@@ -49,15 +55,17 @@ impl Blocks {
             return Err(BuildError::TooManyKeys { keys: n, max: peel::MAX_KEYS });
         }
         let cells = 32 + (n as u64 * 123).div_ceil(100);
-        let block_length =
-            u32::try_from(cells / 3).map_err(|_| BuildError::TooManyKeys { keys: n, max: peel::MAX_KEYS })?;
-        Ok(Blocks { block_length })
+        u32::try_from(cells / 3)
+            .ok()
+            .and_then(Blocks::new)
+            .ok_or(BuildError::TooManyKeys { keys: n, max: peel::MAX_KEYS })
     }
 }
 
-// `reduce` maps into 0..block_length and block `i` adds i·block_length, so
-// every index is below 3·block_length = cells_len.
-impl Layout for Blocks {
+// SAFETY: with block_length ≥ 1 (the `Blocks` invariant), `reduce` maps into
+// 0..block_length (a 32-bit value times L, shifted right 32) and block `i`
+// adds i·block_length, so every index is below 3·block_length = cells_len.
+unsafe impl Layout for Blocks {
     #[inline]
     #[expect(clippy::cast_possible_truncation, reason = "indices are below 3·block_length < 2^32")]
     fn cells(&self, mixed: u64) -> [usize; 3] {
@@ -197,10 +205,10 @@ impl<F: Fingerprint> Xor<F> {
         let seed = r.u64()?;
         let keys = r.u32()?;
         let block_length = r.u32()?;
-        let cells = u64::from(block_length) * 3;
-        if block_length == 0 || cells > u64::from(u32::MAX) {
+        let Some(blocks) = Blocks::new(block_length) else {
             return Err(Error::corruption(14, format!("impossible block length {block_length}")));
-        }
+        };
+        let cells = u64::from(block_length) * 3;
         if u64::from(keys) > cells {
             return Err(Error::corruption(10, format!("{keys} keys cannot fit {cells} cells")));
         }
@@ -216,7 +224,7 @@ impl<F: Fingerprint> Xor<F> {
             ));
         }
         let fingerprints = F::read_all_le(r.bytes(expected)?).into_boxed_slice();
-        Ok(Xor { seed, keys, blocks: Blocks { block_length }, fingerprints })
+        Ok(Xor { seed, keys, blocks, fingerprints })
     }
 }
 
@@ -226,7 +234,11 @@ impl<F: Fingerprint> Filter for Xor<F> {
         let h = peel::mix(hash, self.seed);
         let [a, b, c] = self.blocks.cells(h);
         let fp = &self.fingerprints;
-        F::from_hash(h) ^ fp[a] ^ fp[b] ^ fp[c] == F::default()
+        // SAFETY: `Layout` keeps a, b, c below cells_len, and the array
+        // always has exactly cells_len entries: `construct` allocates it so,
+        // `decode` rejects any other length. Unchecked: measured ~10% faster.
+        let (fa, fb, fc) = unsafe { (*fp.get_unchecked(a), *fp.get_unchecked(b), *fp.get_unchecked(c)) };
+        F::from_hash(h) ^ fa ^ fb ^ fc == F::default()
     }
 
     fn size_bytes(&self) -> usize {
@@ -249,7 +261,7 @@ mod tests {
             Xor::build(hashes)
         }
         fn build_cramped(hashes: &[u64], attempts: u32) -> std::result::Result<Self, BuildError> {
-            let f = Xor::construct(hashes, attempts, |_| Ok(Blocks { block_length: 1 }))?;
+            let f = Xor::construct(hashes, attempts, |_| Blocks::new(1).ok_or(BuildError::Injected))?;
             f.validate(hashes)?;
             Ok(f)
         }
