@@ -146,6 +146,7 @@ impl WriteBatch {
     }
 
     /// The ops in the order they were added.
+    #[must_use = "iterators are lazy"]
     pub fn iter(&self) -> impl ExactSizeIterator<Item = BatchOp<'_>> {
         self.ops.iter().map(|op| match op.kind {
             ValueKind::Value => BatchOp::Put { key: &op.key, value: &op.value },
@@ -186,7 +187,10 @@ impl WriteBatch {
         let base_seq = r.u64()?;
         let count = r.u32()? as usize;
         if count > r.remaining() / MIN_OP_LEN {
-            return Err(Error::corruption(8, format!("op count {count} exceeds what {} bytes hold", r.remaining())));
+            return Err(Error::corruption(
+                8,
+                format!("op count {count} exceeds what {} bytes hold", r.remaining()),
+            ));
         }
         if count > 0 && base_seq.checked_add(count as u64 - 1).is_none_or(|last| last > MAX_SEQ) {
             return Err(Error::corruption(0, format!("{count} ops from sequence {base_seq} pass 2^56 - 1")));

@@ -114,6 +114,9 @@ mod tests {
     fn internal_order_is_user_key_then_newest_first() {
         let mut keys = vec![(b"b".to_vec(), 1), (b"a".to_vec(), 1), (b"a".to_vec(), 5), (b"ab".to_vec(), 0)];
         keys.sort_by(|x, y| compare_internal(&x.0, x.1, &y.0, y.1));
-        assert_eq!(keys, vec![(b"a".to_vec(), 5), (b"a".to_vec(), 1), (b"ab".to_vec(), 0), (b"b".to_vec(), 1)]);
+        assert_eq!(
+            keys,
+            vec![(b"a".to_vec(), 5), (b"a".to_vec(), 1), (b"ab".to_vec(), 0), (b"b".to_vec(), 1)]
+        );
     }
 }

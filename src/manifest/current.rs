@@ -44,7 +44,8 @@ fn parse_current(bytes: &[u8]) -> Result<u64> {
     let Some(name) = bytes.strip_suffix(b"\n") else {
         return Err(Error::corruption(bytes.len() as u64, "CURRENT does not end with a newline"));
     };
-    let name = std::str::from_utf8(name).map_err(|e| Error::corruption(e.valid_up_to() as u64, "CURRENT is not UTF-8"))?;
+    let name = std::str::from_utf8(name)
+        .map_err(|e| Error::corruption(e.valid_up_to() as u64, "CURRENT is not UTF-8"))?;
     match parse_file_name(name) {
         Some((FileKind::Manifest, number)) => Ok(number),
         _ => Err(Error::corruption(0, format!("CURRENT names {name:?}, not a manifest"))),

@@ -192,10 +192,22 @@ fn decode_table(r: &mut Reader<'_>, at: u64) -> Result<(u8, TableRecord)> {
     let filter_bytes = r.varint()?;
     check_seq(max_seq, at)?;
     if smallest > largest || min_seq > max_seq {
-        return Err(Error::corruption(at, format!("table {file_number} has an inverted key or sequence range")));
+        return Err(Error::corruption(
+            at,
+            format!("table {file_number} has an inverted key or sequence range"),
+        ));
     }
-    let table =
-        TableRecord { file_number, file_size, smallest, largest, min_seq, max_seq, entries, filter, filter_bytes };
+    let table = TableRecord {
+        file_number,
+        file_size,
+        smallest,
+        largest,
+        min_seq,
+        max_seq,
+        entries,
+        filter,
+        filter_bytes,
+    };
     Ok((level, table))
 }
 
@@ -239,7 +251,8 @@ pub(crate) mod tests {
 
     #[test]
     fn golden_bytes() {
-        let edit = VersionEdit { next_file_number: Some(300), removed: vec![(2, 5)], ..VersionEdit::default() };
+        let edit =
+            VersionEdit { next_file_number: Some(300), removed: vec![(2, 5)], ..VersionEdit::default() };
         assert_eq!(edit.encode(), seal(vec![1, 0xac, 0x02, 6, 2, 5]));
     }
 
@@ -259,13 +272,13 @@ pub(crate) mod tests {
     #[test]
     fn well_sealed_nonsense_is_corruption() {
         let cases: [&[u8]; 7] = [
-            &[99, 0],                     // unknown tag
-            &[1, 5, 1, 6],                // repeated scalar
-            &[6, 7, 1],                   // level out of range
-            &[2, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x01], // seq 2^56
+            &[99, 0],                                                               // unknown tag
+            &[1, 5, 1, 6],                                                          // repeated scalar
+            &[6, 7, 1],                                                             // level out of range
+            &[2, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x01],             // seq 2^56
             &[5, 0, 1, 1, 1, b'b', 1, b'a', 0, 0, 0, 4, b'n', b'o', b'n', b'e', 0], // smallest > largest
             &[5, 0, 1, 1, 0, 0, 5, 4, 0, 4, b'n', b'o', b'p', b'e', 0], // min seq > max seq, bad filter
-            &[5, 0, 1, 1, 0, 0, 0, 0, 0, 3, b'z', b'i', b'p', 0], // unknown filter kind
+            &[5, 0, 1, 1, 0, 0, 0, 0, 0, 3, b'z', b'i', b'p', 0],       // unknown filter kind
         ];
         for body in cases {
             let err = VersionEdit::decode(&seal(body.to_vec())).unwrap_err();

@@ -107,8 +107,19 @@ mod tests {
     #[test]
     fn foreign_names_are_rejected() {
         for name in [
-            "", ".sst", "42.sst", "0000042.sst", "+00042.sst", "00004a.log", "MANIFEST-", "MANIFEST-12",
-            "MANIFEST-000001.tmp", "CURRENT.tmp", "000001.sst.tmp", "99999999999999999999.log", "current",
+            "",
+            ".sst",
+            "42.sst",
+            "0000042.sst",
+            "+00042.sst",
+            "00004a.log",
+            "MANIFEST-",
+            "MANIFEST-12",
+            "MANIFEST-000001.tmp",
+            "CURRENT.tmp",
+            "000001.sst.tmp",
+            "99999999999999999999.log",
+            "current",
         ] {
             assert_eq!(parse_file_name(name), None, "{name}");
         }

@@ -126,7 +126,9 @@ pub fn replay(bytes: &[u8]) -> Result<Replayed> {
 
 fn rebase(e: Error, base: u64) -> Error {
     match e {
-        Error::Corruption { file: None, offset, what } => Error::corruption(base.saturating_add(offset), what),
+        Error::Corruption { file: None, offset, what } => {
+            Error::corruption(base.saturating_add(offset), what)
+        }
         other => other,
     }
 }
@@ -213,7 +215,10 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let bytes = write(dir.path(), &edits());
         let last_start = usize::try_from(
-            WalReader::new(&bytes, RecordType::Edit, RecoveryMode::default()).map(|r| r.unwrap().offset).last().unwrap(),
+            WalReader::new(&bytes, RecordType::Edit, RecoveryMode::default())
+                .map(|r| r.unwrap().offset)
+                .last()
+                .unwrap(),
         )
         .unwrap();
         for i in 0..last_start {

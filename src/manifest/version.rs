@@ -73,7 +73,10 @@ impl Version {
         for &(level, number) in &edit.removed {
             let tables = levels.get_mut(usize::from(level)).ok_or_else(|| bad_level(level))?;
             let Some(i) = tables.iter().position(|t| t.file_number == number) else {
-                return Err(Error::corruption(0, format!("edit removes table {number} absent from L{level}")));
+                return Err(Error::corruption(
+                    0,
+                    format!("edit removes table {number} absent from L{level}"),
+                ));
             };
             tables.remove(i);
         }
@@ -84,12 +87,16 @@ impl Version {
             let tables = levels.get_mut(usize::from(*level)).ok_or_else(|| bad_level(*level))?;
             let table = Arc::new(table.clone());
             if *level == 0 {
-                let newer = |t: &Arc<TableRecord>| (t.max_seq, t.file_number) > (table.max_seq, table.file_number);
+                let newer =
+                    |t: &Arc<TableRecord>| (t.max_seq, t.file_number) > (table.max_seq, table.file_number);
                 let at = tables.partition_point(newer);
                 tables.insert(at, table);
             } else {
                 let at = tables.partition_point(|t| t.smallest < table.smallest);
-                let overlaps_prev = at.checked_sub(1).and_then(|p| tables.get(p)).is_some_and(|p| p.largest >= table.smallest);
+                let overlaps_prev = at
+                    .checked_sub(1)
+                    .and_then(|p| tables.get(p))
+                    .is_some_and(|p| p.largest >= table.smallest);
                 let overlaps_next = tables.get(at).is_some_and(|n| n.smallest <= table.largest);
                 if overlaps_prev || overlaps_next {
                     return Err(Error::corruption(
@@ -182,11 +189,15 @@ impl VersionSet {
         if self.hash_salt.is_none() {
             return Err(Error::corruption(0, "manifest never sets the hash salt"));
         }
-        let max_used = self.version.tables().map(|(_, t)| t.file_number).max().unwrap_or(0).max(self.log_number);
+        let max_used =
+            self.version.tables().map(|(_, t)| t.file_number).max().unwrap_or(0).max(self.log_number);
         if self.next_file_number <= max_used {
             return Err(Error::corruption(
                 0,
-                format!("next file number {} is not above live file number {max_used}", self.next_file_number),
+                format!(
+                    "next file number {} is not above live file number {max_used}",
+                    self.next_file_number
+                ),
             ));
         }
         Ok(())
@@ -272,7 +283,8 @@ mod tests {
             assert!(vs.apply(&bad).unwrap_err().is_corruption());
             assert_eq!(vs, before);
         }
-        vs.apply(&VersionEdit { hash_salt: Some(42), last_seq: Some(150), ..VersionEdit::default() }).unwrap();
+        vs.apply(&VersionEdit { hash_salt: Some(42), last_seq: Some(150), ..VersionEdit::default() })
+            .unwrap();
         assert_eq!(vs.last_seq, 150);
 
         let mut rebuilt = VersionSet::default();
@@ -284,8 +296,12 @@ mod tests {
     fn validate_catches_incomplete_state() {
         let mut vs = VersionSet::default();
         assert!(vs.validate().unwrap_err().is_corruption());
-        vs.apply(&VersionEdit { hash_salt: Some(1), next_file_number: Some(4), ..add(0, table(4, b"a", b"b")) })
-            .unwrap();
+        vs.apply(&VersionEdit {
+            hash_salt: Some(1),
+            next_file_number: Some(4),
+            ..add(0, table(4, b"a", b"b"))
+        })
+        .unwrap();
         assert!(vs.validate().unwrap_err().is_corruption());
         vs.apply(&VersionEdit { next_file_number: Some(5), ..VersionEdit::default() }).unwrap();
         vs.validate().unwrap();

@@ -101,7 +101,7 @@ impl Memtable {
     /// `InvalidArgument` if the batch's last sequence number passes
     /// `MAX_SEQ`; nothing is inserted then.
     pub fn apply_batch(&self, base_seq: SeqNo, batch: &WriteBatch) -> Result<()> {
-        let last = base_seq.checked_add(batch.len().saturating_sub(1) as u64).unwrap_or(u64::MAX);
+        let last = base_seq.saturating_add(batch.len().saturating_sub(1) as u64);
         check_seq(last)?;
         let mut map = self.map.write();
         let mut added = 0;
@@ -155,7 +155,12 @@ impl Memtable {
     /// key, newest first (the consumer keeps the first and skips the rest, or
     /// keeps all when flushing). Pass [`MAX_SEQ`] to see everything.
     #[must_use]
-    pub fn range(self: &Arc<Self>, lower: Bound<&[u8]>, upper: Bound<&[u8]>, snapshot: SeqNo) -> MemtableRange {
+    pub fn range(
+        self: &Arc<Self>,
+        lower: Bound<&[u8]>,
+        upper: Bound<&[u8]>,
+        snapshot: SeqNo,
+    ) -> MemtableRange {
         MemtableRange::new(Arc::clone(self), lower, upper, snapshot)
     }
 

@@ -46,7 +46,12 @@ pub struct MemtableRange {
 }
 
 impl MemtableRange {
-    pub(super) fn new(table: Arc<Memtable>, lower: Bound<&[u8]>, upper: Bound<&[u8]>, snapshot: SeqNo) -> Self {
+    pub(super) fn new(
+        table: Arc<Memtable>,
+        lower: Bound<&[u8]>,
+        upper: Bound<&[u8]>,
+        snapshot: SeqNo,
+    ) -> Self {
         // Versions of one key run from the largest sequence number down to 0.
         let at = |key: &[u8], seq| MemKey { user_key: Bytes::copy_from_slice(key), seq };
         let resume = match lower {
@@ -102,9 +107,8 @@ impl MemtableRange {
 fn is_empty(lower: &Bound<MemKey>, upper: &Bound<MemKey>) -> bool {
     match (lower, upper) {
         (Bound::Included(a), Bound::Included(b)) => a > b,
-        (Bound::Included(a) | Bound::Excluded(a), Bound::Excluded(b)) | (Bound::Excluded(a), Bound::Included(b)) => {
-            a >= b
-        }
+        (Bound::Included(a) | Bound::Excluded(a), Bound::Excluded(b))
+        | (Bound::Excluded(a), Bound::Included(b)) => a >= b,
         (Bound::Unbounded, _) | (_, Bound::Unbounded) => false,
     }
 }

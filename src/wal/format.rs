@@ -10,7 +10,7 @@
 //!   type is caught as surely as a damaged payload.
 //! ```
 //!
-//! Records are not split across blocks (unlike LevelDB's 32 KiB blocks): a
+//! Records are not split across blocks (unlike the 32 KiB blocks of `LevelDB`): a
 //! log is a plain sequence of frames, one per write batch or version edit,
 //! and each frame is written with a single `write` call.
 
