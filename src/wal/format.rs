@@ -78,27 +78,39 @@ pub(crate) enum Frame<'a> {
 
 /// Parses the frame at `at` of `log`.
 pub(crate) fn parse_frame(log: &[u8], at: usize, expected: RecordType) -> Frame<'_> {
+    parse_frame_with_cost(log, at, expected).0
+}
+
+/// Parses the frame at `at` of `log`, also returning how many bytes were
+/// checksummed (the reader's forward scan budgets this).
+pub(crate) fn parse_frame_with_cost(log: &[u8], at: usize, expected: RecordType) -> (Frame<'_>, usize) {
     let Some(header) = log.get(at..).and_then(|rest| rest.get(..HEADER_LEN)) else {
-        return Frame::Bad("record header runs past the end of the log");
+        return (Frame::Bad("record header runs past the end of the log"), 0);
     };
     let word = |i: usize| header.get(i..i + 4).map_or(0, |b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]));
     let stored_crc = word(0);
     let len = word(4) as usize;
     if len > MAX_PAYLOAD {
-        return Frame::Bad("record length exceeds the 1 GiB limit");
+        return (Frame::Bad("record length exceeds the 1 GiB limit"), 0);
+    }
+    // Checked before the crc so the reader's forward scan over a damaged
+    // tail rejects almost every offset without hashing anything.
+    let kind = header.get(8).copied().unwrap_or_default();
+    if kind != RecordType::Batch as u8 && kind != RecordType::Edit as u8 {
+        return (Frame::Bad("unknown record type"), 0);
     }
     let body_end = at + HEADER_LEN + len;
     let Some(covered) = log.get(at + 4..body_end) else {
-        return Frame::Bad("record payload runs past the end of the log");
+        return (Frame::Bad("record payload runs past the end of the log"), 0);
     };
+    let cost = covered.len();
     if crc32fast::hash(covered) != stored_crc {
-        return Frame::Bad("record checksum mismatch");
+        return (Frame::Bad("record checksum mismatch"), cost);
     }
-    let kind = covered.get(4).copied().unwrap_or_default();
     if kind != expected as u8 {
-        return Frame::WrongType(kind);
+        return (Frame::WrongType(kind), cost);
     }
-    Frame::Good { payload: covered.get(5..).unwrap_or_default(), next: body_end }
+    (Frame::Good { payload: covered.get(5..).unwrap_or_default(), next: body_end }, cost)
 }
 
 #[cfg(test)]

@@ -21,15 +21,26 @@
 //! as a WAL, or a newer format) is mid-log corruption at its offset, since no
 //! torn write produces a valid checksum.
 //!
-//! The forward scan costs at most one header parse (and, for plausible
-//! lengths, one crc) per remaining byte, and only runs when damage is found.
-//! A payload that itself contains a byte-exact valid frame can make a torn
-//! tail look like mid-log corruption; that errs on the side of refusing to
-//! open, never of dropping acknowledged data.
+//! The forward scan costs one header parse per remaining byte, plus one crc
+//! for each offset whose header has a known type and a length that fits.
+//! The crc work is capped (32 bytes per scanned byte plus 64 MiB); a tail
+//! crafted to exceed it (a torn write of a value full of plausible frame
+//! headers) is treated as mid-log corruption. Likewise a payload that itself
+//! contains a byte-exact valid frame can make a torn tail look like mid-log
+//! corruption. Both err on the side of refusing to open (or, in
+//! `PointInTime`, of stopping at the same offset), never of dropping
+//! acknowledged data.
 
 use crate::{Error, Result};
 
-use super::format::{Frame, HEADER_LEN, RecordType, parse_frame};
+use super::format::{Frame, HEADER_LEN, RecordType, parse_frame, parse_frame_with_cost};
+
+/// The forward scan may checksum this many bytes per byte it scans, plus
+/// [`SCAN_BUDGET_BASE`]. Enough for any natural tail (a zero-filled tail
+/// costs 5 bytes per offset); only payloads crafted to be full of plausible
+/// frame headers with long lengths exhaust it.
+const SCAN_BUDGET_PER_BYTE: usize = 32;
+const SCAN_BUDGET_BASE: usize = 64 << 20;
 
 /// How replay treats a damaged record that has valid records after it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -115,26 +126,45 @@ impl<'a> WalReader<'a> {
         self.end.as_ref()
     }
 
-    /// Whether a valid frame starts at any offset in `from..`.
-    fn valid_frame_after(&self, from: usize) -> bool {
+    /// Whether a valid frame starts at any offset in `from..`, within a
+    /// budget of checksummed bytes.
+    fn scan_after(&self, from: usize) -> Scan {
         let last_start = self.log.len().saturating_sub(HEADER_LEN);
-        (from..=last_start).any(|at| !matches!(parse_frame(self.log, at, self.kind), Frame::Bad(_)))
+        let remaining = self.log.len().saturating_sub(from);
+        let mut budget = remaining.saturating_mul(SCAN_BUDGET_PER_BYTE).saturating_add(SCAN_BUDGET_BASE);
+        for at in from..=last_start {
+            let (frame, cost) = parse_frame_with_cost(self.log, at, self.kind);
+            if !matches!(frame, Frame::Bad(_)) {
+                return Scan::Found;
+            }
+            budget = match budget.checked_sub(cost) {
+                Some(left) => left,
+                None => return Scan::GaveUp,
+            };
+        }
+        Scan::NothingValid
     }
 
     /// Handles damage at the current position: a torn tail ends cleanly,
     /// anything else depends on the mode.
-    fn damaged(&mut self, what: String, certainly_mid_log: bool) -> Option<Result<Record<'a>>> {
+    fn damaged(&mut self, mut what: String, certainly_mid_log: bool) -> Option<Result<Record<'a>>> {
         let at = self.pos as u64;
-        if !certainly_mid_log && !self.valid_frame_after(self.pos + 1) {
-            let dropped = (self.log.len() - self.pos) as u64;
-            self.end = Some(LogEnd::TornTail { at, dropped });
-            return None;
+        if !certainly_mid_log {
+            match self.scan_after(self.pos + 1) {
+                Scan::NothingValid => {
+                    let dropped = (self.log.len() - self.pos) as u64;
+                    self.end = Some(LogEnd::TornTail { at, dropped });
+                    return None;
+                }
+                Scan::Found => what.push_str(", with valid records after it"),
+                Scan::GaveUp => what.push_str(", and the scan for valid records after it ran out of budget"),
+            }
         }
         match self.mode {
             RecoveryMode::AbsoluteConsistency => {
                 // Fuse: an error ends iteration, and `end()` stays `None`.
                 self.failed = true;
-                Some(Err(Error::corruption(at, format!("{what}, with valid records after it"))))
+                Some(Err(Error::corruption(at, what)))
             }
             RecoveryMode::PointInTime => {
                 self.end = Some(LogEnd::Stopped { at, what });
@@ -142,6 +172,13 @@ impl<'a> WalReader<'a> {
             }
         }
     }
+}
+
+/// What the forward scan after a damaged record found.
+enum Scan {
+    Found,
+    NothingValid,
+    GaveUp,
 }
 
 impl<'a> Iterator for WalReader<'a> {

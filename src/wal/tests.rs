@@ -196,3 +196,48 @@ fn a_failed_write_makes_the_writer_refuse_further_work() {
     assert!(matches!(w.append(b"refused"), Err(Error::ReadOnly(_))));
     assert!(matches!(w.sync(), Err(Error::ReadOnly(_))));
 }
+
+#[test]
+fn damaged_megabyte_tails_are_classified_quickly() {
+    let (log, payloads, _) = three_records();
+    // A torn large record whose payload is full of plausible headers (known
+    // type, small length): every offset costs a crc.
+    let plausible = [0, 0, 0, 0, 0x00, 0x01, 0x00, 0x00, 1].repeat(1 << 17);
+    let mut torn_plausible = encode_record(RecordType::Batch, &plausible).unwrap();
+    torn_plausible.truncate(torn_plausible.len() - 1);
+    for tail in [vec![0u8; 1 << 20], torn_plausible] {
+        let mut damaged = log.clone();
+        damaged.extend_from_slice(&tail);
+        let started = std::time::Instant::now();
+        let (got, end, _) = read(&damaged, RecoveryMode::AbsoluteConsistency);
+        assert_eq!(got, payloads);
+        assert!(matches!(end.unwrap(), Some(LogEnd::TornTail { .. })));
+        assert!(started.elapsed() < std::time::Duration::from_secs(5), "{:?}", started.elapsed());
+    }
+}
+
+#[test]
+fn a_tail_crafted_to_exhaust_the_scan_is_refused_not_dropped() {
+    let (log, payloads, ends) = three_records();
+    // Headers claiming half-megabyte records at every 9th byte: quadratic
+    // crc work if unbounded. The reader gives up and treats it as mid-log.
+    let crafted = [0, 0, 0, 0, 0x00, 0x00, 0x08, 0x00, 1].repeat(8 << 17);
+    let mut torn = encode_record(RecordType::Batch, &crafted).unwrap();
+    torn.truncate(torn.len() - 1);
+    let mut damaged = log.clone();
+    damaged.extend_from_slice(&torn);
+    let started = std::time::Instant::now();
+    let (got, verdict, _) = read(&damaged, RecoveryMode::AbsoluteConsistency);
+    assert_eq!(got, payloads);
+    match verdict {
+        Err(Error::Corruption { offset, what, .. }) => {
+            assert_eq!(offset, ends[2] as u64);
+            assert!(what.contains("budget"), "{what}");
+        }
+        other => panic!("{other:?}"),
+    }
+    let (got, verdict, valid) = read(&damaged, RecoveryMode::PointInTime);
+    assert_eq!((got, valid), (payloads, ends[2] as u64));
+    assert!(matches!(verdict.unwrap(), Some(LogEnd::Stopped { .. })));
+    assert!(started.elapsed() < std::time::Duration::from_secs(8), "{:?}", started.elapsed());
+}
