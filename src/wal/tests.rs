@@ -241,3 +241,30 @@ fn a_tail_crafted_to_exhaust_the_scan_is_refused_not_dropped() {
     assert!(matches!(verdict.unwrap(), Some(LogEnd::Stopped { .. })));
     assert!(started.elapsed() < std::time::Duration::from_secs(8), "{:?}", started.elapsed());
 }
+
+proptest::proptest! {
+    #[test]
+    fn arbitrary_tails_never_panic_and_keep_the_intact_prefix(
+        bytes in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..200),
+        valid_prefix in 0usize..3,
+    ) {
+        let (log, payloads, ends) = three_records();
+        let keep = if valid_prefix == 0 { 0 } else { ends[valid_prefix - 1] };
+        let mut input = log[..keep].to_vec();
+        input.extend_from_slice(&bytes);
+        for mode in MODES {
+            let mut reader = WalReader::new(&input, RecordType::Batch, mode);
+            let mut got = Vec::new();
+            for r in reader.by_ref() {
+                match r {
+                    Ok(rec) => got.push(rec.payload.to_vec()),
+                    Err(e) => proptest::prop_assert!(e.is_corruption()),
+                }
+            }
+            proptest::prop_assert!(reader.valid_len() <= input.len() as u64);
+            // The intact prefix always comes back whole, whatever follows it.
+            proptest::prop_assert!(got.len() >= valid_prefix);
+            proptest::prop_assert_eq!(&got[..valid_prefix], &payloads[..valid_prefix]);
+        }
+    }
+}
