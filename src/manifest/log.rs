@@ -32,7 +32,7 @@ impl ManifestWriter {
     /// points `CURRENT` at it ([`super::set_current`]).
     ///
     /// # Errors
-    /// `Io` from the file system.
+    /// `Io` from the file system; `InvalidArgument` as for [`ManifestWriter::append`].
     pub fn create(fs: &dyn FileSystem, dir: &Path, number: u64, first: &VersionEdit) -> Result<Self> {
         let file = fs.create(&dir.join(manifest_file_name(number)))?;
         let mut writer = ManifestWriter { log: WalWriter::with_type(file, RecordType::Edit), number };
@@ -58,9 +58,20 @@ impl ManifestWriter {
     /// a crash.
     ///
     /// # Errors
-    /// `Io` on failure, then `ReadOnly` forever (see [`WalWriter`]).
+    /// `InvalidArgument` (nothing written) if the edit would not decode back
+    /// to itself; `Io` on a write failure, then `ReadOnly` forever (see
+    /// [`WalWriter`]).
     pub fn append(&mut self, edit: &VersionEdit) -> Result<()> {
-        self.log.append(&edit.encode())?;
+        let bytes = edit.encode();
+        // A manifest that cannot be read back bricks the database, so an edit
+        // that would not round-trip (a level out of range, an inverted range,
+        // a filter kind the parser rejects such as `bloom:100`) is refused here.
+        match VersionEdit::decode(&bytes) {
+            Ok(back) if back == *edit => {}
+            Ok(_) => return Err(Error::InvalidArgument("version edit would not read back unchanged".into())),
+            Err(e) => return Err(Error::InvalidArgument(format!("version edit would not read back: {e}"))),
+        }
+        self.log.append(&bytes)?;
         self.log.sync()
     }
 
@@ -232,6 +243,29 @@ mod tests {
                 Err(e) => assert!(e.is_corruption(), "cut at {cut}: {e}"),
             }
         }
+    }
+
+    #[test]
+    fn edits_that_would_not_read_back_are_refused_before_writing() {
+        use crate::filter::FilterKind;
+        let dir = tempfile::tempdir().unwrap();
+        let mut w = ManifestWriter::create(&StdFs, dir.path(), 1, &edits()[0]).unwrap();
+        let len = w.len();
+        let mut odd_filter = table(3, b"a", b"b");
+        odd_filter.filter = FilterKind::Bloom { bits_per_key: 100.0 };
+        let mut nan_filter = table(3, b"a", b"b");
+        nan_filter.filter = FilterKind::BlockedBloom { bits_per_key: f64::NAN };
+        for bad in [
+            VersionEdit { added: vec![(7, table(3, b"a", b"b"))], ..VersionEdit::default() },
+            VersionEdit { added: vec![(0, table(3, b"b", b"a"))], ..VersionEdit::default() },
+            VersionEdit { added: vec![(0, odd_filter)], ..VersionEdit::default() },
+            VersionEdit { added: vec![(0, nan_filter)], ..VersionEdit::default() },
+            VersionEdit { last_seq: Some(u64::MAX), ..VersionEdit::default() },
+        ] {
+            assert!(matches!(w.append(&bad), Err(Error::InvalidArgument(_))), "{bad:?}");
+        }
+        assert_eq!(w.len(), len);
+        w.append(&edits()[1]).unwrap();
     }
 
     #[test]
