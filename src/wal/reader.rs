@@ -17,9 +17,12 @@
 //!   [`RecoveryMode::PointInTime`] it stops there with [`LogEnd::Stopped`],
 //!   recovering exactly the writes before the damage.
 //!
-//! A frame with a valid checksum but the wrong record type (a manifest read
-//! as a WAL, or a newer format) is mid-log corruption at its offset, since no
-//! torn write produces a valid checksum.
+//! A frame with a valid checksum whose type is the *other* known log type (a
+//! manifest read as a WAL, or the reverse) is mid-log corruption at its
+//! offset wherever it sits, since no torn write produces a valid checksum.
+//! A type byte that is neither known type is treated like any other damage
+//! (it is checked before the crc, to keep the forward scan cheap), so a new
+//! record type needs a new log format version, not just a new type byte.
 //!
 //! The forward scan costs one header parse per remaining byte, plus one crc
 //! for each offset whose header has a known type and a length that fits.
