@@ -3,7 +3,7 @@
 //! [`WalWriter`] appends records through the [`crate::fs`] layer;
 //! [`WalReader`] replays them and classifies damage (see [`reader`] for
 //! the exact torn-tail and corruption rules). The manifest reuses both with
-//! [`RecordType::Edit`]. The frame format is drawn in [`format`].
+//! [`RecordType::Edit`]. The frame format is drawn in [`format`](mod@format).
 
 pub mod format;
 pub mod reader;
