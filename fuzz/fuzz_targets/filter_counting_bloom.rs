@@ -1,0 +1,10 @@
+//! Fuzz target `filter_counting_bloom`: the body is `check_counting_bloom` in tests/common/fuzz_checks.rs,
+//! shared with the corpus replay test.
+#![no_main]
+
+#[path = "../../tests/common/fuzz_checks.rs"]
+mod fuzz_checks;
+
+libfuzzer_sys::fuzz_target!(|data: &[u8]| {
+    fuzz_checks::check_counting_bloom(data);
+});

@@ -1,0 +1,242 @@
+//! The body of every fuzz target, written once.
+//!
+//! `fuzz/fuzz_targets/*.rs` call these under libFuzzer; the root crate's
+//! `tests/fuzz_corpus_replay.rs` calls them over every file committed in
+//! `fuzz/corpus/<target>/`, so CI replays the corpus with plain `cargo test`.
+//!
+//! Each check decodes arbitrary bytes and, when decoding succeeds, *uses* the
+//! result (queries a filter, iterates a log, re-encodes an edit) and asserts
+//! the invariants any successful decode must satisfy. A panic anywhere is a
+//! finding. Each returns whether the bytes decoded, so the corpus seeder can
+//! assert that real encodings do.
+
+#![allow(dead_code, reason = "each fuzz target uses one check")]
+
+use siftdb::filter::{
+    BinaryFuse8, BinaryFuse16, BlockedBloom, Bloom, CountingBloom, CuckooFilter, Filter, Xor8, Xor16,
+};
+use siftdb::manifest::{VersionEdit, replay};
+use siftdb::wal::{LogEnd, RecordType, RecoveryMode, WalReader};
+use siftdb::{Error, WriteBatch};
+
+/// A check: arbitrary bytes in, whether they decoded out; panics on a broken invariant.
+pub type Check = fn(&[u8]) -> bool;
+
+/// Every target name (the fuzz binary's and the corpus directory's) and its check.
+pub const TARGETS: &[(&str, Check)] = &[
+    ("filter_bloom", check_bloom),
+    ("filter_blocked_bloom", check_blocked_bloom),
+    ("filter_counting_bloom", check_counting_bloom),
+    ("filter_cuckoo", check_cuckoo),
+    ("filter_xor8", check_xor8),
+    ("filter_xor16", check_xor16),
+    ("filter_binary_fuse8", check_binary_fuse8),
+    ("filter_binary_fuse16", check_binary_fuse16),
+    ("wal_reader", check_wal_reader),
+    ("write_batch", check_write_batch),
+    ("version_edit", check_version_edit),
+    ("manifest_replay", check_manifest_replay),
+    ("current_file", check_current_file),
+];
+
+/// A decode failure must be typed corruption, never another kind of error.
+fn expect_corruption<T>(result: Result<T, Error>) -> Option<T> {
+    match result {
+        Ok(v) => Some(v),
+        Err(e) => {
+            assert!(e.is_corruption(), "decode failed with a non-corruption error: {e}");
+            None
+        }
+    }
+}
+
+/// Hashes to probe a decoded filter with: spread over the whole u64 range.
+fn probes() -> impl Iterator<Item = u64> {
+    (0..64u64).map(|i| i.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ (i << 7))
+}
+
+/// Queries a decoded static filter; it must answer without panicking and
+/// report a sane size and FPR.
+fn use_filter(f: &impl Filter) {
+    let hits = probes().filter(|&h| f.contains(h)).count();
+    assert!(hits <= 64);
+    assert!(f.size_bytes() > 0);
+    let fpr = f.theoretical_fpr();
+    assert!(fpr.is_nan() || (0.0..=1.0).contains(&fpr), "fpr {fpr}");
+}
+
+macro_rules! static_filter_check {
+    ($name:ident, $ty:ty) => {
+        /// Decodes, queries, and checks that re-encoding is stable.
+        pub fn $name(data: &[u8]) -> bool {
+            let Some(f) = expect_corruption(<$ty>::decode(data)) else { return false };
+            use_filter(&f);
+            let again = <$ty>::decode(&f.encode()).expect("a re-encoded filter decodes");
+            assert_eq!(again.encode(), f.encode(), "re-encoding is not stable");
+            for h in probes() {
+                assert_eq!(again.contains(h), f.contains(h));
+            }
+            true
+        }
+    };
+}
+
+static_filter_check!(check_xor8, Xor8);
+static_filter_check!(check_xor16, Xor16);
+static_filter_check!(check_binary_fuse8, BinaryFuse8);
+static_filter_check!(check_binary_fuse16, BinaryFuse16);
+
+macro_rules! bloom_check {
+    ($name:ident, $ty:ty) => {
+        /// Decodes, queries, then inserts: an inserted hash must be found.
+        pub fn $name(data: &[u8]) -> bool {
+            let Some(mut f) = expect_corruption(<$ty>::decode(data)) else { return false };
+            use_filter(&f);
+            let again = <$ty>::decode(&f.encode()).expect("a re-encoded filter decodes");
+            assert_eq!(again.encode(), f.encode(), "re-encoding is not stable");
+            for h in probes().take(8) {
+                f.insert(h);
+                assert!(f.contains(h), "false negative after insert");
+            }
+            true
+        }
+    };
+}
+
+bloom_check!(check_bloom, Bloom);
+bloom_check!(check_blocked_bloom, BlockedBloom);
+
+/// Decodes, queries, inserts and removes.
+pub fn check_counting_bloom(data: &[u8]) -> bool {
+    let Some(mut f) = expect_corruption(CountingBloom::decode(data)) else { return false };
+    use_filter(&f);
+    let again = CountingBloom::decode(&f.encode()).expect("a re-encoded filter decodes");
+    assert_eq!(again.encode(), f.encode(), "re-encoding is not stable");
+    for h in probes().take(8) {
+        f.insert(h);
+        assert!(f.contains(h), "false negative after insert");
+    }
+    for h in probes().take(4) {
+        f.remove(h);
+    }
+    true
+}
+
+/// Decodes, queries, inserts (may be full) and removes.
+pub fn check_cuckoo(data: &[u8]) -> bool {
+    let Some(mut f) = expect_corruption(CuckooFilter::decode(data)) else { return false };
+    use_filter(&f);
+    assert!(f.len() <= f.capacity() + f.stash_len() + f.num_buckets() * 8);
+    let again = CuckooFilter::decode(&f.encode()).expect("a re-encoded filter decodes");
+    assert_eq!(again.encode(), f.encode(), "re-encoding is not stable");
+    for h in probes().take(8) {
+        if f.insert(h).is_ok() {
+            assert!(f.contains(h), "false negative after insert");
+        }
+    }
+    for h in probes().take(8) {
+        f.remove(h);
+    }
+    true
+}
+
+/// Replays arbitrary bytes as a log of each record type in both recovery
+/// modes; every payload read is also decoded as what it claims to be.
+pub fn check_wal_reader(data: &[u8]) -> bool {
+    let mut any_clean = false;
+    for kind in [RecordType::Batch, RecordType::Edit] {
+        for mode in [RecoveryMode::AbsoluteConsistency, RecoveryMode::PointInTime] {
+            let mut reader = WalReader::new(data, kind, mode);
+            let mut last_end = 0u64;
+            let mut failed = false;
+            for record in reader.by_ref() {
+                let Some(record) = expect_corruption(record) else {
+                    assert_eq!(mode, RecoveryMode::AbsoluteConsistency, "PointInTime never errs");
+                    failed = true;
+                    break;
+                };
+                assert!(record.offset >= last_end, "records go backwards");
+                last_end = record.offset + record.payload.len() as u64;
+                assert!(last_end <= data.len() as u64);
+                match kind {
+                    RecordType::Batch => drop(expect_corruption(WriteBatch::decode(record.payload))),
+                    RecordType::Edit => drop(expect_corruption(VersionEdit::decode(record.payload))),
+                }
+            }
+            if failed {
+                continue;
+            }
+            let valid = reader.valid_len();
+            assert!(valid <= data.len() as u64 && valid >= last_end);
+            match reader.end().expect("a finished reader says why") {
+                LogEnd::Clean => {
+                    assert_eq!(valid, data.len() as u64, "clean end before the end");
+                    any_clean = true;
+                }
+                LogEnd::TornTail { at, dropped } => {
+                    assert_eq!(*at, valid);
+                    assert_eq!(at + dropped, data.len() as u64, "torn tail must run to the end");
+                }
+                LogEnd::Stopped { at, .. } => {
+                    assert_eq!(mode, RecoveryMode::PointInTime, "only PointInTime stops");
+                    assert_eq!(*at, valid);
+                }
+            }
+        }
+    }
+    any_clean
+}
+
+/// Decodes a batch; a decoded batch must re-encode to the same bytes.
+pub fn check_write_batch(data: &[u8]) -> bool {
+    let Some((seq, batch)) = expect_corruption(WriteBatch::decode(data)) else { return false };
+    assert_eq!(batch.encode(seq), data, "batch encoding is canonical");
+    let ops = batch.iter().count();
+    assert_eq!(ops, batch.len());
+    true
+}
+
+/// Decodes an edit; a decoded edit must survive a re-encode unchanged.
+pub fn check_version_edit(data: &[u8]) -> bool {
+    let Some(edit) = expect_corruption(VersionEdit::decode(data)) else { return false };
+    let again = VersionEdit::decode(&edit.encode()).expect("a re-encoded edit decodes");
+    assert_eq!(again, edit);
+    true
+}
+
+/// Replays a manifest; a replayed state must be valid and its snapshot edit
+/// must round-trip.
+pub fn check_manifest_replay(data: &[u8]) -> bool {
+    let Some(replayed) = expect_corruption(replay(data)) else { return false };
+    assert!(replayed.valid_len <= data.len() as u64);
+    assert!(replayed.edits > 0);
+    replayed.state.validate().expect("a replayed state is valid");
+    let snapshot = replayed.state.snapshot_edit();
+    let again = VersionEdit::decode(&snapshot.encode()).expect("a snapshot edit decodes");
+    assert_eq!(again, snapshot);
+    true
+}
+
+/// Parses `data` as a CURRENT file. `read_current` only reads from a
+/// directory, so the bytes go through one scratch file per process.
+pub fn check_current_file(data: &[u8]) -> bool {
+    use siftdb::fs::{FileSystem, StdFs};
+    use std::sync::OnceLock;
+    static DIR: OnceLock<std::path::PathBuf> = OnceLock::new();
+    let dir = DIR.get_or_init(|| {
+        let d = std::env::temp_dir().join(format!("siftdb-fuzz-current-{}", std::process::id()));
+        std::fs::create_dir_all(&d).expect("scratch dir");
+        d
+    });
+    // Tests replaying in parallel threads need their own file.
+    let thread_dir = dir.join(format!("{:?}", std::thread::current().id()).replace(['(', ')'], ""));
+    let fs = StdFs;
+    fs.create_dir_all(&thread_dir).expect("scratch dir");
+    std::fs::write(thread_dir.join("CURRENT"), data).expect("write scratch CURRENT");
+    let Some(number) = expect_corruption(siftdb::manifest::read_current(&fs, &thread_dir)) else {
+        return false;
+    };
+    let expected = format!("{}\n", siftdb::manifest::manifest_file_name(number));
+    assert_eq!(data, expected.as_bytes(), "only a canonical manifest name parses");
+    true
+}
