@@ -56,7 +56,12 @@ fn check_damaged(path: &Path, rows: &[Row], expect: &HashMap<Vec<u8>, Entry>, wh
     let mut scanned = Vec::new();
     for e in table.iter() {
         match e {
-            Ok(e) => scanned.push(Row { key: e.user_key.to_vec(), seq: e.seq, kind: e.kind, value: e.value.to_vec() }),
+            Ok(e) => scanned.push(Row {
+                key: e.user_key.to_vec(),
+                seq: e.seq,
+                kind: e.kind,
+                value: e.value.to_vec(),
+            }),
             Err(e) => {
                 assert!(e.is_corruption(), "{what}: {e}");
                 all_ok = false;

@@ -4,10 +4,10 @@ mod table_common;
 
 use std::collections::HashMap;
 
+use siftdb::Error;
 use siftdb::filter::FilterKind;
 use siftdb::fs::StdFs;
 use siftdb::table::{Entry, FilterAnswer, FilterStatus, Table, TableBuilder, TableOptions, ValueKind};
-use siftdb::Error;
 use table_common::{Row, absent_key, build, build_with, key, kinds, opts, rows, table_path};
 
 /// The rows of each key, newest first.
@@ -74,7 +74,11 @@ fn check_round_trip(n: u64, filter: FilterKind) {
     for i in (0..n).step_by(7).take(200) {
         let k = key(i);
         for snap in [0, i + 99, i + 100, i + 150, i + 200, i + 250, i + 300, i + 301] {
-            assert_eq!(table.get(&k, snap).unwrap().entry, expected_at(&versions, &k, snap), "key {i} at {snap}");
+            assert_eq!(
+                table.get(&k, snap).unwrap().entry,
+                expected_at(&versions, &k, snap),
+                "key {i} at {snap}"
+            );
         }
     }
 

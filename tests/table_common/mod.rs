@@ -51,11 +51,17 @@ pub fn rows(n: u64) -> Vec<Row> {
         if i % 7 == 0 {
             let newest = if i % 21 == 0 { ValueKind::Tombstone } else { ValueKind::Value };
             for (seq, kind) in [(i + 300, newest), (i + 200, ValueKind::Value), (i + 100, ValueKind::Value)] {
-                let value = if kind == ValueKind::Value { format!("v{i}@{seq}").into_bytes() } else { Vec::new() };
+                let value =
+                    if kind == ValueKind::Value { format!("v{i}@{seq}").into_bytes() } else { Vec::new() };
                 out.push(Row { key: k.clone(), seq, kind, value });
             }
         } else {
-            out.push(Row { key: k, seq: i + 100, kind: ValueKind::Value, value: format!("v{i}").into_bytes() });
+            out.push(Row {
+                key: k,
+                seq: i + 100,
+                kind: ValueKind::Value,
+                value: format!("v{i}").into_bytes(),
+            });
         }
     }
     out
