@@ -20,6 +20,7 @@ pub mod codec;
 mod error;
 pub mod filter;
 pub mod fs;
+pub mod policy;
 pub mod table;
 
 pub use error::{Error, Result};

@@ -24,6 +24,18 @@ impl BlockedBloom {
     pub fn num_probes(&self) -> u32 {
         unimplemented!()
     }
+    /// Theoretical FPR at `bits_per_key` with the best probe count.
+    #[must_use]
+    pub fn fpr_for_bits_per_key(bits_per_key: f64) -> f64 {
+        let _ = bits_per_key;
+        unimplemented!()
+    }
+    /// Bits per key needed to reach `fpr`.
+    #[must_use]
+    pub fn bits_per_key_for_fpr(fpr: f64) -> f64 {
+        let _ = fpr;
+        unimplemented!()
+    }
     /// Serialises the filter.
     #[must_use]
     pub fn encode(&self) -> Vec<u8> {

@@ -34,6 +34,12 @@ impl Bloom {
         let _ = (expected_keys, bits_per_key);
         unimplemented!()
     }
+    /// The probe count `Bloom::new` uses for `bits_per_key`: round(bpk · ln 2) in [1, 30].
+    #[must_use]
+    pub fn probes_for_bits_per_key(bits_per_key: f64) -> u32 {
+        let _ = bits_per_key;
+        unimplemented!()
+    }
     /// Adds a hash.
     pub fn insert(&mut self, hash: u64) {
         let _ = hash;

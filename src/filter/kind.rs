@@ -3,6 +3,7 @@
 use std::fmt;
 use std::str::FromStr;
 
+use super::{BlockedBloom, Bloom};
 use crate::{Error, Result};
 
 /// Which filter a table carries.
@@ -50,6 +51,38 @@ impl FilterKind {
             self,
             FilterKind::Xor8 | FilterKind::Xor16 | FilterKind::BinaryFuse8 | FilterKind::BinaryFuse16
         )
+    }
+}
+
+impl FilterKind {
+    /// The false-positive rate theory predicts for a filter of this kind at
+    /// full load (1 for `None`).
+    #[must_use]
+    pub fn theoretical_fpr(&self) -> f64 {
+        match *self {
+            FilterKind::None => 1.0,
+            FilterKind::Bloom { bits_per_key } => {
+                let k = Bloom::probes_for_bits_per_key(bits_per_key);
+                (1.0 - (-f64::from(k) / bits_per_key).exp()).powi(k.cast_signed())
+            }
+            FilterKind::BlockedBloom { bits_per_key } => BlockedBloom::fpr_for_bits_per_key(bits_per_key),
+            FilterKind::Xor8 | FilterKind::BinaryFuse8 => 1.0 / 256.0,
+            FilterKind::Xor16 | FilterKind::BinaryFuse16 => 1.0 / 65536.0,
+        }
+    }
+
+    /// Bits per key a filter of this kind occupies for a large key set
+    /// (xor: 1.23 cells per key; binary fuse: about 1.125).
+    #[must_use]
+    pub fn nominal_bits_per_key(&self) -> f64 {
+        match *self {
+            FilterKind::None => 0.0,
+            FilterKind::Bloom { bits_per_key } | FilterKind::BlockedBloom { bits_per_key } => bits_per_key,
+            FilterKind::Xor8 => 1.23 * 8.0,
+            FilterKind::Xor16 => 1.23 * 16.0,
+            FilterKind::BinaryFuse8 => 1.125 * 8.0,
+            FilterKind::BinaryFuse16 => 1.125 * 16.0,
+        }
     }
 }
 

@@ -1,2 +1,63 @@
-//! The siftdb command line (being written).
-fn main() {}
+//! `siftdb`: inspect tables and databases, and measure what filters save.
+//!
+//! Exit codes: 0 when all is well, 1 when a check found a problem, 2 for a
+//! usage error or a file or database that could not be opened.
+
+#![deny(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+#![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used, clippy::panic))]
+#![warn(missing_docs)]
+
+mod bench_filters;
+mod output;
+#[allow(dead_code, reason = "wired into `siftdb bench` once the engine lands")]
+mod readamp;
+
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+/// siftdb: an LSM key-value store whose tables carry validated membership filters.
+#[derive(Debug, Parser)]
+#[command(name = "siftdb", version, about, long_about = None)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Benchmarks: filters on their own, or read amplification per filter policy.
+    Bench {
+        #[command(subcommand)]
+        which: BenchCommand,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+enum BenchCommand {
+    /// Every filter structure side by side: space, false-positive rate, build and query speed.
+    Filters(bench_filters::Args),
+}
+
+/// How a command ended, mapped to the documented exit codes.
+pub enum Outcome {
+    /// Everything checked out (exit 0).
+    Clean,
+    /// A check found problems (exit 1).
+    ProblemsFound,
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Bench { which: BenchCommand::Filters(args) } => bench_filters::run(&args),
+    };
+    match result {
+        Ok(Outcome::Clean) => ExitCode::SUCCESS,
+        Ok(Outcome::ProblemsFound) => ExitCode::from(1),
+        Err(message) => {
+            eprintln!("siftdb: {message}");
+            ExitCode::from(2)
+        }
+    }
+}
