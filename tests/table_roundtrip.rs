@@ -190,3 +190,87 @@ fn properties_record_what_was_written() {
     // Each data block stays near its target size.
     assert!(handles.iter().all(|h| h.size < 512 + 64), "{handles:?}");
 }
+
+#[test]
+fn golden_bytes_of_a_one_entry_table() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = table_path(&dir, "t.sst");
+    let rows = vec![Row { key: b"k".to_vec(), seq: 1, kind: ValueKind::Value, value: b"v".to_vec() }];
+    build(&path, FilterKind::None, &rows);
+    let file = std::fs::read(&path).unwrap();
+    let data: &[u8] = &[
+        0, 9, 1, // shared, unshared, value len
+        b'k', 0x01, 0x01, 0, 0, 0, 0, 0, 0,    // "k" + trailer (1 << 8 | 1) LE
+        b'v', // value
+        0, 0, 0, 0, // restart 0 at offset 0
+        1, 0, 0, 0, // one restart
+    ];
+    assert_eq!(&file[..data.len()], data);
+    let mut crc = crc32fast::Hasher::new();
+    crc.update(data);
+    crc.update(&[1]);
+    assert_eq!(file[data.len()], 1, "data block type");
+    assert_eq!(file[data.len() + 1..data.len() + 5], crc.finalize().to_le_bytes());
+    let tail = &file[file.len() - 56..];
+    // Index handle follows the data block; the filter handle is null.
+    assert_eq!(u64::from_le_bytes(tail[..8].try_into().unwrap()), (data.len() + 5) as u64);
+    assert_eq!(tail[12..24], [0u8; 12]);
+    assert_eq!(u32::from_le_bytes(tail[36..40].try_into().unwrap()), 1, "format version");
+    assert_eq!(u64::from_le_bytes(tail[48..].try_into().unwrap()), 0x5349_4654_5353_5401, "magic");
+}
+
+#[test]
+fn tables_are_send_sync_and_clones_share_counters() {
+    fn assert_send_sync<T: Send + Sync>() {}
+    assert_send_sync::<Table>();
+    let dir = tempfile::tempdir().unwrap();
+    let path = table_path(&dir, "t.sst");
+    build(&path, FilterKind::None, &rows(100));
+    let t = Table::open_path(&path).unwrap();
+    let t2 = t.clone();
+    std::thread::spawn(move || {
+        for i in 0..100 {
+            assert!(t2.get(&key(i), u64::MAX).unwrap().entry.is_some());
+        }
+    })
+    .join()
+    .unwrap();
+    assert_eq!(t.counters().data_blocks_read, 100);
+}
+
+/// Rewrites the filter block of `file` through `edit`, fixing its crc.
+fn rewrite_filter(file: &mut [u8], edit: impl Fn(&mut [u8])) {
+    let n = file.len();
+    let footer = &file[n - 56..];
+    let off = u64::from_le_bytes(footer[12..20].try_into().unwrap()) as usize;
+    let size = u32::from_le_bytes(footer[20..24].try_into().unwrap()) as usize;
+    edit(&mut file[off..off + size]);
+    let mut crc = crc32fast::Hasher::new();
+    crc.update(&file[off..off + size + 1]);
+    let crc = crc.finalize().to_le_bytes();
+    file[off + size + 1..off + size + 5].copy_from_slice(&crc);
+}
+
+#[test]
+fn unknown_filter_kinds_and_versions_read_as_may_contain() {
+    let dir = tempfile::tempdir().unwrap();
+    let rows = rows(500);
+    for kind in kinds().into_iter().filter(|k| *k != FilterKind::None) {
+        let path = table_path(&dir, "t.sst");
+        build(&path, kind, &rows);
+        let good = std::fs::read(&path).unwrap();
+        for (what, at, value) in [("kind", 0, 200u8), ("version", 1, 99u8)] {
+            let mut bad = good.clone();
+            rewrite_filter(&mut bad, |f| f[at] = value);
+            std::fs::write(&path, &bad).unwrap();
+            let t = Table::open_path(&path).unwrap();
+            assert_eq!(t.filter_details().status, FilterStatus::Unknown, "{kind}: unknown {what}");
+            for i in 0..500 {
+                let l = t.get(&key(i), u64::MAX).unwrap();
+                assert_eq!(l.filter, FilterAnswer::MayContain);
+                assert!(l.entry.is_some(), "{kind}: key {i} lost under unknown {what}");
+                assert_eq!(t.get(&absent_key(i), u64::MAX).unwrap().filter, FilterAnswer::MayContain);
+            }
+        }
+    }
+}

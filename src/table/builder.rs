@@ -12,7 +12,7 @@ use std::sync::Arc;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use super::block_builder::BlockBuilder;
-use super::filter_block::{BuiltFilter, build_filter_block, nominal_bits_per_key};
+use super::filter_block::{BuiltFilter, build_filter_block};
 use super::format::{BlockHandle, BlockType, FORMAT_VERSION, Footer, append_block};
 use super::index::IndexBuilder;
 use super::internal_key::{MAX_SEQ, ValueKind, compare_parts, encode_internal_key, pack_trailer};
@@ -322,7 +322,7 @@ impl TableBuilder {
         p.filter_bytes = if filter.is_null() { 0 } else { filter.size_with_trailer() };
         p.filter_kind = kind.to_string();
         p.filter_requested = self.opts.filter.to_string();
-        p.filter_bits_per_key = nominal_bits_per_key(kind);
+        p.filter_bits_per_key = kind.nominal_bits_per_key();
         p.filter_fallback_reason.clone_from(&fallback_reason);
         p.level = self.opts.level;
         p.created_unix_secs = SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs());

@@ -56,20 +56,6 @@ fn kind_of_tag(tag: u8, bits_per_key: f64) -> Option<FilterKind> {
     })
 }
 
-/// Bits per key a kind is configured with or, for static filters, spends
-/// nominally; used for the header and to size a fallback.
-#[must_use]
-pub fn nominal_bits_per_key(kind: FilterKind) -> f64 {
-    match kind {
-        FilterKind::None => 0.0,
-        FilterKind::Bloom { bits_per_key } | FilterKind::BlockedBloom { bits_per_key } => bits_per_key,
-        FilterKind::Xor8 => 9.84,
-        FilterKind::Xor16 => 19.7,
-        FilterKind::BinaryFuse8 => 9.0,
-        FilterKind::BinaryFuse16 => 18.0,
-    }
-}
-
 /// The parsed header of a filter block.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct FilterHeader {
@@ -249,7 +235,7 @@ pub fn build_filter_block(
         Err(e) => format!("{kind}: {e}"),
     };
     if kind.is_static() {
-        let fallback = FilterKind::BlockedBloom { bits_per_key: nominal_bits_per_key(kind) };
+        let fallback = FilterKind::BlockedBloom { bits_per_key: kind.nominal_bits_per_key() };
         match try_build(fallback, seed, hashes, false) {
             Ok(block) => BuiltFilter { kind: fallback, block, fallback_reason: Some(reason) },
             Err(e) => BuiltFilter {
@@ -293,7 +279,7 @@ fn try_build(kind: FilterKind, seed: u64, hashes: &[u64], inject: bool) -> Resul
         tag,
         version: FILTER_FORMAT_VERSION,
         seed,
-        bits_per_key: nominal_bits_per_key(kind),
+        bits_per_key: kind.nominal_bits_per_key(),
         keys: hashes.len() as u64,
     };
     let mut block = Vec::with_capacity(FILTER_HEADER_LEN + body.len());
