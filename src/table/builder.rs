@@ -253,7 +253,15 @@ impl TableBuilder {
 
     fn append(&mut self, contents: &[u8], ty: BlockType) -> Result<BlockHandle> {
         let offset = self.offset();
-        let h = append_block(&mut self.pending, offset, contents, ty)?;
+        let h = match append_block(&mut self.pending, offset, contents, ty) {
+            Ok(h) => h,
+            Err(e) => {
+                // The block's entries are gone from the builder; nothing
+                // correct can be finished any more.
+                self.poisoned = Some(e.to_string());
+                return Err(e);
+            }
+        };
         if self.pending.len() >= WRITE_BUFFER {
             self.write_pending()?;
         }

@@ -249,9 +249,9 @@ pub fn build_filter_block(
     }
 }
 
-fn try_build(kind: FilterKind, seed: u64, hashes: &[u64], inject: bool) -> Result<Vec<u8>, BuildError> {
+fn try_build(kind: FilterKind, seed: u64, hashes: &[u64], inject: bool) -> Result<Vec<u8>, String> {
     if inject {
-        return Err(BuildError::Injected);
+        return Err(BuildError::Injected.to_string());
     }
     let body = match kind {
         FilterKind::None => return Ok(Vec::new()),
@@ -269,10 +269,10 @@ fn try_build(kind: FilterKind, seed: u64, hashes: &[u64], inject: bool) -> Resul
             }
             f.encode()
         }
-        FilterKind::Xor8 => Xor8::build(hashes)?.encode(),
-        FilterKind::Xor16 => Xor16::build(hashes)?.encode(),
-        FilterKind::BinaryFuse8 => BinaryFuse8::build(hashes)?.encode(),
-        FilterKind::BinaryFuse16 => BinaryFuse16::build(hashes)?.encode(),
+        FilterKind::Xor8 => Xor8::build(hashes).map_err(|e| e.to_string())?.encode(),
+        FilterKind::Xor16 => Xor16::build(hashes).map_err(|e| e.to_string())?.encode(),
+        FilterKind::BinaryFuse8 => BinaryFuse8::build(hashes).map_err(|e| e.to_string())?.encode(),
+        FilterKind::BinaryFuse16 => BinaryFuse16::build(hashes).map_err(|e| e.to_string())?.encode(),
     };
     let Some(tag) = kind_tag(kind) else { return Ok(Vec::new()) };
     let header = FilterHeader {
@@ -287,9 +287,10 @@ fn try_build(kind: FilterKind, seed: u64, hashes: &[u64], inject: bool) -> Resul
     block.extend_from_slice(&body);
     // Validate what a reader will see: the decoded block, not the in-memory
     // filter, so an encode/decode mismatch is caught too.
-    let decoded = TableFilter::decode(&block).map_err(|_| BuildError::ValidationFailed { hash: 0 })?;
+    let decoded = TableFilter::decode(&block)
+        .map_err(|e| format!("validation failed: encoding does not decode: {e}"))?;
     if let Some(&hash) = hashes.iter().find(|&&h| !decoded.may_contain(h)) {
-        return Err(BuildError::ValidationFailed { hash });
+        return Err(BuildError::ValidationFailed { hash }.to_string());
     }
     Ok(block)
 }
