@@ -174,7 +174,8 @@ impl Footer {
         }
         let footer = Footer { index, filter, properties, version };
         for (name, h, off) in [("index", index, 0), ("filter", filter, 12), ("properties", properties, 24)] {
-            if !(name == "filter" && h.is_null()) && h.offset + h.size_with_trailer() > base {
+            let end = h.offset.checked_add(h.size_with_trailer());
+            if !(name == "filter" && h.is_null()) && end.is_none_or(|end| end > base) {
                 return Err(Error::corruption(
                     base + off,
                     format!("{name} handle {h:?} points past the blocks"),
@@ -307,5 +308,10 @@ mod tests {
         }
         let wild = BlockHandle { offset: u64::MAX - 2, size: u32::MAX };
         assert!(read_block(&file, wild, BlockType::Data).unwrap_err().is_corruption());
+        // A footer (with a valid crc) whose handle overflows is rejected, not a panic.
+        let footer = Footer { index: wild, filter: wild, properties: wild, version: FORMAT_VERSION };
+        let mut f = file.to_vec();
+        f.extend_from_slice(&footer.encode());
+        assert!(Footer::decode(&f).unwrap_err().is_corruption());
     }
 }
