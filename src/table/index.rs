@@ -118,3 +118,43 @@ impl Index {
         if lo == self.len() { Ok(None) } else { Ok(Some((lo, self.entry(lo)?.1))) }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::internal_key::{ValueKind, internal_key, pack_trailer};
+    use super::*;
+
+    fn handle(i: u64) -> BlockHandle {
+        BlockHandle { offset: i * 105, size: 100 }
+    }
+
+    fn index_of(keys: &[(&[u8], u64)], handles: impl Fn(u64) -> BlockHandle) -> Result<Index> {
+        let mut b = IndexBuilder::default();
+        for (i, (k, seq)) in keys.iter().enumerate() {
+            b.add(&internal_key(k, *seq, ValueKind::Value), handles(i as u64));
+        }
+        Index::new(Bytes::from(b.finish()))
+    }
+
+    #[test]
+    fn find_picks_the_first_block_that_can_hold_the_target() {
+        // Block 1 ends inside key "m"'s versions: seq 5 is in block 1, seq 4 in block 2.
+        let idx = index_of(&[(b"c", 1), (b"m", 5), (b"z", 1)], handle).unwrap();
+        let find =
+            |k: &[u8], seq: u64| idx.find(k, pack_trailer(seq, ValueKind::Value)).unwrap().map(|f| f.0);
+        assert_eq!(find(b"a", 9), Some(0));
+        assert_eq!(find(b"c", 1), Some(0));
+        assert_eq!(find(b"d", 9), Some(1));
+        assert_eq!(find(b"m", 9), Some(1));
+        assert_eq!(find(b"m", 4), Some(2));
+        assert_eq!(find(b"zz", 9), None);
+        assert_eq!(idx.entry(2).unwrap().1, handle(2));
+    }
+
+    #[test]
+    fn handles_that_do_not_tile_the_data_are_corruption() {
+        let gap = |i: u64| BlockHandle { offset: i * 200, size: 100 };
+        assert!(index_of(&[(b"a", 1), (b"b", 1)], gap).unwrap_err().is_corruption());
+        assert!(Index::new(Bytes::from_static(&[1, 2])).unwrap_err().is_corruption());
+    }
+}
