@@ -16,7 +16,7 @@
 //! ```
 //!
 //! - [`internal_key`]: key encoding and order.
-//! - [`format`]: block handles, trailers, footer.
+//! - [`format`](mod@format): block handles, trailers, footer.
 //! - [`block_builder`] / [`block`]: prefix-compressed blocks with restart points.
 //! - [`index`]: last key of each data block -> handle.
 //! - [`filter_block`]: self-describing filter header and validated build.

@@ -63,7 +63,7 @@ pub struct TableCounters {
     pub(super) data_blocks_read: AtomicU64,
 }
 
-/// A point-in-time copy of [`TableCounters`].
+/// A point-in-time copy of a table's read counters.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct CounterSnapshot {
     /// Lookups that consulted the filter.
