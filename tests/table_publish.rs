@@ -174,3 +174,19 @@ fn injected_static_filter_failure_falls_back_to_blocked_bloom() {
         }
     }
 }
+
+#[test]
+fn bad_options_are_invalid_arguments_and_create_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = table_path(&dir, "000004.sst");
+    for o in [
+        TableOptions { block_bytes: 0, ..opts(FilterKind::None) },
+        opts(FilterKind::Bloom { bits_per_key: f64::NAN }),
+        opts(FilterKind::BlockedBloom { bits_per_key: 0.0 }),
+        opts(FilterKind::BlockedBloom { bits_per_key: 65.0 }),
+    ] {
+        let r = TableBuilder::create(&path, o.clone());
+        assert!(matches!(r, Err(siftdb::Error::InvalidArgument(_))), "{o:?}");
+    }
+    assert!(dir_is_empty(dir.path()));
+}

@@ -139,11 +139,20 @@ impl TableBuilder {
     /// Starts a table that will be published at `path`.
     ///
     /// # Errors
-    /// `InvalidArgument` for a zero block size; `Io` if the temp file
+    /// `InvalidArgument` for a zero block size or a Bloom bits-per-key
+    /// outside 1..=64 (NaN included); `Io` if the temp file
     /// cannot be created.
     pub fn new(fs: Arc<dyn FileSystem>, path: impl Into<PathBuf>, opts: TableOptions) -> Result<Self> {
         if opts.block_bytes == 0 {
             return Err(Error::InvalidArgument("table block size must be positive".into()));
+        }
+        if let FilterKind::Bloom { bits_per_key } | FilterKind::BlockedBloom { bits_per_key } = opts.filter
+            && !(1.0..=64.0).contains(&bits_per_key)
+        {
+            return Err(Error::InvalidArgument(format!(
+                "filter {}: bits per key must be from 1 to 64",
+                opts.filter
+            )));
         }
         let path = path.into();
         let tmp = tmp_path(&path);
