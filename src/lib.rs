@@ -16,12 +16,18 @@
     reason = "types like FilterKind read better than Kind at call sites"
 )]
 
+mod batch;
 pub mod codec;
 mod error;
 pub mod filter;
 pub mod fs;
+pub mod key;
+pub mod manifest;
+pub mod memtable;
 pub mod policy;
 pub mod table;
+pub mod wal;
 
+pub use batch::{BatchOp, WriteBatch};
 pub use error::{Error, Result};
 pub use filter::FilterKind;
