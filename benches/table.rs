@@ -2,9 +2,6 @@
 //! present and absent keys with and without a filter.
 //!
 //! Quick run: `cargo bench --bench table -- --warm-up-time 1 --measurement-time 2`
-//!
-//! Kinds whose filter is still a stub are left out of `KINDS`; add them as
-//! they land.
 
 use std::hint::black_box;
 use std::path::Path;
@@ -15,9 +12,16 @@ use siftdb::table::{Table, TableBuilder, TableOptions, ValueKind};
 
 const N: u64 = 50_000;
 
-/// Filter kinds benchmarked. Add `Bloom`, `BlockedBloom`, `Xor8`, `Xor16`,
-/// `BinaryFuse8`, `BinaryFuse16` as their implementations are merged.
-const KINDS: &[FilterKind] = &[FilterKind::None];
+/// Filter kinds benchmarked.
+const KINDS: &[FilterKind] = &[
+    FilterKind::None,
+    FilterKind::Bloom { bits_per_key: 10.0 },
+    FilterKind::BlockedBloom { bits_per_key: 10.0 },
+    FilterKind::Xor8,
+    FilterKind::Xor16,
+    FilterKind::BinaryFuse8,
+    FilterKind::BinaryFuse16,
+];
 
 fn key(i: u64) -> Vec<u8> {
     format!("bench-key-{:010}", i * 2).into_bytes()

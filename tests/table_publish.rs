@@ -10,7 +10,7 @@ use std::sync::Arc;
 use siftdb::filter::FilterKind;
 use siftdb::fs::{FileSystem, StdFs, WritableFile};
 use siftdb::table::{FilterStatus, Table, TableBuilder, TableOptions, ValueKind};
-use table_common::{build_with, fallback_available, key, kinds, opts, rows, table_path};
+use table_common::{build_with, key, kinds, opts, rows, table_path};
 
 /// Which operation [`FailingFs`] fails.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -146,13 +146,11 @@ fn a_write_error_poisons_the_builder() {
 
 #[test]
 fn injected_static_filter_failure_falls_back_to_blocked_bloom() {
-    // Needs BlockedBloom (the fallback) merged; runs for every merged static kind.
-    if !fallback_available() {
-        return;
-    }
     let dir = tempfile::tempdir().unwrap();
     let rows = rows(3000);
-    for kind in kinds().into_iter().filter(FilterKind::is_static) {
+    let statics: Vec<FilterKind> = kinds().into_iter().filter(FilterKind::is_static).collect();
+    assert_eq!(statics.len(), 4);
+    for kind in statics {
         let path = table_path(&dir, &format!("{kind}.sst"));
         let o = TableOptions { inject_filter_build_failure: true, ..opts(kind) };
         let meta = build_with(&path, o, &rows);

@@ -19,29 +19,9 @@ use crate::{Error, Result};
 /// Bytes in the trailer that follows the user key.
 pub const TRAILER_LEN: usize = 8;
 
-/// The largest sequence number a write can carry.
-pub const MAX_SEQ: u64 = (1 << 56) - 1;
-
-/// What a write did to its key.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum ValueKind {
-    /// The key was deleted.
-    Tombstone = 0,
-    /// The key was set to a value.
-    Value = 1,
-}
-
-impl ValueKind {
-    /// The kind stored as `byte`, if it is one.
-    #[must_use]
-    pub fn from_byte(byte: u8) -> Option<Self> {
-        match byte {
-            0 => Some(ValueKind::Tombstone),
-            1 => Some(ValueKind::Value),
-            _ => None,
-        }
-    }
-}
+// One definition of kinds and the sequence-number limit for the WAL, the
+// memtable and the tables.
+pub use crate::key::{MAX_SEQ, ValueKind};
 
 /// Packs `seq` and `kind` into a trailer. `seq` must be at most [`MAX_SEQ`].
 #[must_use]
@@ -87,9 +67,7 @@ pub fn parse_internal_key(ikey: &[u8]) -> Result<(&[u8], u64, ValueKind)> {
     let (user, trailer) = split_internal_key(ikey)?;
     #[expect(clippy::cast_possible_truncation, reason = "the kind is the low byte of the trailer")]
     let kind_byte = trailer as u8;
-    let kind = ValueKind::from_byte(kind_byte).ok_or_else(|| {
-        Error::corruption(user.len() as u64, format!("unknown value kind {kind_byte} in internal key"))
-    })?;
+    let kind = ValueKind::from_u8(kind_byte, user.len() as u64)?;
     Ok((user, trailer >> 8, kind))
 }
 

@@ -10,17 +10,17 @@ use siftdb::table::{TableBuilder, TableMeta, TableOptions, ValueKind};
 
 /// Filter kinds exercised by every generic test.
 ///
-/// Only kinds whose implementation is merged are listed; the others are
-/// still `unimplemented!()` stubs. When a filter lands, add it here:
-/// `Bloom { bits_per_key: 10.0 }`, `BlockedBloom { bits_per_key: 10.0 }`,
-/// `Xor8`, `Xor16`, `BinaryFuse8`, `BinaryFuse16`.
+/// Every kind a table can carry; add new kinds here.
 pub fn kinds() -> Vec<FilterKind> {
-    vec![FilterKind::None]
-}
-
-/// Whether `BlockedBloom` (the static filters' fallback) is implemented.
-pub fn fallback_available() -> bool {
-    kinds().iter().any(|k| matches!(k, FilterKind::BlockedBloom { .. }))
+    vec![
+        FilterKind::None,
+        FilterKind::Bloom { bits_per_key: 10.0 },
+        FilterKind::BlockedBloom { bits_per_key: 10.0 },
+        FilterKind::Xor8,
+        FilterKind::Xor16,
+        FilterKind::BinaryFuse8,
+        FilterKind::BinaryFuse16,
+    ]
 }
 
 /// One entry as the tests write it.
