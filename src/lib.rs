@@ -25,6 +25,7 @@ pub mod key;
 pub mod manifest;
 pub mod memtable;
 pub mod policy;
+pub mod table;
 pub mod wal;
 
 pub use batch::{BatchOp, WriteBatch};
