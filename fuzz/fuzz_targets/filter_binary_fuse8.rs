@@ -1,5 +1,5 @@
 //! Fuzz target `filter_binary_fuse8`: the body is `check_binary_fuse8` in tests/common/fuzz_checks.rs,
-//! shared with the corpus replay test.
+//! shared with the corpus replay test (tests/fuzz_corpus_replay.rs).
 #![no_main]
 
 #[path = "../../tests/common/fuzz_checks.rs"]

@@ -1,5 +1,5 @@
 //! Fuzz target `filter_bloom`: the body is `check_bloom` in tests/common/fuzz_checks.rs,
-//! shared with the corpus replay test.
+//! shared with the corpus replay test (tests/fuzz_corpus_replay.rs).
 #![no_main]
 
 #[path = "../../tests/common/fuzz_checks.rs"]

@@ -1,5 +1,5 @@
 //! Fuzz target `filter_xor16`: the body is `check_xor16` in tests/common/fuzz_checks.rs,
-//! shared with the corpus replay test.
+//! shared with the corpus replay test (tests/fuzz_corpus_replay.rs).
 #![no_main]
 
 #[path = "../../tests/common/fuzz_checks.rs"]

@@ -1,5 +1,5 @@
 //! Fuzz target `version_edit`: the body is `check_version_edit` in tests/common/fuzz_checks.rs,
-//! shared with the corpus replay test.
+//! shared with the corpus replay test (tests/fuzz_corpus_replay.rs).
 #![no_main]
 
 #[path = "../../tests/common/fuzz_checks.rs"]

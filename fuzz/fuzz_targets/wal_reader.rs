@@ -1,5 +1,5 @@
 //! Fuzz target `wal_reader`: the body is `check_wal_reader` in tests/common/fuzz_checks.rs,
-//! shared with the corpus replay test.
+//! shared with the corpus replay test (tests/fuzz_corpus_replay.rs).
 #![no_main]
 
 #[path = "../../tests/common/fuzz_checks.rs"]

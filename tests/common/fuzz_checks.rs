@@ -16,8 +16,14 @@ use siftdb::filter::{
     BinaryFuse8, BinaryFuse16, BlockedBloom, Bloom, CountingBloom, CuckooFilter, Filter, Xor8, Xor16,
 };
 use siftdb::manifest::{VersionEdit, replay};
+use siftdb::table::block::Block;
+use siftdb::table::filter_block::TableFilter;
+use siftdb::table::index::Index;
+use siftdb::table::{Entry, Footer, MAX_SEQ, Table, TableProperties};
 use siftdb::wal::{LogEnd, RecordType, RecoveryMode, WalReader};
 use siftdb::{Error, WriteBatch};
+
+use bytes::Bytes;
 
 /// A check: arbitrary bytes in, whether they decoded out; panics on a broken invariant.
 pub type Check = fn(&[u8]) -> bool;
@@ -37,6 +43,12 @@ pub const TARGETS: &[(&str, Check)] = &[
     ("version_edit", check_version_edit),
     ("manifest_replay", check_manifest_replay),
     ("current_file", check_current_file),
+    ("table_block", check_table_block),
+    ("table_index", check_table_index),
+    ("table_footer", check_table_footer),
+    ("table_properties", check_table_properties),
+    ("table_filter_block", check_table_filter_block),
+    ("table_file", check_table_file),
 ];
 
 /// A decode failure must be typed corruption, never another kind of error.
@@ -217,26 +229,136 @@ pub fn check_manifest_replay(data: &[u8]) -> bool {
     true
 }
 
-/// Parses `data` as a CURRENT file. `read_current` only reads from a
-/// directory, so the bytes go through one scratch file per process.
-pub fn check_current_file(data: &[u8]) -> bool {
-    use siftdb::fs::{FileSystem, StdFs};
+/// A scratch directory for this process and thread: `read_current` and
+/// `Table::open` read files, not buffers.
+fn scratch_dir() -> std::path::PathBuf {
     use std::sync::OnceLock;
     static DIR: OnceLock<std::path::PathBuf> = OnceLock::new();
-    let dir = DIR.get_or_init(|| {
-        let d = std::env::temp_dir().join(format!("siftdb-fuzz-current-{}", std::process::id()));
-        std::fs::create_dir_all(&d).expect("scratch dir");
-        d
-    });
-    // Tests replaying in parallel threads need their own file.
+    let dir = DIR.get_or_init(|| std::env::temp_dir().join(format!("siftdb-fuzz-{}", std::process::id())));
+    // Tests replaying in parallel threads need their own files.
     let thread_dir = dir.join(format!("{:?}", std::thread::current().id()).replace(['(', ')'], ""));
-    let fs = StdFs;
-    fs.create_dir_all(&thread_dir).expect("scratch dir");
-    std::fs::write(thread_dir.join("CURRENT"), data).expect("write scratch CURRENT");
-    let Some(number) = expect_corruption(siftdb::manifest::read_current(&fs, &thread_dir)) else {
+    std::fs::create_dir_all(&thread_dir).expect("scratch dir");
+    thread_dir
+}
+
+/// Parses `data` as a CURRENT file.
+pub fn check_current_file(data: &[u8]) -> bool {
+    let dir = scratch_dir();
+    std::fs::write(dir.join("CURRENT"), data).expect("write scratch CURRENT");
+    let Some(number) = expect_corruption(siftdb::manifest::read_current(&siftdb::fs::StdFs, &dir)) else {
         return false;
     };
     let expected = format!("{}\n", siftdb::manifest::manifest_file_name(number));
     assert_eq!(data, expected.as_bytes(), "only a canonical manifest name parses");
     true
+}
+
+/// Keys to probe tables and blocks with: the seeds' keys and a few others.
+fn table_probe_keys() -> impl Iterator<Item = Vec<u8>> {
+    (0..40u32).map(|i| format!("key{i:04}").into_bytes()).chain([Vec::new(), vec![0xff; 9]])
+}
+
+/// Walks a block cursor to its end (bounded), then seeks to a few keys.
+fn walk_block(block: &Block) -> Result<usize, Error> {
+    let mut it = block.cursor();
+    it.seek_to_first()?;
+    let mut n = 0;
+    while it.valid() && n < 1 << 20 {
+        let _ = (it.key().len(), it.value().len());
+        it.advance()?;
+        n += 1;
+    }
+    for key in table_probe_keys().take(8) {
+        it.seek(&key, u64::MAX)?;
+        if it.valid() {
+            let _ = (it.key().len(), it.value().len());
+        }
+    }
+    Ok(n)
+}
+
+/// A data or index block's contents (trailer excluded): parse and walk.
+pub fn check_table_block(data: &[u8]) -> bool {
+    let Some(block) = expect_corruption(Block::new(Bytes::copy_from_slice(data))) else { return false };
+    expect_corruption(walk_block(&block)).is_some()
+}
+
+/// An index block's contents: every entry is checked at parse, so entries
+/// and lookups on a parsed index must not fail.
+pub fn check_table_index(data: &[u8]) -> bool {
+    let Some(index) = expect_corruption(Index::new(Bytes::copy_from_slice(data))) else { return false };
+    for i in 0..index.len() {
+        index.entry(i).expect("entries are checked at parse");
+    }
+    for key in table_probe_keys() {
+        if let Some((i, _)) = index.find(&key, u64::MAX).expect("entries are checked at parse") {
+            assert!(i < index.len());
+        }
+    }
+    true
+}
+
+/// A whole table file as the footer parser sees it: handles must end
+/// before the footer.
+pub fn check_table_footer(data: &[u8]) -> bool {
+    let Some(footer) = expect_corruption(Footer::decode(data)) else { return false };
+    let footer_at = (data.len() - 56) as u64;
+    for h in [footer.index, footer.filter, footer.properties] {
+        assert!(h.offset + h.size_with_trailer() <= footer_at || h.is_null(), "handle {h:?} past footer");
+    }
+    let mut again = data[..data.len() - 56].to_vec();
+    again.extend(footer.encode());
+    assert_eq!(Footer::decode(&again).expect("re-encoded footer"), footer);
+    true
+}
+
+/// A properties block's contents.
+pub fn check_table_properties(data: &[u8]) -> bool {
+    let Some(p) = expect_corruption(TableProperties::decode(data)) else { return false };
+    let again = TableProperties::decode(&p.encode()).expect("re-encoded properties decode");
+    assert_eq!(again, p);
+    true
+}
+
+/// A filter block's contents: decode, then probe.
+pub fn check_table_filter_block(data: &[u8]) -> bool {
+    let Some(f) = expect_corruption(TableFilter::decode(data)) else { return false };
+    for key in table_probe_keys() {
+        let _ = f.may_contain(siftdb::filter::hash_key(f.seed(), &key));
+    }
+    if let Some(fpr) = f.theoretical_fpr() {
+        assert!(fpr.is_nan() || (0.0..=1.0).contains(&fpr), "fpr {fpr}");
+    }
+    true
+}
+
+/// Opens arbitrary bytes as a table, then gets every probe key and
+/// iterates. Every read either succeeds or is `Corruption`, and iteration
+/// ends. (Order is not asserted: a crafted file with valid checksums may
+/// hold unsorted entries, which the reader does not promise to detect.)
+pub fn check_table_file(data: &[u8]) -> bool {
+    let path = scratch_dir().join("000001.sst");
+    std::fs::write(&path, data).expect("write scratch table");
+    let Some(table) = expect_corruption(Table::open(&siftdb::fs::StdFs, &path)) else { return false };
+    let mut clean = true;
+    for key in table_probe_keys() {
+        if let Some(lookup) = expect_corruption(table.get(&key, u64::MAX)) {
+            match lookup.entry {
+                Some(Entry::Value { seq, .. } | Entry::Tombstone { seq }) => assert!(seq <= MAX_SEQ),
+                None => {}
+            }
+        } else {
+            clean = false;
+        }
+    }
+    for (n, entry) in table.iter().enumerate() {
+        assert!(n < 1 << 22, "iteration does not end");
+        let Some(e) = expect_corruption(entry) else {
+            clean = false;
+            break;
+        };
+        assert!(e.seq <= MAX_SEQ);
+    }
+    let _ = table.filter_details();
+    clean
 }

@@ -10,8 +10,11 @@ use siftdb::filter::{
     BinaryFuse8, BinaryFuse16, BlockedBloom, Bloom, CountingBloom, CuckooFilter, FilterKind, Xor8, Xor16,
     hash_key,
 };
+use siftdb::fs::StdFs;
 use siftdb::manifest::{TableRecord, VersionEdit};
+use siftdb::table::{BlockHandle, Footer, Table, TableBuilder, TableOptions, ValueKind};
 use siftdb::wal::{RecordType, encode_record};
+use std::sync::Arc;
 
 /// `(target, seed file name, bytes)` for every seed.
 pub fn seeds() -> Vec<(&'static str, String, Vec<u8>)> {
@@ -56,7 +59,65 @@ pub fn seeds() -> Vec<(&'static str, String, Vec<u8>)> {
     out.push(("wal_reader", "manifest".into(), manifest));
     out.push(("current_file", "manifest1".into(), b"MANIFEST-000001\n".to_vec()));
     out.push(("current_file", "manifest123456789".into(), b"MANIFEST-123456789\n".to_vec()));
+    for (name, filter) in [
+        ("fuse8", FilterKind::BinaryFuse8),
+        ("bloom", FilterKind::Bloom { bits_per_key: 10.0 }),
+        ("xor16", FilterKind::Xor16),
+        ("nofilter", FilterKind::None),
+    ] {
+        let file = sample_table(filter);
+        let footer = Footer::decode(&file).unwrap();
+        let contents =
+            |h: BlockHandle| file[h.offset as usize..(h.offset + u64::from(h.size)) as usize].to_vec();
+        if filter != FilterKind::None {
+            out.push(("table_filter_block", name.into(), contents(footer.filter)));
+        }
+        if name == "fuse8" {
+            out.push(("table_index", "index".into(), contents(footer.index)));
+            out.push(("table_block", "index".into(), contents(footer.index)));
+            out.push(("table_properties", "properties".into(), contents(footer.properties)));
+            let first_data = BlockHandle { offset: 0, size: first_data_block_size(&file) };
+            out.push(("table_block", "data".into(), contents(first_data)));
+        }
+        out.push(("table_footer", name.into(), file.clone()));
+        out.push(("table_file", name.into(), file));
+    }
     out
+}
+
+/// The keys, sequence numbers and values of [`sample_table`], in order.
+pub fn sample_table_entries() -> Vec<(Vec<u8>, u64, ValueKind, Vec<u8>)> {
+    let mut entries = Vec::new();
+    for i in 0..24u32 {
+        let key = format!("key{i:04}").into_bytes();
+        if i % 5 == 0 {
+            entries.push((key.clone(), u64::from(i) + 100, ValueKind::Tombstone, Vec::new()));
+        }
+        entries.push((key, u64::from(i) + 1, ValueKind::Value, format!("value-{i}").into_bytes()));
+    }
+    entries
+}
+
+/// A small real table (several data blocks) with the given filter.
+pub fn sample_table(filter: FilterKind) -> Vec<u8> {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("000001.sst");
+    let opts =
+        TableOptions { block_bytes: 128, restart_interval: 4, filter, seed: 11, ..TableOptions::default() };
+    let mut b = TableBuilder::new(Arc::new(StdFs), &path, opts).unwrap();
+    for (key, seq, kind, value) in sample_table_entries() {
+        b.add(&key, seq, kind, &value).unwrap();
+    }
+    b.finish().unwrap();
+    std::fs::read(&path).unwrap()
+}
+
+/// Size of the first data block's contents: the index's first handle.
+fn first_data_block_size(file: &[u8]) -> u32 {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("000001.sst");
+    std::fs::write(&path, file).unwrap();
+    Table::open(&StdFs, &path).unwrap().data_block_handles().unwrap()[0].size
 }
 
 /// A few batches with their base sequence numbers, consecutive.
