@@ -12,12 +12,15 @@
 mod fuzz_seeds;
 
 use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::path::Path;
 
 use siftdb::filter::{
-    BinaryFuse8, BinaryFuse16, BlockedBloom, Bloom, CountingBloom, CuckooFilter, Filter, Xor8, Xor16,
-    hash_key,
+    BinaryFuse8, BinaryFuse16, BlockedBloom, Bloom, CountingBloom, CuckooFilter, Filter, FilterKind, Xor8,
+    Xor16, hash_key,
 };
+use siftdb::fs::StdFs;
 use siftdb::manifest::{VersionEdit, VersionSet, replay};
+use siftdb::table::{BlockHandle, Entry, Footer, Table, ValueKind};
 use siftdb::wal::{HEADER_LEN, RecordType, RecoveryMode, WalReader};
 use siftdb::{Error, WriteBatch};
 
@@ -67,8 +70,14 @@ impl Sweep {
     /// `Ok(true)` for a typed corruption, `Ok(false)` for an accepted
     /// correct outcome, `Err` for a wrong one.
     fn run(&mut self, name: &str, bytes: &[u8], judge: &Judge) {
-        let flips = (0..bytes.len()).flat_map(|byte| (0..8).map(move |bit| Damage::Flip { byte, bit }));
-        let cuts = (0..bytes.len()).map(|len| Damage::Truncate { len });
+        self.run_range(name, bytes, 0..bytes.len(), judge);
+    }
+
+    /// As [`Sweep::run`], for flips of the bytes in `range` and truncations
+    /// to the lengths in `range` only.
+    fn run_range(&mut self, name: &str, bytes: &[u8], range: std::ops::Range<usize>, judge: &Judge) {
+        let flips = range.clone().flat_map(|byte| (0..8).map(move |bit| Damage::Flip { byte, bit }));
+        let cuts = range.map(|len| Damage::Truncate { len });
         for damage in flips.chain(cuts) {
             self.trials += 1;
             let damaged = damage.apply(bytes);
@@ -273,6 +282,126 @@ fn filter_sweep() {
     filter_sweep!(sweep, hashes, sizes, BinaryFuse8, BinaryFuse8::build(&hashes).unwrap().encode());
     filter_sweep!(sweep, hashes, sizes, BinaryFuse16, BinaryFuse16::build(&hashes).unwrap().encode());
     sweep.finish("filters", trials_for(&sizes));
+}
+
+/// The newest entry of each key of the sample table, as `get` must return it.
+fn expected_newest() -> Vec<(Vec<u8>, u64, Option<Vec<u8>>)> {
+    let mut out: Vec<(Vec<u8>, u64, Option<Vec<u8>>)> = Vec::new();
+    for (key, seq, kind, value) in fuzz_seeds::sample_table_entries() {
+        if out.last().is_some_and(|(k, _, _)| *k == key) {
+            continue; // entries are newest first within a key
+        }
+        out.push((key, seq, (kind == ValueKind::Value).then_some(value)));
+    }
+    out
+}
+
+/// Opens a damaged table and reads every key and every entry. Returns
+/// whether any read reported corruption; `Err` for any wrong answer.
+fn judge_table(path: &Path, bytes: &[u8], filter_region: bool) -> Result<bool, String> {
+    std::fs::write(path, bytes).unwrap();
+    let table = match Table::open(&StdFs, path) {
+        Ok(t) => t,
+        Err(e) if e.is_corruption() => return Ok(true),
+        Err(e) => return Err(format!("open: non-corruption error {e}")),
+    };
+    if filter_region && !table.filter_dropped() {
+        return Err("a damaged filter block was not dropped".into());
+    }
+    let mut corrupt = false;
+    let mut saw = |e: Error, what: &str| -> Result<(), String> {
+        if filter_region {
+            return Err(format!("{what}: error with only the filter damaged: {e}"));
+        }
+        if e.is_corruption() {
+            corrupt = true;
+            Ok(())
+        } else {
+            Err(format!("{what}: non-corruption error {e}"))
+        }
+    };
+    for (key, seq, value) in expected_newest() {
+        match table.get(&key, u64::MAX) {
+            Ok(lookup) => {
+                let got = match lookup.entry {
+                    Some(Entry::Value { seq, value }) => Some((seq, Some(value.to_vec()))),
+                    Some(Entry::Tombstone { seq }) => Some((seq, None)),
+                    None => None,
+                };
+                if got != Some((seq, value.clone())) {
+                    return Err(format!("get {key:?}: {got:?}, want {:?}", (seq, value)));
+                }
+            }
+            Err(e) => saw(e, "get")?,
+        }
+    }
+    for absent in [b"key9999".as_slice(), b"", b"kez", b"key0003x"] {
+        match table.get(absent, u64::MAX) {
+            Ok(lookup) if lookup.entry.is_none() => {}
+            Ok(lookup) => return Err(format!("absent {absent:?} found: {:?}", lookup.entry)),
+            Err(e) => saw(e, "get absent")?,
+        }
+    }
+    let want = fuzz_seeds::sample_table_entries();
+    let mut n = 0;
+    for entry in &table {
+        match entry {
+            Ok(e) => {
+                let Some((key, seq, kind, value)) = want.get(n) else {
+                    return Err("iteration yields extra entries".into());
+                };
+                if (&e.user_key[..], e.seq, e.kind, &e.value[..]) != (&key[..], *seq, *kind, &value[..]) {
+                    return Err(format!("iteration entry {n} is wrong"));
+                }
+                n += 1;
+            }
+            Err(e) => {
+                saw(e, "iterate")?;
+                n = want.len(); // stopped loudly: not a silent loss
+                break;
+            }
+        }
+    }
+    if n != want.len() {
+        return Err(format!("iteration silently stopped after {n} of {} entries", want.len()));
+    }
+    Ok(corrupt)
+}
+
+#[test]
+fn table_sweep() {
+    // Each trial writes and maps a file: tmpfs keeps that cheap.
+    let shm = Path::new("/dev/shm");
+    let dir = if shm.is_dir() { tempfile::tempdir_in(shm) } else { tempfile::tempdir() }.unwrap();
+    let path = dir.path().join("000001.sst");
+    let mut total = 0;
+    let kinds = [FilterKind::BinaryFuse8, FilterKind::Bloom { bits_per_key: 10.0 }];
+    for filter in kinds {
+        let file = fuzz_seeds::sample_table(filter);
+        let footer = Footer::decode(&file).unwrap();
+        let block_end = |h: BlockHandle| usize::try_from(h.offset + h.size_with_trailer()).unwrap();
+        let start = |h: BlockHandle| usize::try_from(h.offset).unwrap();
+        let regions = [
+            ("data", 0, start(footer.index)),
+            ("index", start(footer.index), block_end(footer.index)),
+            ("filter", start(footer.filter), block_end(footer.filter)),
+            ("properties", start(footer.properties), block_end(footer.properties)),
+            ("footer", file.len() - 56, file.len()),
+        ];
+        let covered: usize = regions.iter().map(|(_, a, b)| b - a).sum();
+        assert_eq!(covered, file.len(), "regions tile the file");
+        for (region, from, to) in regions {
+            let mut sweep = Sweep::default();
+            let judge = |damage: Damage, bytes: &[u8]| {
+                judge_table(&path, bytes, region == "filter" && matches!(damage, Damage::Flip { .. }))
+            };
+            sweep.run_range(region, &file, from..to, &judge);
+            sweep.finish(&format!("table {filter} {region}"), 9 * (to - from));
+            total += 9 * (to - from);
+        }
+    }
+    eprintln!("table: {total} trials in all");
+    assert_eq!(total, kinds.iter().map(|&k| 9 * fuzz_seeds::sample_table(k).len()).sum::<usize>());
 }
 
 /// `HEADER_LEN` is the frame size the WAL fixtures assume; a change of
