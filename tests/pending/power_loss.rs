@@ -1,0 +1,235 @@
+//! Power loss and I/O errors, simulated by `FaultFs` under a real `Db`.
+//!
+//! - Sync mode: after a power loss (unsynced data dropped, or kept as a
+//!   random torn prefix), every acknowledged write is present, exactly.
+//! - Buffered mode: the recovered state is the state after some prefix of
+//!   the writes (no holes), and at least every write before the last
+//!   explicit `flush`.
+//! - An I/O error injected at the N-th create / write / sync / rename /
+//!   directory sync (for every N the workload reaches) reaches the caller;
+//!   once a write fails, no later write is acknowledged (`ReadOnly` until
+//!   reopened); after reopening, every acknowledged write is present and
+//!   the failed one is all-or-nothing.
+
+#[path = "common/workload.rs"]
+mod workload;
+
+use std::path::Path;
+use std::sync::Arc;
+
+use siftdb::fs::{CrashMode, FaultFs, FaultOp};
+use siftdb::{Db, Error, Options};
+use workload::{Model, Op};
+
+const KEYS: u64 = 40;
+
+fn scratch() -> tempfile::TempDir {
+    // fsync on tmpfs is free; the model, not the disk, decides durability.
+    let shm = Path::new("/dev/shm");
+    if shm.is_dir() { tempfile::tempdir_in(shm) } else { tempfile::tempdir() }.unwrap()
+}
+
+fn options(fs: &FaultFs, sync: bool) -> Options {
+    Options {
+        fs: Arc::new(fs.clone()),
+        sync,
+        memtable_bytes: 2048,
+        block_bytes: 256,
+        table_target_bytes: 4096,
+        base_level_bytes: 8192,
+        hash_salt: Some(0xFA17),
+        auto_compaction: true,
+        ..Options::default()
+    }
+}
+
+/// Simulates a power loss while `db` is running: the disk stops accepting
+/// anything (so neither the dying `Db`'s close nor its background threads
+/// can make more durable), the process goes away, the machine reboots.
+fn power_loss(fs: &FaultFs, db: Db, mode: CrashMode) {
+    fs.fail_after(FaultOp::Any, 0);
+    drop(db);
+    fs.crash(mode).unwrap();
+}
+
+fn crash_modes(seed: u64) -> [CrashMode; 2] {
+    [CrashMode::DropUnsynced, CrashMode::TornTails { seed }]
+}
+
+#[test]
+fn sync_mode_keeps_every_acknowledged_write() {
+    let ops = workload::ops(1, 240, KEYS, true);
+    let mut trials = 0;
+    for stop in (0..=ops.len()).step_by(20) {
+        for mode in crash_modes(stop as u64) {
+            let dir = scratch();
+            let fs = FaultFs::new();
+            let db = Db::open(dir.path(), options(&fs, true)).unwrap();
+            let mut model = Model::new();
+            for op in &ops[..stop] {
+                workload::run(&db, op).unwrap();
+                workload::apply(&mut model, op);
+            }
+            power_loss(&fs, db, mode);
+            let db = Db::open(dir.path(), options(&fs, true)).unwrap();
+            assert_eq!(workload::contents(&db, KEYS), model, "after {stop} ops, {mode:?}");
+            db.close().unwrap();
+            trials += 1;
+        }
+    }
+    eprintln!("sync power loss: {trials} trials, every acknowledged write present");
+}
+
+#[test]
+fn buffered_mode_recovers_a_prefix_without_holes() {
+    let ops = workload::ops(2, 240, KEYS, true);
+    // The model after each prefix of the ops.
+    let mut prefixes = vec![Model::new()];
+    for op in &ops {
+        let mut next = prefixes.last().unwrap().clone();
+        workload::apply(&mut next, op);
+        prefixes.push(next);
+    }
+    let mut lost_total = 0;
+    let mut trials = 0;
+    for stop in (0..=ops.len()).step_by(20) {
+        for mode in crash_modes(stop as u64 + 7) {
+            let dir = scratch();
+            let fs = FaultFs::new();
+            let db = Db::open(dir.path(), options(&fs, false)).unwrap();
+            let mut durable_floor = 0;
+            for (i, op) in ops[..stop].iter().enumerate() {
+                workload::run(&db, op).unwrap();
+                if matches!(op, Op::Flush) {
+                    durable_floor = i + 1;
+                }
+            }
+            power_loss(&fs, db, mode);
+            let db = Db::open(dir.path(), options(&fs, false)).unwrap();
+            let got = workload::contents(&db, KEYS);
+            // Several prefixes can leave equal states; take the longest.
+            let Some(recovered) = (0..=stop).rev().find(|&p| prefixes[p] == got) else {
+                panic!("after {stop} ops, {mode:?}: the recovered state is no prefix of the writes");
+            };
+            assert!(recovered >= durable_floor, "{mode:?}: recovered {recovered} ops, flushed {durable_floor}");
+            lost_total += stop - recovered;
+            db.close().unwrap();
+            trials += 1;
+        }
+    }
+    eprintln!("buffered power loss: {trials} trials, all prefixes; {lost_total} unsynced ops lost in all");
+}
+
+/// Runs the workload with the `n`-th operation of kind `op` failing once,
+/// checks what the caller saw, then reopens and checks what survived.
+/// Returns whether the fault was reached.
+fn fault_trial(ops: &[Op], kind: FaultOp, n: u64, sync: bool) -> bool {
+    let dir = scratch();
+    let fs = FaultFs::new();
+    let db = Db::open(dir.path(), options(&fs, sync)).unwrap();
+    fs.reset_counts();
+    // Transient: later operations succeed again, so only the Db's own
+    // bookkeeping can stop it acknowledging writes after the failure.
+    fs.fail_once_after(kind, n);
+    let mut model = Model::new();
+    let mut in_flight: Option<&Op> = None;
+    let mut failed = false;
+    for op in ops {
+        match workload::run(&db, op) {
+            Ok(()) => {
+                assert!(!failed, "{kind:?}#{n}: {op:?} acknowledged after a failure");
+                workload::apply(&mut model, op);
+            }
+            Err(e) => {
+                if failed {
+                    assert!(matches!(e, Error::ReadOnly(_)), "{kind:?}#{n}: after a failure got {e}");
+                } else {
+                    assert!(
+                        matches!(e, Error::Io(_) | Error::ReadOnly(_)),
+                        "{kind:?}#{n}: the first failure surfaced as {e}"
+                    );
+                    failed = true;
+                    in_flight = Some(op);
+                }
+            }
+        }
+    }
+    let reached = fs.counts().get(kind) > n;
+    if reached {
+        // The failed operation must reach the caller: a later write, flush,
+        // or close reports it.
+        let surfaced = failed || db.flush().is_err() || db.put(b"probe", b"p").is_err() || db.close().is_err();
+        assert!(surfaced, "{kind:?}#{n}: an injected failure never reached the caller");
+    }
+    drop(db);
+    fs.disable_faults();
+    fs.crash(CrashMode::DropUnsynced).unwrap();
+    let db = Db::open(dir.path(), options(&fs, sync)).unwrap();
+    let mut got = workload::contents(&db, KEYS);
+    got.remove(b"probe".as_slice());
+    if sync {
+        let mut with = model.clone();
+        if let Some(op) = in_flight {
+            workload::apply(&mut with, op);
+        }
+        assert!(got == model || got == with, "{kind:?}#{n}: recovered state lost an acknowledged write");
+    }
+    // Reopened, the database accepts writes again.
+    db.put(b"after", b"reopen").unwrap();
+    db.close().unwrap();
+    reached
+}
+
+#[test]
+fn every_injected_io_error_reaches_the_caller_and_loses_nothing() {
+    let ops = workload::ops(3, 60, KEYS, true);
+    let mut trials = 0;
+    for sync in [true, false] {
+        for kind in [FaultOp::Create, FaultOp::Write, FaultOp::Sync, FaultOp::Rename, FaultOp::SyncDir] {
+            // Count how many operations of this kind the workload makes.
+            let dir = scratch();
+            let fs = FaultFs::new();
+            let db = Db::open(dir.path(), options(&fs, sync)).unwrap();
+            fs.reset_counts();
+            for op in &ops {
+                workload::run(&db, op).unwrap();
+            }
+            let total = fs.counts().get(kind);
+            db.close().unwrap();
+            // Every N for small counts; a spread of them for large ones.
+            let step = (total / 40).max(1);
+            let mut n = 0;
+            while n < total {
+                fault_trial(&ops, kind, n, sync);
+                trials += 1;
+                n += step;
+            }
+        }
+    }
+    eprintln!("injected I/O errors: {trials} trials");
+    assert!(trials > 100, "the workload reached too few operations");
+}
+
+#[test]
+fn failed_fsync_makes_the_database_read_only_until_reopened() {
+    let dir = scratch();
+    let fs = FaultFs::new();
+    let db = Db::open(dir.path(), options(&fs, true)).unwrap();
+    db.put(b"before", b"1").unwrap();
+    fs.fail_once_after(FaultOp::Sync, 0);
+    let err = db.put(b"failed", b"2").unwrap_err();
+    assert!(matches!(err, Error::Io(_) | Error::ReadOnly(_)), "{err}");
+    // The disk works again, but the database must not trust it.
+    for _ in 0..3 {
+        assert!(matches!(db.put(b"later", b"3").unwrap_err(), Error::ReadOnly(_)));
+    }
+    assert_eq!(db.get(b"before").unwrap().as_deref(), Some(&b"1"[..]));
+    assert_eq!(db.get(b"later").unwrap(), None);
+    drop(db);
+    fs.crash(CrashMode::DropUnsynced).unwrap();
+    let db = Db::open(dir.path(), options(&fs, true)).unwrap();
+    assert_eq!(db.get(b"before").unwrap().as_deref(), Some(&b"1"[..]));
+    assert_eq!(db.get(b"later").unwrap(), None);
+    db.put(b"later", b"4").unwrap();
+    db.close().unwrap();
+}
