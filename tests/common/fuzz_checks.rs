@@ -12,6 +12,7 @@
 
 #![allow(dead_code, reason = "each fuzz target uses one check")]
 
+use siftdb::codec::seal;
 use siftdb::filter::{
     BinaryFuse8, BinaryFuse16, BlockedBloom, Bloom, CountingBloom, CuckooFilter, Filter, Xor8, Xor16,
 };
@@ -77,18 +78,30 @@ fn use_filter(f: &impl Filter) {
     assert!(fpr.is_nan() || (0.0..=1.0).contains(&fpr), "fpr {fpr}");
 }
 
+/// Runs `check` on `data` as given and again with a valid crc32 appended
+/// (`codec::seal`): a sealed format rejects almost every mutation at its
+/// checksum, so the second run is what reaches the parser behind it.
+/// Returns whether `data` itself decoded.
+fn with_resealed(data: &[u8], check: fn(&[u8]) -> bool) -> bool {
+    let _ = check(&seal(data.to_vec()));
+    check(data)
+}
+
 macro_rules! static_filter_check {
     ($name:ident, $ty:ty) => {
-        /// Decodes, queries, and checks that re-encoding is stable.
+        /// Decodes (as given and resealed), queries, and checks that
+        /// re-encoding is stable.
         pub fn $name(data: &[u8]) -> bool {
-            let Some(f) = expect_corruption(<$ty>::decode(data)) else { return false };
-            use_filter(&f);
-            let again = <$ty>::decode(&f.encode()).expect("a re-encoded filter decodes");
-            assert_eq!(again.encode(), f.encode(), "re-encoding is not stable");
-            for h in probes() {
-                assert_eq!(again.contains(h), f.contains(h));
-            }
-            true
+            with_resealed(data, |data| {
+                let Some(f) = expect_corruption(<$ty>::decode(data)) else { return false };
+                use_filter(&f);
+                let again = <$ty>::decode(&f.encode()).expect("a re-encoded filter decodes");
+                assert_eq!(again.encode(), f.encode(), "re-encoding is not stable");
+                for h in probes() {
+                    assert_eq!(again.contains(h), f.contains(h));
+                }
+                true
+            })
         }
     };
 }
@@ -100,17 +113,20 @@ static_filter_check!(check_binary_fuse16, BinaryFuse16);
 
 macro_rules! bloom_check {
     ($name:ident, $ty:ty) => {
-        /// Decodes, queries, then inserts: an inserted hash must be found.
+        /// Decodes (as given and resealed), queries, then inserts: an
+        /// inserted hash must be found.
         pub fn $name(data: &[u8]) -> bool {
-            let Some(mut f) = expect_corruption(<$ty>::decode(data)) else { return false };
-            use_filter(&f);
-            let again = <$ty>::decode(&f.encode()).expect("a re-encoded filter decodes");
-            assert_eq!(again.encode(), f.encode(), "re-encoding is not stable");
-            for h in probes().take(8) {
-                f.insert(h);
-                assert!(f.contains(h), "false negative after insert");
-            }
-            true
+            with_resealed(data, |data| {
+                let Some(mut f) = expect_corruption(<$ty>::decode(data)) else { return false };
+                use_filter(&f);
+                let again = <$ty>::decode(&f.encode()).expect("a re-encoded filter decodes");
+                assert_eq!(again.encode(), f.encode(), "re-encoding is not stable");
+                for h in probes().take(8) {
+                    f.insert(h);
+                    assert!(f.contains(h), "false negative after insert");
+                }
+                true
+            })
         }
     };
 }
@@ -118,8 +134,12 @@ macro_rules! bloom_check {
 bloom_check!(check_bloom, Bloom);
 bloom_check!(check_blocked_bloom, BlockedBloom);
 
-/// Decodes, queries, inserts and removes.
+/// Decodes (as given and resealed), queries, inserts and removes.
 pub fn check_counting_bloom(data: &[u8]) -> bool {
+    with_resealed(data, counting_bloom_once)
+}
+
+fn counting_bloom_once(data: &[u8]) -> bool {
     let Some(mut f) = expect_corruption(CountingBloom::decode(data)) else { return false };
     use_filter(&f);
     let again = CountingBloom::decode(&f.encode()).expect("a re-encoded filter decodes");
@@ -134,8 +154,12 @@ pub fn check_counting_bloom(data: &[u8]) -> bool {
     true
 }
 
-/// Decodes, queries, inserts (may be full) and removes.
+/// Decodes (as given and resealed), queries, inserts (may be full) and removes.
 pub fn check_cuckoo(data: &[u8]) -> bool {
+    with_resealed(data, cuckoo_once)
+}
+
+fn cuckoo_once(data: &[u8]) -> bool {
     let Some(mut f) = expect_corruption(CuckooFilter::decode(data)) else { return false };
     use_filter(&f);
     assert!(f.len() <= f.capacity() + f.stash_len() + f.num_buckets() * 8);
@@ -208,8 +232,13 @@ pub fn check_write_batch(data: &[u8]) -> bool {
     true
 }
 
-/// Decodes an edit; a decoded edit must survive a re-encode unchanged.
+/// Decodes an edit (as given and resealed); a decoded edit must survive a
+/// re-encode unchanged.
 pub fn check_version_edit(data: &[u8]) -> bool {
+    with_resealed(data, version_edit_once)
+}
+
+fn version_edit_once(data: &[u8]) -> bool {
     let Some(edit) = expect_corruption(VersionEdit::decode(data)) else { return false };
     let again = VersionEdit::decode(&edit.encode()).expect("a re-encoded edit decodes");
     assert_eq!(again, edit);
