@@ -258,16 +258,17 @@ pub fn check_manifest_replay(data: &[u8]) -> bool {
     true
 }
 
-/// A scratch directory for this process and thread: `read_current` and
-/// `Table::open` read files, not buffers.
+/// A scratch directory for this thread, removed when the thread ends:
+/// `read_current` and `Table::open` read files, not buffers.
 fn scratch_dir() -> std::path::PathBuf {
-    use std::sync::OnceLock;
-    static DIR: OnceLock<std::path::PathBuf> = OnceLock::new();
-    let dir = DIR.get_or_init(|| std::env::temp_dir().join(format!("siftdb-fuzz-{}", std::process::id())));
-    // Tests replaying in parallel threads need their own files.
-    let thread_dir = dir.join(format!("{:?}", std::thread::current().id()).replace(['(', ')'], ""));
-    std::fs::create_dir_all(&thread_dir).expect("scratch dir");
-    thread_dir
+    thread_local! {
+        static DIR: tempfile::TempDir = {
+            // tmpfs when there is one: the table target writes a file per input.
+            let shm = std::path::Path::new("/dev/shm");
+            if shm.is_dir() { tempfile::tempdir_in(shm) } else { tempfile::tempdir() }.expect("scratch dir")
+        };
+    }
+    DIR.with(|d| d.path().to_path_buf())
 }
 
 /// Parses `data` as a CURRENT file.
