@@ -16,11 +16,23 @@
     reason = "types like FilterKind read better than Kind at call sites"
 )]
 
+mod batch;
 pub mod codec;
+mod db;
 mod error;
 pub mod filter;
 pub mod fs;
+pub mod key;
+pub mod manifest;
+pub mod memtable;
 pub mod policy;
+pub mod table;
+pub mod wal;
 
+pub use batch::{BatchOp, WriteBatch};
+pub use db::{
+    Db, DbIter, LevelStats, MAX_KEY_BYTES, MAX_VALUE_BYTES, Options, Snapshot, Stats, options, stats,
+};
 pub use error::{Error, Result};
+pub use wal::RecoveryMode;
 pub use filter::FilterKind;

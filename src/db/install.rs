@@ -1,0 +1,48 @@
+//! Making a change to the set of tables durable and visible, in that order.
+//!
+//! Flush and compaction both end here: the manifest edit is appended and
+//! fsynced; only then is the new tree swapped in for readers, and only then
+//! are replaced tables marked for deletion (they are unlinked when the last
+//! reader lets go of them).
+
+use std::sync::Arc;
+
+use crate::Result;
+use crate::manifest::VersionEdit;
+
+use super::DbInner;
+use super::tree::{SuperVersion, TableFile, Tree};
+
+impl DbInner {
+    /// Applies `edit` to the manifest (durably) and then to the tree readers
+    /// see. `opened` are the tables the edit adds; `flushed_imm` drops the
+    /// oldest frozen memtable (whose contents the edit's table now holds).
+    ///
+    /// On failure the database turns read-only: the manifest's tail is
+    /// unknown, so no later edit may be appended after it.
+    pub(crate) fn install(&self, edit: &VersionEdit, opened: Vec<Arc<TableFile>>, flushed_imm: bool) -> Result<()> {
+        let mut manifest = self.manifest.lock();
+        let mut set = manifest.set.clone();
+        set.apply(edit)?;
+        if let Err(e) = manifest.writer.append(edit) {
+            drop(manifest);
+            self.fail(format!("manifest write failed: {e}"));
+            return Err(e);
+        }
+        manifest.set = set;
+        let mut sv = self.sv.write();
+        let mut tables = sv.tree.by_number();
+        for t in opened {
+            tables.insert(t.number(), t);
+        }
+        let tree = Tree::from_version(&manifest.set.version, &tables);
+        for (_, removed) in &edit.removed {
+            if let Some(t) = tables.get(removed) {
+                t.mark_obsolete();
+            }
+        }
+        let imm = if flushed_imm { sv.imm.get(1..).unwrap_or(&[]).to_vec() } else { sv.imm.clone() };
+        *sv = Arc::new(SuperVersion { mem: sv.mem.clone(), imm, tree: Arc::new(tree) });
+        Ok(())
+    }
+}

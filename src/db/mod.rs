@@ -1,0 +1,380 @@
+//! The database: [`Db`] and what it is configured and measured with.
+//!
+//! | file | concept |
+//! |---|---|
+//! | [`options`] | [`Options`] and the key/value limits |
+//! | `open/` | opening: directory checks, manifest and WAL recovery |
+//! | `write` | the write path: WAL, group commit, memtable rotation |
+//! | `read` | point lookups through memtables and tables |
+//! | `iter` | the merging iterator behind `range` and `prefix` |
+//! | `snapshot` | [`Snapshot`] and the live-snapshot registry |
+//! | `flush` | memtable → level-0 table, and the background thread |
+//! | `tree` | the in-memory tree of open tables ([`SuperVersion`](tree::SuperVersion)) |
+//! | [`stats`] | [`Stats`] and the live counters |
+//! | `lock` | the `LOCK` file |
+//!
+//! Lock order (never taken in the other direction): `write` → `manifest` →
+//! `sv`. The background threads never take `write`.
+
+mod flush;
+mod install;
+mod iter;
+mod lock;
+mod open;
+pub mod options;
+mod read;
+mod snapshot;
+pub mod stats;
+mod tree;
+mod write;
+
+use std::fmt;
+use std::ops::RangeBounds;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+use bytes::Bytes;
+use crossbeam_channel::Sender;
+use parking_lot::{Condvar, Mutex, RwLock};
+
+pub use iter::DbIter;
+pub use options::{MAX_KEY_BYTES, MAX_VALUE_BYTES, Options};
+pub use snapshot::Snapshot;
+pub use stats::{LevelStats, Stats};
+
+use crate::batch::WriteBatch;
+use crate::fs::FileSystem;
+use crate::key::SeqNo;
+use crate::manifest::{ManifestWriter, VersionSet};
+use crate::policy::TreeShape;
+use crate::{Error, Result};
+use lock::DirLock;
+use snapshot::SnapshotList;
+use stats::Counters;
+use tree::{SuperVersion, Tree};
+use write::WriteState;
+
+/// What the background threads are asked to do.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum BgSignal {
+    /// Work may be waiting.
+    Wake,
+    /// Exit.
+    Shutdown,
+}
+
+/// The manifest writer and the state it has made durable.
+#[derive(Debug)]
+pub(crate) struct ManifestState {
+    pub writer: ManifestWriter,
+    pub set: VersionSet,
+}
+
+/// State shared by every handle, snapshot and iterator of one database.
+pub(crate) struct DbInner {
+    pub dir: PathBuf,
+    pub opts: Options,
+    pub fs: Arc<dyn FileSystem>,
+    /// The seed of every table filter (from the manifest).
+    pub salt: u64,
+    lock: Mutex<Option<DirLock>>,
+    pub write: Mutex<WriteState>,
+    /// Serialises WAL fsyncs so that one covers every writer queued behind it.
+    pub sync_serial: Mutex<()>,
+    /// Logical WAL bytes (summed over every WAL of this session) known durable.
+    pub synced_upto: AtomicU64,
+    /// The newest sequence number readers may see.
+    pub visible_seq: AtomicU64,
+    pub sv: RwLock<Arc<SuperVersion>>,
+    pub manifest: Mutex<ManifestState>,
+    pub next_file: AtomicU64,
+    pub counters: Counters,
+    pub snapshots: SnapshotList,
+    /// Why the database turned read-only, if it did.
+    failure: Mutex<Option<String>>,
+    pub closed: AtomicBool,
+    /// Notified whenever background work finishes or fails.
+    pub bg_changed: Condvar,
+    pub bg_mutex: Mutex<()>,
+    pub flush_tx: Sender<BgSignal>,
+    pub compact_tx: Sender<BgSignal>,
+}
+
+impl fmt::Debug for DbInner {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("DbInner").field("dir", &self.dir).finish_non_exhaustive()
+    }
+}
+
+impl DbInner {
+    /// The newest sequence number a reader may see.
+    pub fn visible_seq(&self) -> SeqNo {
+        self.visible_seq.load(Ordering::Acquire)
+    }
+
+    pub fn current(&self) -> Arc<SuperVersion> {
+        Arc::clone(&self.sv.read())
+    }
+
+    pub fn allocate_file_number(&self) -> u64 {
+        self.next_file.fetch_add(1, Ordering::SeqCst)
+    }
+
+    /// Turns the database read-only; the first reason sticks.
+    pub fn fail(&self, why: impl fmt::Display) {
+        let mut failure = self.failure.lock();
+        if failure.is_none() {
+            *failure = Some(why.to_string());
+        }
+        drop(failure);
+        self.notify_bg();
+    }
+
+    /// `Closed` or `ReadOnly` if writes are refused.
+    pub fn check_writable(&self) -> Result<()> {
+        if self.closed.load(Ordering::Acquire) {
+            return Err(Error::Closed);
+        }
+        match &*self.failure.lock() {
+            Some(why) => Err(Error::ReadOnly(why.clone())),
+            None => Ok(()),
+        }
+    }
+
+    pub fn check_open(&self) -> Result<()> {
+        if self.closed.load(Ordering::Acquire) { Err(Error::Closed) } else { Ok(()) }
+    }
+
+    pub fn wake_compaction(&self) {
+        let _ = self.compact_tx.send(BgSignal::Wake);
+    }
+
+    pub fn notify_bg(&self) {
+        let _guard = self.bg_mutex.lock();
+        self.bg_changed.notify_all();
+    }
+
+    /// Waits (briefly) for background progress.
+    pub fn wait_bg(&self, timeout: Duration) {
+        let mut guard = self.bg_mutex.lock();
+        let _ = self.bg_changed.wait_for(&mut guard, timeout);
+    }
+
+    /// The shape of the tree as the filter policy sees it: entries per level,
+    /// with empty levels counted as one so that a young tree still gets a
+    /// sensible plan.
+    #[expect(clippy::cast_precision_loss, reason = "key counts feed a floating-point model")]
+    pub fn shape(&self, tree: &Tree) -> TreeShape {
+        let mut keys: Vec<f64> = tree.level_keys().iter().map(|&k| (k.max(1)) as f64).collect();
+        keys.resize(self.opts.max_levels, 1.0);
+        keys.truncate(self.opts.max_levels);
+        TreeShape::from_level_keys(keys)
+    }
+
+    fn release_lock(&self) {
+        self.lock.lock().take();
+    }
+}
+
+/// Owns the background threads; dropping the last `Db` clone stops them.
+struct Workers {
+    inner: Arc<DbInner>,
+    threads: Mutex<Vec<JoinHandle<()>>>,
+}
+
+impl Workers {
+    fn stop(&self) {
+        let _ = self.inner.flush_tx.send(BgSignal::Shutdown);
+        let _ = self.inner.compact_tx.send(BgSignal::Shutdown);
+        self.inner.notify_bg();
+        let threads = std::mem::take(&mut *self.threads.lock());
+        for t in threads {
+            let _ = t.join();
+        }
+    }
+}
+
+impl Drop for Workers {
+    fn drop(&mut self) {
+        // Dropping without close() is a close whose errors nobody can see;
+        // every acknowledged write is already in the WAL either way.
+        let _ = close_inner(&self.inner, self);
+    }
+}
+
+fn close_inner(inner: &DbInner, workers: &Workers) -> Result<()> {
+    if inner.closed.swap(true, Ordering::AcqRel) {
+        return Ok(());
+    }
+    workers.stop();
+    let result = if inner.failure.lock().is_none() { inner.write.lock().wal.sync() } else { Ok(()) };
+    inner.release_lock();
+    result
+}
+
+/// An open database. Cheap to clone; every clone is the same database, and
+/// it is `Send + Sync`, so threads may share one through clones or an `Arc`.
+///
+/// ```
+/// # let dir = tempfile::tempdir().unwrap();
+/// let db = siftdb::Db::open(dir.path(), siftdb::Options::default())?;
+/// db.put(b"user:1", b"ada")?;
+/// db.put(b"user:2", b"grace")?;
+/// assert_eq!(db.get(b"user:1")?.as_deref(), Some(&b"ada"[..]));
+/// let users: Vec<_> = db.prefix(b"user:").collect::<Result<_, _>>()?;
+/// assert_eq!(users.len(), 2);
+/// db.close()?;
+/// # Ok::<(), siftdb::Error>(())
+/// ```
+#[derive(Clone)]
+pub struct Db {
+    inner: Arc<DbInner>,
+    workers: Arc<Workers>,
+}
+
+impl fmt::Debug for Db {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Db").field("dir", &self.inner.dir).finish_non_exhaustive()
+    }
+}
+
+impl Db {
+    /// Opens the database in directory `path`, creating it if missing.
+    ///
+    /// # Errors
+    /// - `InvalidArgument` if `path` is a file, or a non-empty directory that
+    ///   is not a siftdb database (nothing is changed then), or for bad options.
+    /// - `Locked` if another `Db` has it open.
+    /// - `Corruption` naming the file for a damaged manifest, a missing or
+    ///   damaged table, or (with strict recovery) a damaged WAL record.
+    /// - `Io` from the file system.
+    pub fn open(path: impl AsRef<Path>, opts: Options) -> Result<Db> {
+        let (inner, flush_rx, compact_rx) = open::open(path.as_ref(), opts)?;
+        let threads = flush::spawn_workers(&inner, flush_rx, compact_rx)?;
+        let workers = Arc::new(Workers { inner: Arc::clone(&inner), threads: Mutex::new(threads) });
+        Ok(Db { inner, workers })
+    }
+
+    /// The database directory.
+    #[must_use]
+    pub fn path(&self) -> &Path {
+        &self.inner.dir
+    }
+
+    /// The options the database was opened with.
+    #[must_use]
+    pub fn options(&self) -> &Options {
+        &self.inner.opts
+    }
+
+    /// The salt of every table filter's key hash.
+    #[must_use]
+    pub fn hash_salt(&self) -> u64 {
+        self.inner.salt
+    }
+
+    /// Sets `key` to `value`.
+    ///
+    /// # Errors
+    /// `InvalidArgument` for an oversize key or value; `ReadOnly` after an
+    /// earlier write failure; `Closed`; `Io` if the WAL write (or, with
+    /// `sync`, its fsync) fails, after which the database is read-only.
+    pub fn put(&self, key: &[u8], value: &[u8]) -> Result<()> {
+        let mut batch = WriteBatch::new();
+        batch.put(key, value);
+        self.write(batch)
+    }
+
+    /// Removes `key` (a no-op if absent).
+    ///
+    /// # Errors
+    /// As [`Db::put`].
+    pub fn delete(&self, key: &[u8]) -> Result<()> {
+        let mut batch = WriteBatch::new();
+        batch.delete(key);
+        self.write(batch)
+    }
+
+    /// Applies every op of `batch` atomically: after a crash, all or none of
+    /// it is present, and no reader sees part of it.
+    ///
+    /// # Errors
+    /// As [`Db::put`]; nothing of the batch is applied on error.
+    pub fn write(&self, batch: WriteBatch) -> Result<()> {
+        self.inner.write_batch(&batch)
+    }
+
+    /// The value of `key`, if any.
+    ///
+    /// # Errors
+    /// `Corruption` or `Io` from a table read; `Closed`.
+    pub fn get(&self, key: &[u8]) -> Result<Option<Bytes>> {
+        self.inner.get_at(key, self.inner.visible_seq())
+    }
+
+    /// Key-value pairs with keys in `range`, ascending.
+    ///
+    /// ```
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// # let db = siftdb::Db::open(dir.path(), siftdb::Options::default()).unwrap();
+    /// for k in [b"a", b"b", b"c"] { db.put(k, b"v").unwrap(); }
+    /// let keys: Vec<_> = db.range(b"a".as_slice()..b"c".as_slice()).map(|r| r.unwrap().0).collect();
+    /// assert_eq!(keys, [&b"a"[..], &b"b"[..]]);
+    /// ```
+    pub fn range<'a, R: RangeBounds<&'a [u8]>>(&self, range: R) -> DbIter {
+        DbIter::new(&self.inner, iter::owned_bounds(&range), self.inner.visible_seq())
+    }
+
+    /// Key-value pairs whose key starts with `prefix`, ascending.
+    pub fn prefix(&self, prefix: &[u8]) -> DbIter {
+        DbIter::new(&self.inner, iter::prefix_bounds(prefix), self.inner.visible_seq())
+    }
+
+    /// A consistent read-only view as of now.
+    #[must_use]
+    pub fn snapshot(&self) -> Snapshot {
+        Snapshot::new(Arc::clone(&self.inner))
+    }
+
+    /// Freezes the memtable and writes it to a level-0 table; returns once
+    /// the table and the manifest edit naming it are durable. Every write
+    /// acknowledged before the call is then in a table.
+    ///
+    /// # Errors
+    /// `ReadOnly` if the database failed earlier or the flush fails; `Io`.
+    pub fn flush(&self) -> Result<()> {
+        self.inner.flush_and_wait()
+    }
+
+    /// Makes every acknowledged write durable (fsyncs the WAL).
+    ///
+    /// # Errors
+    /// `Io` if the fsync fails (the database is then read-only).
+    pub fn sync(&self) -> Result<()> {
+        self.inner.sync_wal()
+    }
+
+    /// A snapshot of the counters and the shape of the tree.
+    #[must_use]
+    pub fn stats(&self) -> Stats {
+        self.inner.stats()
+    }
+
+    /// Stops background work, syncs the WAL and releases the lock. Dropping
+    /// the last clone does the same, ignoring errors. Later calls on any
+    /// clone return `Closed`.
+    ///
+    /// # Errors
+    /// `Io` if the final fsync fails.
+    pub fn close(&self) -> Result<()> {
+        close_inner(&self.inner, &self.workers)
+    }
+}
+
+/// Placeholder until compaction lands: waits for shutdown.
+pub(crate) fn compact_loop(_db: &DbInner, rx: &crossbeam_channel::Receiver<BgSignal>) {
+    while let Ok(BgSignal::Wake) = rx.recv() {}
+}
