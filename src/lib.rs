@@ -18,6 +18,7 @@
 
 mod batch;
 pub mod codec;
+mod compaction;
 mod db;
 mod error;
 pub mod filter;
@@ -31,8 +32,9 @@ pub mod wal;
 
 pub use batch::{BatchOp, WriteBatch};
 pub use db::{
-    Db, DbIter, LevelStats, MAX_KEY_BYTES, MAX_VALUE_BYTES, Options, Snapshot, Stats, options, stats,
+    Db, DbIter, LevelStats, MAX_KEY_BYTES, MAX_VALUE_BYTES, Options, Snapshot, Stats, TableInfo, options,
+    stats,
 };
 pub use error::{Error, Result};
-pub use wal::RecoveryMode;
 pub use filter::FilterKind;
+pub use wal::RecoveryMode;

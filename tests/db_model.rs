@@ -22,6 +22,7 @@ enum Op {
     SnapshotGet(usize, Vec<u8>),
     SnapshotScan(usize),
     Flush,
+    Compact,
     Reopen,
 }
 
@@ -45,6 +46,7 @@ fn op() -> impl Strategy<Value = Op> {
         2 => (any::<usize>(), key()).prop_map(|(i, k)| Op::SnapshotGet(i, k)),
         1 => any::<usize>().prop_map(Op::SnapshotScan),
         1 => Just(Op::Flush),
+        1 => Just(Op::Compact),
         1 => Just(Op::Reopen),
     ]
 }
@@ -56,6 +58,18 @@ fn options() -> Options {
         block_bytes: 64,
         filter_policy: siftdb::policy::FilterPolicy::per_level(vec![]),
         ..Options::default()
+    }
+}
+
+/// Sizes so small that a few hundred writes build five or six levels.
+fn deep_options() -> Options {
+    Options {
+        l0_compaction_trigger: 2,
+        base_level_bytes: 200,
+        level_size_ratio: 2,
+        table_target_bytes: 150,
+        max_levels: 6,
+        ..options()
     }
 }
 
@@ -74,9 +88,10 @@ fn model_range(m: &Model, lo: Bound<&[u8]>, hi: Bound<&[u8]>) -> Vec<(Vec<u8>, V
         .collect()
 }
 
-fn run(ops: Vec<Op>) {
+fn run(ops: Vec<Op>, options: fn() -> Options) -> usize {
     let dir = tempfile::tempdir().unwrap();
     let mut db = Db::open(dir.path(), options()).unwrap();
+    let mut deepest = 0;
     let mut model = Model::new();
     let mut snaps: Vec<(siftdb::Snapshot, Model)> = Vec::new();
     for op in ops {
@@ -109,14 +124,19 @@ fn run(ops: Vec<Op>) {
                 assert_eq!(db.get(&k).unwrap().map(|v| v.to_vec()), model.get(&k).cloned(), "get {k:?}");
             }
             Op::Range(a, b, inclusive) => {
-                let hi = if inclusive { Bound::Included(b.as_slice()) } else { Bound::Excluded(b.as_slice()) };
+                let hi =
+                    if inclusive { Bound::Included(b.as_slice()) } else { Bound::Excluded(b.as_slice()) };
                 let want = if a > b { Vec::new() } else { model_range(&model, Bound::Included(&a), hi) };
-                let got = if a > b { Vec::new() } else { pairs(db.range((Bound::Included(a.as_slice()), hi))) };
+                let got =
+                    if a > b { Vec::new() } else { pairs(db.range((Bound::Included(a.as_slice()), hi))) };
                 assert_eq!(got, want, "range {a:?}..{b:?}");
             }
             Op::Prefix(p) => {
-                let want: Vec<_> =
-                    model.iter().filter(|(k, _)| k.starts_with(&p)).map(|(k, v)| (k.clone(), v.clone())).collect();
+                let want: Vec<_> = model
+                    .iter()
+                    .filter(|(k, _)| k.starts_with(&p))
+                    .map(|(k, v)| (k.clone(), v.clone()))
+                    .collect();
                 assert_eq!(pairs(db.prefix(&p)), want, "prefix {p:?}");
             }
             Op::Snapshot => snaps.push((db.snapshot(), model.clone())),
@@ -133,6 +153,10 @@ fn run(ops: Vec<Op>) {
                 }
             }
             Op::Flush => db.flush().unwrap(),
+            Op::Compact => {
+                db.compact().unwrap();
+                deepest = deepest.max(db.tables().iter().map(|t| t.level).max().unwrap_or(0));
+            }
             Op::Reopen => {
                 snaps.clear();
                 db.close().unwrap();
@@ -142,12 +166,34 @@ fn run(ops: Vec<Op>) {
         }
     }
     assert_eq!(pairs(db.range(..)), model_range(&model, Bound::Unbounded, Bound::Unbounded));
+    deepest.max(db.tables().iter().map(|t| t.level).max().unwrap_or(0))
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 32, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: 24, ..ProptestConfig::default() })]
     #[test]
     fn db_matches_btreemap(ops in prop::collection::vec(op(), 1..150)) {
-        run(ops);
+        run(ops, options);
     }
+
+    #[test]
+    fn deep_tree_with_compactions_matches_btreemap(ops in prop::collection::vec(op(), 1..300)) {
+        run(ops, deep_options);
+    }
+}
+
+/// The deep configuration really does build deep trees (so the model test
+/// above exercises compaction into every level).
+#[test]
+fn deep_options_build_five_levels() {
+    let mut ops = Vec::new();
+    for i in 0..3000u32 {
+        let k = format!("{:04}", (i * 7919) % 1500).into_bytes();
+        ops.push(Op::Put(k, vec![b'v'; 20]));
+        if i % 500 == 499 {
+            ops.push(Op::Compact);
+        }
+    }
+    let deepest = run(ops, deep_options);
+    assert!(deepest >= 4, "deepest level {deepest}");
 }

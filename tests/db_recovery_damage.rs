@@ -91,9 +91,9 @@ fn mid_log_damage_is_corruption_when_strict_and_a_stop_in_point_in_time() {
 fn damaged_manifest_is_corruption_naming_it() {
     let dir = tempfile::tempdir().unwrap();
     ten_puts(dir.path());
-    let manifest = files_ending(dir.path(), "").into_iter().find(|p| {
-        p.file_name().unwrap().to_string_lossy().starts_with("MANIFEST-")
-    });
+    let manifest = files_ending(dir.path(), "")
+        .into_iter()
+        .find(|p| p.file_name().unwrap().to_string_lossy().starts_with("MANIFEST-"));
     let manifest = manifest.unwrap();
     let mut bytes = std::fs::read(&manifest).unwrap();
     let mid = bytes.len() / 2;

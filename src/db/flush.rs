@@ -43,7 +43,7 @@ pub(crate) fn spawn_workers(
     threads.push(
         std::thread::Builder::new()
             .name("siftdb-compact".into())
-            .spawn(move || super::compact_loop(&db, &compact_rx))
+            .spawn(move || crate::compaction::compact_loop(&db, &compact_rx))
             .map_err(Error::Io)?,
     );
     Ok(threads)
@@ -55,7 +55,10 @@ fn flush_loop(db: &DbInner, rx: &Receiver<BgSignal>) {
             // A panic here would leave writers waiting for a flush that never
             // comes; turn it into a failure they can see instead.
             match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| db.flush_oldest())) {
-                Ok(Ok(true)) => db.notify_bg(),
+                Ok(Ok(true)) => {
+                    db.notify_bg();
+                    db.wake_compaction();
+                }
                 Ok(Ok(false)) => break,
                 Ok(Err(e)) => {
                     db.fail(format!("flush failed: {e}"));
@@ -120,6 +123,12 @@ impl DbInner {
                 _ => break,
             }
         }
+        self.finish_table(number, builder)
+    }
+
+    /// Finishes (publishes) a table and opens it.
+    pub(crate) fn finish_table(&self, number: u64, builder: TableBuilder) -> Result<TableFile> {
+        let path = self.dir.join(table_file_name(number));
         let meta = builder.finish()?;
         let table = Table::open(&*self.fs, &path).map_err(|e| e.at_file(&path, 0))?;
         let record = TableRecord {

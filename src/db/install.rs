@@ -20,7 +20,12 @@ impl DbInner {
     ///
     /// On failure the database turns read-only: the manifest's tail is
     /// unknown, so no later edit may be appended after it.
-    pub(crate) fn install(&self, edit: &VersionEdit, opened: Vec<Arc<TableFile>>, flushed_imm: bool) -> Result<()> {
+    pub(crate) fn install(
+        &self,
+        edit: &VersionEdit,
+        opened: Vec<Arc<TableFile>>,
+        flushed_imm: bool,
+    ) -> Result<()> {
         let mut manifest = self.manifest.lock();
         let mut set = manifest.set.clone();
         set.apply(edit)?;

@@ -65,7 +65,12 @@ impl MemSource {
     fn fill(&mut self, key: &[u8], seq: SeqNo, inclusive: bool) {
         let chunk = self.mem.chunk_from(key, seq, inclusive, MEM_CHUNK);
         self.done = chunk.len() < MEM_CHUNK;
-        self.buf.extend(chunk.into_iter().map(|e| Version { key: e.key, seq: e.seq, kind: e.kind, value: e.value }));
+        self.buf.extend(chunk.into_iter().map(|e| Version {
+            key: e.key,
+            seq: e.seq,
+            kind: e.kind,
+            value: e.value,
+        }));
     }
 }
 
@@ -174,12 +179,18 @@ impl std::fmt::Debug for DbIter {
 }
 
 impl DbIter {
-    pub(crate) fn new(inner: &DbInner, (start, end): (Bound<Bytes>, Bound<Bytes>), snapshot: SeqNo) -> DbIter {
+    /// An iterator as of `snapshot`, or (`None`) of the newest visible
+    /// write, read after the sources are fixed (see `DbInner::get_at`).
+    pub(crate) fn new(
+        inner: &DbInner,
+        (start, end): (Bound<Bytes>, Bound<Bytes>),
+        snapshot: Option<SeqNo>,
+    ) -> DbIter {
         let mut it = DbIter {
             sources: Vec::new(),
             start,
             end,
-            snapshot,
+            snapshot: snapshot.unwrap_or(0),
             last_key: None,
             done: false,
             error: None,
@@ -187,6 +198,7 @@ impl DbIter {
         if let Err(e) = inner.check_open().and_then(|()| it.build(inner)) {
             it.error = Some(e);
         }
+        it.snapshot = snapshot.unwrap_or_else(|| inner.visible_seq());
         it
     }
 

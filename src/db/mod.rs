@@ -17,15 +17,16 @@
 //! `sv`. The background threads never take `write`.
 
 mod flush;
+mod info;
 mod install;
-mod iter;
+pub(crate) mod iter;
 mod lock;
 mod open;
 pub mod options;
 mod read;
 mod snapshot;
 pub mod stats;
-mod tree;
+pub(crate) mod tree;
 mod write;
 
 use std::fmt;
@@ -40,6 +41,7 @@ use bytes::Bytes;
 use crossbeam_channel::Sender;
 use parking_lot::{Condvar, Mutex, RwLock};
 
+pub use info::TableInfo;
 pub use iter::DbIter;
 pub use options::{MAX_KEY_BYTES, MAX_VALUE_BYTES, Options};
 pub use snapshot::Snapshot;
@@ -90,6 +92,8 @@ pub(crate) struct DbInner {
     pub visible_seq: AtomicU64,
     pub sv: RwLock<Arc<SuperVersion>>,
     pub manifest: Mutex<ManifestState>,
+    /// Held while a compaction runs; holds each level's round-robin cursor.
+    pub compaction: Mutex<Vec<Vec<u8>>>,
     pub next_file: AtomicU64,
     pub counters: Counters,
     pub snapshots: SnapshotList,
@@ -312,7 +316,7 @@ impl Db {
     /// # Errors
     /// `Corruption` or `Io` from a table read; `Closed`.
     pub fn get(&self, key: &[u8]) -> Result<Option<Bytes>> {
-        self.inner.get_at(key, self.inner.visible_seq())
+        self.inner.get_at(key, None)
     }
 
     /// Key-value pairs with keys in `range`, ascending.
@@ -325,12 +329,12 @@ impl Db {
     /// assert_eq!(keys, [&b"a"[..], &b"b"[..]]);
     /// ```
     pub fn range<'a, R: RangeBounds<&'a [u8]>>(&self, range: R) -> DbIter {
-        DbIter::new(&self.inner, iter::owned_bounds(&range), self.inner.visible_seq())
+        DbIter::new(&self.inner, iter::owned_bounds(&range), None)
     }
 
     /// Key-value pairs whose key starts with `prefix`, ascending.
     pub fn prefix(&self, prefix: &[u8]) -> DbIter {
-        DbIter::new(&self.inner, iter::prefix_bounds(prefix), self.inner.visible_seq())
+        DbIter::new(&self.inner, iter::prefix_bounds(prefix), None)
     }
 
     /// A consistent read-only view as of now.
@@ -357,6 +361,16 @@ impl Db {
         self.inner.sync_wal()
     }
 
+    /// Compacts until every level is within its target size and level 0 is
+    /// below its trigger, then returns. Runs on the calling thread (one
+    /// compaction at a time: it waits for a background one to finish).
+    ///
+    /// # Errors
+    /// `ReadOnly` if the database failed earlier or a compaction fails; `Io`.
+    pub fn compact(&self) -> Result<()> {
+        self.inner.compact_all()
+    }
+
     /// A snapshot of the counters and the shape of the tree.
     #[must_use]
     pub fn stats(&self) -> Stats {
@@ -372,9 +386,4 @@ impl Db {
     pub fn close(&self) -> Result<()> {
         close_inner(&self.inner, &self.workers)
     }
-}
-
-/// Placeholder until compaction lands: waits for shutdown.
-pub(crate) fn compact_loop(_db: &DbInner, rx: &crossbeam_channel::Receiver<BgSignal>) {
-    while let Ok(BgSignal::Wake) = rx.recv() {}
 }

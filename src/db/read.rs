@@ -19,10 +19,15 @@ use super::stats::{LevelCounters, bump};
 use super::tree::TableFile;
 
 impl DbInner {
-    pub(crate) fn get_at(&self, key: &[u8], snapshot: SeqNo) -> Result<Option<Bytes>> {
+    /// Looks `key` up as of `snapshot`, or of the newest visible write when
+    /// `None`. The newest visible sequence number is read *after* the tree:
+    /// a compaction only drops versions shadowed at or below the visible
+    /// sequence number of its time, which is then at most ours.
+    pub(crate) fn get_at(&self, key: &[u8], snapshot: Option<SeqNo>) -> Result<Option<Bytes>> {
         self.check_open()?;
         bump(&self.counters.gets, 1);
         let sv = self.current();
+        let snapshot = snapshot.unwrap_or_else(|| self.visible_seq());
         let mems = std::iter::once(&sv.mem).chain(sv.imm.iter().rev());
         for m in mems {
             if let Some(e) = m.mem.get(key, snapshot) {

@@ -50,11 +50,6 @@ impl SnapshotList {
             }
         }
     }
-
-    /// Sorted sequence numbers of live snapshots.
-    pub fn live(&self) -> Vec<SeqNo> {
-        self.seqs.lock().keys().copied().collect()
-    }
 }
 
 /// A consistent view of the database as of the moment it was taken.
@@ -98,17 +93,17 @@ impl Snapshot {
     /// # Errors
     /// `Corruption` or `Io` from a table read.
     pub fn get(&self, key: &[u8]) -> Result<Option<Bytes>> {
-        self.inner.get_at(key, self.seq)
+        self.inner.get_at(key, Some(self.seq))
     }
 
     /// Key-value pairs in `range`, ascending, as of this snapshot.
     pub fn range<'a, R: RangeBounds<&'a [u8]>>(&self, range: R) -> DbIter {
-        DbIter::new(&self.inner, super::iter::owned_bounds(&range), self.seq)
+        DbIter::new(&self.inner, super::iter::owned_bounds(&range), Some(self.seq))
     }
 
     /// Key-value pairs whose key starts with `prefix`, ascending, as of this snapshot.
     pub fn prefix(&self, prefix: &[u8]) -> DbIter {
-        DbIter::new(&self.inner, super::iter::prefix_bounds(prefix), self.seq)
+        DbIter::new(&self.inner, super::iter::prefix_bounds(prefix), Some(self.seq))
     }
 }
 

@@ -65,7 +65,9 @@ impl LevelStats {
             filter_probes: self.filter_probes.saturating_sub(earlier.filter_probes),
             filter_negatives: self.filter_negatives.saturating_sub(earlier.filter_negatives),
             filter_true_positives: self.filter_true_positives.saturating_sub(earlier.filter_true_positives),
-            filter_false_positives: self.filter_false_positives.saturating_sub(earlier.filter_false_positives),
+            filter_false_positives: self
+                .filter_false_positives
+                .saturating_sub(earlier.filter_false_positives),
             probes_without_filter: self.probes_without_filter.saturating_sub(earlier.probes_without_filter),
             data_blocks_read: self.data_blocks_read.saturating_sub(earlier.data_blocks_read),
             bytes_read: self.bytes_read.saturating_sub(earlier.bytes_read),
@@ -288,10 +290,8 @@ impl super::DbInner {
     pub(crate) fn stats(&self) -> Stats {
         let mut stats = self.counters.snapshot();
         let sv = self.current();
-        stats.memtable_bytes = std::iter::once(&sv.mem)
-            .chain(sv.imm.iter())
-            .map(|m| m.mem.approximate_bytes() as u64)
-            .sum();
+        stats.memtable_bytes =
+            std::iter::once(&sv.mem).chain(sv.imm.iter()).map(|m| m.mem.approximate_bytes() as u64).sum();
         stats.immutable_memtables = sv.imm.len() as u64;
         let shape = self.shape(&sv.tree);
         let used = sv.tree.levels.iter().rposition(|l| !l.is_empty()).map_or(0, |i| i + 1);

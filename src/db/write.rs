@@ -37,8 +37,6 @@ use super::{BgSignal, DbInner};
 
 /// Frozen memtables allowed to queue for flush before writers wait.
 const MAX_IMMUTABLE: usize = 2;
-/// TEMP until compaction lands.
-const COMPACTION_READY: bool = false;
 
 /// What the write lock protects.
 #[derive(Debug)]
@@ -185,9 +183,9 @@ impl DbInner {
             let sv = self.current();
             let l0 = sv.tree.l0_tables();
             let imm_full = sv.imm.len() >= MAX_IMMUTABLE;
-            let l0_stop = self.opts.auto_compaction && COMPACTION_READY && l0 >= self.opts.l0_stop_trigger;
+            let l0_stop = self.opts.auto_compaction && l0 >= self.opts.l0_stop_trigger;
             if !imm_full && !l0_stop {
-                if self.opts.auto_compaction && COMPACTION_READY && l0 >= self.opts.l0_slowdown_trigger {
+                if self.opts.auto_compaction && l0 >= self.opts.l0_slowdown_trigger {
                     bump(&self.counters.write_stalls, 1);
                     std::thread::sleep(Duration::from_millis(1));
                 }

@@ -137,6 +137,7 @@ pub(crate) fn open(dir: &Path, opts: Options) -> Result<Opened> {
             tree: Arc::new(tree),
         })),
         manifest: Mutex::new(ManifestState { writer, set }),
+        compaction: Mutex::new(vec![Vec::new(); NUM_LEVELS]),
         next_file: AtomicU64::new(next_file),
         counters: Counters::new(NUM_LEVELS),
         snapshots: SnapshotList::default(),
