@@ -81,7 +81,9 @@ fn compact_leaves_sorted_levels_within_target_and_loses_nothing() {
     let last_entries: u64 = last.iter().map(|t| t.entries).sum();
     let live_in_last = model
         .keys()
-        .filter(|k| last.iter().any(|t| t.smallest.as_ref() <= k.as_slice() && k.as_slice() <= t.largest.as_ref()))
+        .filter(|k| {
+            last.iter().any(|t| t.smallest.as_ref() <= k.as_slice() && k.as_slice() <= t.largest.as_ref())
+        })
         .count() as u64;
     assert!(last_entries <= live_in_last, "{last_entries} entries for {live_in_last} live keys");
     db.close().unwrap();

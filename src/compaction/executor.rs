@@ -104,7 +104,7 @@ fn keep(
         return false;
     }
     *kept_at_horizon = true;
-    !(v.kind == ValueKind::Tombstone && !may_exist_deeper(&v.key))
+    v.kind != ValueKind::Tombstone || may_exist_deeper(&v.key)
 }
 
 /// Takes the smallest head (internal order) among `sources`.

@@ -307,6 +307,7 @@ impl Db {
     ///
     /// # Errors
     /// As [`Db::put`]; nothing of the batch is applied on error.
+    #[expect(clippy::needless_pass_by_value, reason = "the batch is spent: taking it by value says so")]
     pub fn write(&self, batch: WriteBatch) -> Result<()> {
         self.inner.write_batch(&batch)
     }
@@ -333,6 +334,7 @@ impl Db {
     }
 
     /// Key-value pairs whose key starts with `prefix`, ascending.
+    #[must_use]
     pub fn prefix(&self, prefix: &[u8]) -> DbIter {
         DbIter::new(&self.inner, iter::prefix_bounds(prefix), None)
     }

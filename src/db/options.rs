@@ -171,8 +171,8 @@ mod tests {
 
     #[test]
     fn entry_limits_are_inclusive() {
-        check_entry(&[0; MAX_KEY_BYTES], b"").unwrap();
-        assert!(check_entry(&[0; MAX_KEY_BYTES + 1], b"").is_err());
+        check_entry(&vec![0; MAX_KEY_BYTES], b"").unwrap();
+        assert!(check_entry(&vec![0; MAX_KEY_BYTES + 1], b"").is_err());
         check_entry(b"", b"").unwrap();
     }
 }

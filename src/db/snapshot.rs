@@ -72,7 +72,7 @@ pub struct Snapshot {
 
 impl std::fmt::Debug for Snapshot {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Snapshot").field("seq", &self.seq).finish()
+        f.debug_struct("Snapshot").field("seq", &self.seq).finish_non_exhaustive()
     }
 }
 
@@ -102,6 +102,7 @@ impl Snapshot {
     }
 
     /// Key-value pairs whose key starts with `prefix`, ascending, as of this snapshot.
+    #[must_use]
     pub fn prefix(&self, prefix: &[u8]) -> DbIter {
         DbIter::new(&self.inner, super::iter::prefix_bounds(prefix), Some(self.seq))
     }

@@ -252,6 +252,34 @@ pub(crate) fn bump(counter: &AtomicU64, n: u64) {
     counter.fetch_add(n, Relaxed);
 }
 
+impl super::DbInner {
+    /// Counters plus the current shape of the tree and the policy's plan.
+    pub(crate) fn stats(&self) -> Stats {
+        let mut stats = self.counters.snapshot();
+        let sv = self.current();
+        stats.memtable_bytes =
+            std::iter::once(&sv.mem).chain(sv.imm.iter()).map(|m| m.mem.approximate_bytes() as u64).sum();
+        stats.immutable_memtables = sv.imm.len() as u64;
+        let shape = self.shape(&sv.tree);
+        let used = sv.tree.levels.iter().rposition(|l| !l.is_empty()).map_or(0, |i| i + 1);
+        stats.levels.truncate(self.opts.max_levels.max(used));
+        for l in &mut stats.levels {
+            let tables = sv.tree.levels.get(l.level).map_or(&[][..], Vec::as_slice);
+            l.tables = tables.len() as u64;
+            l.keys = tables.iter().map(|t| t.record.entries).sum();
+            l.bytes = tables.iter().map(|t| t.record.file_size).sum();
+            l.filter_bytes = tables.iter().map(|t| t.record.filter_bytes).sum();
+            for t in tables {
+                if !l.filter_kinds.contains(&t.record.filter) {
+                    l.filter_kinds.push(t.record.filter);
+                }
+            }
+            l.target_fpr = self.opts.filter_policy.for_level(l.level, &shape).target_fpr;
+        }
+        stats
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -282,33 +310,5 @@ mod tests {
         assert_eq!(d.gets, 2);
         assert_eq!(d.levels[1].filter_probes, 4);
         assert_eq!(d.levels[1].tables, 9);
-    }
-}
-
-impl super::DbInner {
-    /// Counters plus the current shape of the tree and the policy's plan.
-    pub(crate) fn stats(&self) -> Stats {
-        let mut stats = self.counters.snapshot();
-        let sv = self.current();
-        stats.memtable_bytes =
-            std::iter::once(&sv.mem).chain(sv.imm.iter()).map(|m| m.mem.approximate_bytes() as u64).sum();
-        stats.immutable_memtables = sv.imm.len() as u64;
-        let shape = self.shape(&sv.tree);
-        let used = sv.tree.levels.iter().rposition(|l| !l.is_empty()).map_or(0, |i| i + 1);
-        stats.levels.truncate(self.opts.max_levels.max(used));
-        for l in &mut stats.levels {
-            let tables = sv.tree.levels.get(l.level).map_or(&[][..], Vec::as_slice);
-            l.tables = tables.len() as u64;
-            l.keys = tables.iter().map(|t| t.record.entries).sum();
-            l.bytes = tables.iter().map(|t| t.record.file_size).sum();
-            l.filter_bytes = tables.iter().map(|t| t.record.filter_bytes).sum();
-            for t in tables {
-                if !l.filter_kinds.contains(&t.record.filter) {
-                    l.filter_kinds.push(t.record.filter);
-                }
-            }
-            l.target_fpr = self.opts.filter_policy.for_level(l.level, &shape).target_fpr;
-        }
-        stats
     }
 }

@@ -46,9 +46,9 @@ pub(crate) fn classify(fs: &dyn FileSystem, path: &Path) -> Result<Found> {
         let name = entry.file_name().and_then(|n| n.to_str()).unwrap_or("");
         if !is_siftdb_name(name) || entry.is_dir() {
             return Err(Error::InvalidArgument(format!(
-                "{} is not a siftdb database (it holds {:?} and no CURRENT file)",
+                "{} is not a siftdb database (it holds '{}' and no CURRENT file)",
                 path.display(),
-                entry.file_name().unwrap_or_default()
+                entry.file_name().unwrap_or_default().display()
             )));
         }
     }

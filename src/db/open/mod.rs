@@ -8,7 +8,7 @@
 mod dir_check;
 mod recovery;
 
-use std::collections::HashMap;
+use std::collections::HashSet;
 use std::hash::{BuildHasher, Hasher};
 use std::path::Path;
 use std::sync::Arc;
@@ -163,16 +163,16 @@ fn remove_obsolete(
     wal_number: u64,
     _old_manifest: Option<u64>,
 ) {
-    let live: HashMap<u64, ()> = set.version.tables().map(|(_, t)| (t.file_number, ())).collect();
+    let live: HashSet<u64> = set.version.tables().map(|(_, t)| t.file_number).collect();
     let Ok(entries) = fs.list_dir(dir) else { return };
     for path in entries {
         let Some(name) = path.file_name().and_then(|n| n.to_str()) else { continue };
-        let obsolete = if name.ends_with(".tmp") {
+        let obsolete = if is_temp_name(name) {
             is_siftdb_name(name)
         } else {
             match parse_file_name(name) {
                 Some((FileKind::Manifest, n)) => n != manifest_number,
-                Some((FileKind::Table, n)) => !live.contains_key(&n),
+                Some((FileKind::Table, n)) => !live.contains(&n),
                 Some((FileKind::Log, n)) => n < set.log_number || n > wal_number,
                 _ => false,
             }
@@ -181,4 +181,9 @@ fn remove_obsolete(
             let _ = fs.remove_file(&path);
         }
     }
+}
+
+/// Whether `name` is a temporary file (siftdb writes the suffix in lower case).
+fn is_temp_name(name: &str) -> bool {
+    std::path::Path::new(name).extension().is_some_and(|e| e == "tmp")
 }
