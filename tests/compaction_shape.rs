@@ -4,7 +4,9 @@
 
 use std::collections::BTreeMap;
 
+use siftdb::fs::StdFs;
 use siftdb::policy::FilterPolicy;
+use siftdb::table::{Table, ValueKind};
 use siftdb::{Db, FilterKind, Options};
 
 fn opts() -> Options {

@@ -13,17 +13,16 @@ use std::time::Duration;
 
 use crossbeam_channel::Receiver;
 
-use crate::key::SeqNo;
+use std::ops::Bound;
+
+use crate::key::MAX_SEQ;
 use crate::manifest::{TableRecord, VersionEdit, log_file_name, table_file_name};
 use crate::table::{Table, TableBuilder, TableOptions};
 use crate::{Error, Result};
 
 use super::stats::bump;
-use super::tree::{MemRef, TableFile};
+use super::tree::{MemRef, TableFile, to_table_kind};
 use super::{BgSignal, DbInner};
-
-/// Entries copied out of a memtable per read-lock hold while flushing.
-const FLUSH_CHUNK: usize = 1024;
 
 /// Starts the flush and compaction threads.
 pub(crate) fn spawn_workers(
@@ -106,22 +105,16 @@ impl DbInner {
 
     fn write_memtable(&self, imm: &MemRef, number: u64, filter: crate::FilterKind) -> Result<TableFile> {
         let path = self.dir.join(table_file_name(number));
-        let opts = TableOptions { block_bytes: self.opts.block_bytes, filter, level: 0, seed: self.salt };
+        let opts = TableOptions {
+            block_bytes: self.opts.block_bytes,
+            filter,
+            level: 0,
+            seed: self.salt,
+            ..TableOptions::default()
+        };
         let mut builder = TableBuilder::new(Arc::clone(&self.fs), &path, opts)?;
-        let mut from: Option<(bytes::Bytes, SeqNo)> = None;
-        loop {
-            let chunk = match &from {
-                None => imm.mem.chunk_from(b"", SeqNo::MAX, true, FLUSH_CHUNK),
-                Some((k, s)) => imm.mem.chunk_from(k, *s, false, FLUSH_CHUNK),
-            };
-            let full = chunk.len() == FLUSH_CHUNK;
-            for e in &chunk {
-                builder.add(&e.key, e.seq, e.kind, &e.value)?;
-            }
-            match chunk.last() {
-                Some(e) if full => from = Some((e.key.clone(), e.seq)),
-                _ => break,
-            }
+        for e in imm.mem.range(Bound::Unbounded, Bound::Unbounded, MAX_SEQ) {
+            builder.add(&e.user_key, e.seq, to_table_kind(e.kind), &e.value)?;
         }
         self.finish_table(number, builder)
     }
@@ -134,12 +127,12 @@ impl DbInner {
         let record = TableRecord {
             file_number: number,
             file_size: meta.file_size,
-            smallest: meta.smallest,
-            largest: meta.largest,
+            smallest: meta.smallest_key.unwrap_or_default(),
+            largest: meta.largest_key.unwrap_or_default(),
             min_seq: meta.min_seq,
             max_seq: meta.max_seq,
             entries: meta.entries,
-            filter: meta.filter,
+            filter: meta.filter_kind,
             filter_bytes: meta.filter_bytes,
         };
         Ok(TableFile::new(Arc::new(record), table, path, Arc::clone(&self.fs)))

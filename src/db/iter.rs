@@ -14,22 +14,18 @@
 //! held between `next` calls.
 
 use std::cmp::Ordering;
-use std::collections::VecDeque;
 use std::ops::{Bound, RangeBounds};
 use std::sync::Arc;
 
 use bytes::Bytes;
 
 use crate::Result;
-use crate::key::{SeqNo, ValueKind};
-use crate::memtable::Memtable;
+use crate::key::{MAX_SEQ, SeqNo, ValueKind};
+use crate::memtable::{MemEntry, Memtable, MemtableRange};
 use crate::table::TableIter;
 
 use super::DbInner;
-use super::tree::TableFile;
-
-/// Entries copied from a memtable per refill.
-const MEM_CHUNK: usize = 256;
+use super::tree::{TableFile, from_table_kind};
 
 /// One version of one key.
 #[derive(Debug, Clone)]
@@ -48,44 +44,31 @@ pub(crate) trait Source: Send {
     fn advance(&mut self) -> Result<()>;
 }
 
-/// Reads a memtable in chunks from a start key.
+/// Reads a memtable from a start key (in chunks, see [`MemtableRange`]).
 pub(crate) struct MemSource {
-    mem: Arc<Memtable>,
-    buf: VecDeque<Version>,
-    done: bool,
+    range: MemtableRange,
+    head: Option<Version>,
 }
 
 impl MemSource {
-    pub fn new(mem: Arc<Memtable>, start: &[u8]) -> Self {
-        let mut s = MemSource { mem, buf: VecDeque::new(), done: false };
-        s.fill(start, SeqNo::MAX, true);
-        s
+    pub fn new(mem: &Arc<Memtable>, start: &[u8]) -> Self {
+        let mut range = mem.range(Bound::Included(start), Bound::Unbounded, MAX_SEQ);
+        let head = range.next().map(from_mem);
+        MemSource { range, head }
     }
+}
 
-    fn fill(&mut self, key: &[u8], seq: SeqNo, inclusive: bool) {
-        let chunk = self.mem.chunk_from(key, seq, inclusive, MEM_CHUNK);
-        self.done = chunk.len() < MEM_CHUNK;
-        self.buf.extend(chunk.into_iter().map(|e| Version {
-            key: e.key,
-            seq: e.seq,
-            kind: e.kind,
-            value: e.value,
-        }));
-    }
+fn from_mem(e: MemEntry) -> Version {
+    Version { key: e.user_key, seq: e.seq, kind: e.kind, value: e.value }
 }
 
 impl Source for MemSource {
     fn head(&self) -> Option<&Version> {
-        self.buf.front()
+        self.head.as_ref()
     }
 
     fn advance(&mut self) -> Result<()> {
-        if let Some(last) = self.buf.pop_front()
-            && self.buf.is_empty()
-            && !self.done
-        {
-            self.fill(&last.key, last.seq, false);
-        }
+        self.head = self.range.next().map(from_mem);
         Ok(())
     }
 }
@@ -129,10 +112,10 @@ impl TablesSource {
     }
 
     fn pull(&mut self) -> Result<()> {
-        self.head = match self.iter.as_mut().and_then(TableIter::next) {
+        self.head = match self.iter.as_mut().and_then(Iterator::next) {
             Some(e) => {
                 let e = e?;
-                Some(Version { key: e.key, seq: e.seq, kind: e.kind, value: e.value })
+                Some(Version { key: e.user_key, seq: e.seq, kind: from_table_kind(e.kind), value: e.value })
             }
             None => None,
         };
@@ -209,7 +192,7 @@ impl DbIter {
         };
         let sv = inner.current();
         for m in std::iter::once(&sv.mem).chain(sv.imm.iter().rev()) {
-            self.sources.push(Box::new(MemSource::new(Arc::clone(&m.mem), &seek)));
+            self.sources.push(Box::new(MemSource::new(&m.mem, &seek)));
         }
         for (level, tables) in sv.tree.levels.iter().enumerate() {
             if level == 0 {

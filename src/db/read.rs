@@ -30,10 +30,10 @@ impl DbInner {
         let snapshot = snapshot.unwrap_or_else(|| self.visible_seq());
         let mems = std::iter::once(&sv.mem).chain(sv.imm.iter().rev());
         for m in mems {
-            if let Some(e) = m.mem.get(key, snapshot) {
+            if let Some((kind, value)) = m.mem.get(key, snapshot) {
                 bump(&self.counters.memtable_hits, 1);
-                return Ok(match e.kind {
-                    ValueKind::Value => Some(e.value),
+                return Ok(match kind {
+                    ValueKind::Value => Some(value),
                     ValueKind::Tombstone => None,
                 });
             }

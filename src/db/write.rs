@@ -24,7 +24,7 @@ use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 use crate::batch::WriteBatch;
-use crate::key::SeqNo;
+use crate::key::{MAX_SEQ, SeqNo};
 use crate::manifest::log_file_name;
 use crate::memtable::Memtable;
 use crate::wal::WalWriter;
@@ -67,6 +67,9 @@ impl DbInner {
                 self.rotate(&mut w)?;
             }
             let base = w.last_seq + 1;
+            if base + batch.len() as u64 - 1 > MAX_SEQ {
+                return Err(Error::ReadOnly("sequence numbers exhausted (2^56 writes)".into()));
+            }
             let payload = batch.encode(base);
             let before = w.wal.len();
             if let Err(e) = w.wal.append(&payload) {
@@ -77,9 +80,8 @@ impl DbInner {
             }
             let appended = w.wal.len() - before;
             w.logical_bytes += appended;
-            for (seq, op) in (base..).zip(batch.iter()) {
-                w.mem.insert(op.key(), seq, op.kind(), op.value());
-            }
+            // Cannot fail: the sequence range was checked before logging.
+            w.mem.apply_batch(base, batch)?;
             w.last_seq = base + batch.len() as u64 - 1;
             bump(&self.counters.wal_bytes, appended);
             if !self.opts.sync {

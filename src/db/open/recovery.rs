@@ -119,9 +119,12 @@ pub(crate) fn replay_logs(
             let record = record.map_err(|e| e.at_file(&path, 0))?;
             let (base, batch) = WriteBatch::decode(record.payload)
                 .map_err(|e| e.at_file(&path, record.offset + HEADER_LEN as u64))?;
-            for (seq, op) in (base..).zip(batch.iter()) {
-                mem.insert(op.key(), seq, op.kind(), op.value());
-                last_seq = last_seq.max(seq);
+            mem.apply_batch(base, &batch).map_err(|e| match e {
+                Error::InvalidArgument(what) => Error::corruption_in(&path, record.offset, what),
+                other => other,
+            })?;
+            if !batch.is_empty() {
+                last_seq = last_seq.max(base + batch.len() as u64 - 1);
             }
         }
         match reader.end() {
