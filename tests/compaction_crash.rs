@@ -28,7 +28,6 @@ fn opts() -> Options {
         level_size_ratio: 3,
         table_target_bytes: 4 << 10,
         max_levels: 5,
-        filter_policy: siftdb::policy::FilterPolicy::per_level(vec![]),
         ..Options::default()
     }
 }

@@ -4,12 +4,7 @@
 use siftdb::{Db, Options, WriteBatch};
 
 fn small() -> Options {
-    Options {
-        memtable_bytes: 2048,
-        hash_salt: Some(7),
-        filter_policy: siftdb::policy::FilterPolicy::per_level(vec![]),
-        ..Options::default()
-    }
+    Options { memtable_bytes: 2048, hash_salt: Some(7), ..Options::default() }
 }
 
 #[test]

@@ -17,12 +17,7 @@ fn value_for(writer: u64, key: u64, round: u64) -> Vec<u8> {
 #[test]
 fn writers_readers_and_flushes_agree() {
     let dir = tempfile::tempdir().unwrap();
-    let opts = Options {
-        memtable_bytes: 16 << 10,
-        hash_salt: Some(9),
-        filter_policy: siftdb::policy::FilterPolicy::per_level(vec![]),
-        ..Options::default()
-    };
+    let opts = Options { memtable_bytes: 16 << 10, hash_salt: Some(9), ..Options::default() };
     let db = Db::open(dir.path(), opts).unwrap();
     let stop = Arc::new(AtomicBool::new(false));
     let deadline = Instant::now() + Duration::from_secs(3);

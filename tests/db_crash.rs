@@ -17,12 +17,7 @@ const CHILD_ENV: &str = "SIFTDB_CRASH_CHILD_DIR";
 const START_ENV: &str = "SIFTDB_CRASH_CHILD_START";
 
 fn opts() -> Options {
-    Options {
-        memtable_bytes: 8 << 10,
-        hash_salt: Some(11),
-        filter_policy: siftdb::policy::FilterPolicy::per_level(vec![]),
-        ..Options::default()
-    }
+    Options { memtable_bytes: 8 << 10, hash_salt: Some(11), ..Options::default() }
 }
 
 fn batch_keys(n: u64) -> [Vec<u8>; 3] {

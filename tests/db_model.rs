@@ -52,13 +52,7 @@ fn op() -> impl Strategy<Value = Op> {
 }
 
 fn options() -> Options {
-    Options {
-        memtable_bytes: 300,
-        hash_salt: Some(1),
-        block_bytes: 64,
-        filter_policy: siftdb::policy::FilterPolicy::per_level(vec![]),
-        ..Options::default()
-    }
+    Options { memtable_bytes: 300, hash_salt: Some(1), block_bytes: 64, ..Options::default() }
 }
 
 /// Sizes so small that a few hundred writes build five or six levels.
@@ -170,7 +164,7 @@ fn run(ops: Vec<Op>, options: fn() -> Options) -> usize {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 20, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: 10, ..ProptestConfig::default() })]
     #[test]
     fn db_matches_btreemap(ops in prop::collection::vec(op(), 1..150)) {
         run(ops, options);
@@ -187,10 +181,10 @@ proptest! {
 #[test]
 fn deep_options_build_five_levels() {
     let mut ops = Vec::new();
-    for i in 0..3000u32 {
-        let k = format!("{:04}", (i * 7919) % 1500).into_bytes();
+    for i in 0..2000u32 {
+        let k = format!("{:04}", (i * 7919) % 1000).into_bytes();
         ops.push(Op::Put(k, vec![b'v'; 20]));
-        if i % 500 == 499 {
+        if i % 400 == 399 {
             ops.push(Op::Compact);
         }
     }

@@ -4,12 +4,7 @@
 use siftdb::{Db, Options};
 
 fn opts() -> Options {
-    Options {
-        memtable_bytes: 4096,
-        hash_salt: Some(4),
-        filter_policy: siftdb::policy::FilterPolicy::per_level(vec![]),
-        ..Options::default()
-    }
+    Options { memtable_bytes: 4096, hash_salt: Some(4), ..Options::default() }
 }
 
 fn write_some(db: &Db, from: u32) {
