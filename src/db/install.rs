@@ -27,6 +27,14 @@ impl DbInner {
         flushed_imm: bool,
     ) -> Result<()> {
         let mut manifest = self.manifest.lock();
+        // Counters only move forward; flush and compaction fill them in
+        // racing each other, so settle them here, under the lock.
+        let mut edit = edit.clone();
+        let next_file = self.next_file.load(std::sync::atomic::Ordering::SeqCst);
+        edit.next_file_number = Some(next_file.max(manifest.set.next_file_number));
+        edit.last_seq = edit.last_seq.map(|s| s.max(manifest.set.last_seq));
+        edit.log_number = edit.log_number.map(|l| l.max(manifest.set.log_number));
+        let edit = &edit;
         let mut set = manifest.set.clone();
         set.apply(edit)?;
         if let Err(e) = manifest.writer.append(edit) {

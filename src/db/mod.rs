@@ -57,7 +57,7 @@ use lock::DirLock;
 use snapshot::SnapshotList;
 use stats::Counters;
 use tree::{SuperVersion, Tree};
-use write::WriteState;
+use write::{CommitQueue, WriteState};
 
 /// What the background threads are asked to do.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -84,10 +84,8 @@ pub(crate) struct DbInner {
     pub salt: u64,
     lock: Mutex<Option<DirLock>>,
     pub write: Mutex<WriteState>,
-    /// Serialises WAL fsyncs so that one covers every writer queued behind it.
-    pub sync_serial: Mutex<()>,
-    /// Logical WAL bytes (summed over every WAL of this session) known durable.
-    pub synced_upto: AtomicU64,
+    /// Synced writers queued for group commit.
+    pub commit: CommitQueue,
     /// The newest sequence number readers may see.
     pub visible_seq: AtomicU64,
     pub sv: RwLock<Arc<SuperVersion>>,
@@ -307,9 +305,8 @@ impl Db {
     ///
     /// # Errors
     /// As [`Db::put`]; nothing of the batch is applied on error.
-    #[expect(clippy::needless_pass_by_value, reason = "the batch is spent: taking it by value says so")]
     pub fn write(&self, batch: WriteBatch) -> Result<()> {
-        self.inner.write_batch(&batch)
+        self.inner.write_batch(batch)
     }
 
     /// The value of `key`, if any.

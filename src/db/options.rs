@@ -155,6 +155,25 @@ pub(crate) fn check_entry(key: &[u8], value: &[u8]) -> Result<()> {
     Ok(())
 }
 
+/// Checks every op of `batch` and the batch's total size (one WAL record).
+///
+/// # Errors
+/// `InvalidArgument` naming the limit exceeded.
+pub(crate) fn check_batch(batch: &crate::WriteBatch) -> Result<()> {
+    for op in batch.iter() {
+        check_entry(op.key(), op.value())?;
+    }
+    // Each op adds at most a kind byte and two 10-byte varints; 12 header bytes.
+    let bound = batch.payload_bytes() + 21 * batch.len() + 12;
+    if bound > crate::wal::MAX_PAYLOAD {
+        return Err(Error::InvalidArgument(format!(
+            "batch of about {bound} bytes exceeds the {}-byte WAL record limit",
+            crate::wal::MAX_PAYLOAD
+        )));
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -5,11 +5,12 @@
 //! returns), inserts the ops into the memtable, and releases the lock.
 //!
 //! - Buffered (`sync = false`): the batch becomes visible right away.
-//! - Sync: the batch stays invisible until an fsync covers it. Writers then
-//!   queue on `sync_serial`; the first one fsyncs everything appended so far
-//!   (its own record and every record queued behind it), and the writers
-//!   whose records that fsync covered return without an fsync of their own.
-//!   That is group commit: N concurrent writers cost far fewer than N fsyncs.
+//! - Sync: writers queue their batches. A writer that finds no leader at
+//!   work becomes the leader: it takes the whole queue, appends one record
+//!   per batch, fsyncs once, publishes the last sequence number and hands
+//!   every queued writer its verdict. Batches arriving during that fsync
+//!   queue up for the next leader, so under load one fsync covers many
+//!   writers (group commit). A batch is never visible before its fsync.
 //!
 //! A failed write or fsync turns the database read-only; no write is
 //! acknowledged after it, and unsynced batches never become visible.
@@ -24,13 +25,15 @@ use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 use crate::batch::WriteBatch;
+use parking_lot::{Condvar, Mutex};
+
 use crate::key::{MAX_SEQ, SeqNo};
 use crate::manifest::log_file_name;
 use crate::memtable::Memtable;
 use crate::wal::WalWriter;
 use crate::{Error, Result};
 
-use super::options::check_entry;
+use super::options::check_batch;
 use super::stats::bump;
 use super::tree::{MemRef, SuperVersion};
 use super::{BgSignal, DbInner};
@@ -46,94 +49,140 @@ pub(crate) struct WriteState {
     pub mem: Arc<Memtable>,
     /// The last sequence number assigned.
     pub last_seq: SeqNo,
-    /// WAL bytes appended this session, over every WAL (monotonic).
-    pub logical_bytes: u64,
+}
+
+/// Synced writers waiting to be committed, and whether a leader is at work.
+#[derive(Debug, Default)]
+pub(crate) struct CommitQueue {
+    state: Mutex<CommitState>,
+    done: Condvar,
+}
+
+#[derive(Debug, Default)]
+struct CommitState {
+    queue: Vec<Arc<Waiter>>,
+    leader_active: bool,
+}
+
+/// One synced writer's batch and, once committed, its outcome.
+#[derive(Debug)]
+struct Waiter {
+    batch: WriteBatch,
+    result: Mutex<Option<Result<()>>>,
 }
 
 impl DbInner {
-    pub(crate) fn write_batch(&self, batch: &WriteBatch) -> Result<()> {
-        for op in batch.iter() {
-            check_entry(op.key(), op.value())?;
-        }
+    pub(crate) fn write_batch(&self, batch: WriteBatch) -> Result<()> {
+        check_batch(&batch)?;
         self.check_writable()?;
         if batch.is_empty() {
             return Ok(());
         }
         self.throttle()?;
-        let (end, last_seq) = {
-            let mut w = self.write.lock();
-            self.check_writable()?;
-            if w.mem.approximate_bytes() >= self.opts.memtable_bytes && !w.mem.is_empty() {
-                self.rotate(&mut w)?;
-            }
-            let base = w.last_seq + 1;
-            if base + batch.len() as u64 - 1 > MAX_SEQ {
-                return Err(Error::ReadOnly("sequence numbers exhausted (2^56 writes)".into()));
-            }
-            let payload = batch.encode(base);
-            let before = w.wal.len();
-            if let Err(e) = w.wal.append(&payload) {
-                if !matches!(e, Error::InvalidArgument(_)) {
-                    self.fail(format!("WAL write failed: {e}"));
-                }
-                return Err(e);
-            }
-            let appended = w.wal.len() - before;
-            w.logical_bytes += appended;
-            // Cannot fail: the sequence range was checked before logging.
-            w.mem.apply_batch(base, batch)?;
-            w.last_seq = base + batch.len() as u64 - 1;
-            bump(&self.counters.wal_bytes, appended);
-            if !self.opts.sync {
-                self.visible_seq.store(w.last_seq, Ordering::Release);
-            }
-            (w.logical_bytes, w.last_seq)
-        };
         if self.opts.sync {
-            self.sync_to(end, last_seq)?;
+            return self.write_synced(batch);
         }
+        let mut w = self.write.lock();
+        self.check_writable()?;
+        self.append(&mut w, &batch)?;
+        // Buffered: the record is in the OS; publish at once.
+        self.visible_seq.store(w.last_seq, Ordering::Release);
+        drop(w);
         bump(&self.counters.writes, 1);
         bump(&self.counters.write_ops, batch.len() as u64);
         Ok(())
     }
 
-    /// Makes WAL bytes up to `end` (logical) durable, sharing the fsync with
-    /// every writer that queued meanwhile; then publishes `last_seq`.
-    fn sync_to(&self, end: u64, last_seq: SeqNo) -> Result<()> {
-        let _serial = self.sync_serial.lock();
-        if self.synced_upto.load(Ordering::Acquire) < end {
-            let mut w = self.write.lock();
-            let (upto, seq) = (w.logical_bytes, w.last_seq);
-            if let Err(e) = w.wal.sync() {
-                drop(w);
-                self.fail(format!("WAL fsync failed: {e}"));
-                return Err(e);
+    /// Group commit: the writer that finds no leader at work becomes the
+    /// leader, takes every queued batch, appends them all, fsyncs once and
+    /// publishes them; the others wait for its verdict. Batches queue while
+    /// a leader fsyncs, so the next fsync covers all of them.
+    fn write_synced(&self, batch: WriteBatch) -> Result<()> {
+        let me = Arc::new(Waiter { batch, result: Mutex::new(None) });
+        let mut st = self.commit.state.lock();
+        st.queue.push(Arc::clone(&me));
+        loop {
+            if let Some(result) = me.result.lock().take() {
+                return result;
             }
-            bump(&self.counters.wal_syncs, 1);
-            self.synced_upto.fetch_max(upto, Ordering::AcqRel);
-            self.visible_seq.fetch_max(seq, Ordering::AcqRel);
+            if st.leader_active {
+                self.commit.done.wait(&mut st);
+                continue;
+            }
+            st.leader_active = true;
+            let group = std::mem::take(&mut st.queue);
+            drop(st);
+            let outcome = self.commit_group(&group);
+            st = self.commit.state.lock();
+            st.leader_active = false;
+            for w in &group {
+                let result = match &outcome {
+                    Ok(()) => Ok(()),
+                    Err(e) if Arc::ptr_eq(w, &me) => Err(clone_error(e)),
+                    Err(e) => Err(Error::ReadOnly(format!("group commit failed: {e}"))),
+                };
+                *w.result.lock() = Some(result);
+            }
+            self.commit.done.notify_all();
         }
-        // A failure after our bytes were synced does not un-sync them, but
-        // the caller must still not be told "ok" if the database failed
-        // before our record was covered: that case returned above.
-        debug_assert!(self.visible_seq.load(Ordering::Acquire) >= last_seq);
-        Ok(())
     }
 
-    /// Makes every write so far durable.
-    pub(crate) fn sync_wal(&self) -> Result<()> {
-        self.check_writable()?;
-        let _serial = self.sync_serial.lock();
+    /// Appends every batch of `group`, fsyncs once, publishes.
+    fn commit_group(&self, group: &[Arc<Waiter>]) -> Result<()> {
         let mut w = self.write.lock();
-        let (upto, seq) = (w.logical_bytes, w.last_seq);
+        self.check_writable()?;
+        for waiter in group {
+            self.append(&mut w, &waiter.batch)?;
+        }
         if let Err(e) = w.wal.sync() {
             drop(w);
             self.fail(format!("WAL fsync failed: {e}"));
             return Err(e);
         }
         bump(&self.counters.wal_syncs, 1);
-        self.synced_upto.fetch_max(upto, Ordering::AcqRel);
-        self.visible_seq.fetch_max(seq, Ordering::AcqRel);
+        self.visible_seq.store(w.last_seq, Ordering::Release);
+        drop(w);
+        bump(&self.counters.writes, group.len() as u64);
+        bump(&self.counters.write_ops, group.iter().map(|g| g.batch.len() as u64).sum());
+        Ok(())
+    }
+
+    /// Under the write lock: rotates a full memtable, assigns sequence
+    /// numbers, appends the WAL record and inserts into the memtable. The
+    /// batch is not yet visible.
+    fn append(&self, w: &mut WriteState, batch: &WriteBatch) -> Result<()> {
+        if w.mem.approximate_bytes() >= self.opts.memtable_bytes && !w.mem.is_empty() {
+            self.rotate(w)?;
+        }
+        let base = w.last_seq + 1;
+        let last = base + batch.len() as u64 - 1;
+        if last > MAX_SEQ {
+            return Err(Error::ReadOnly("sequence numbers exhausted (2^56 writes)".into()));
+        }
+        let payload = batch.encode(base);
+        let before = w.wal.len();
+        if let Err(e) = w.wal.append(&payload) {
+            self.fail(format!("WAL write failed: {e}"));
+            return Err(e);
+        }
+        bump(&self.counters.wal_bytes, w.wal.len().saturating_sub(before));
+        // Cannot fail: the sequence range was checked above.
+        w.mem.apply_batch(base, batch)?;
+        w.last_seq = last;
+        Ok(())
+    }
+
+    /// Makes every write so far durable.
+    pub(crate) fn sync_wal(&self) -> Result<()> {
+        self.check_writable()?;
+        let mut w = self.write.lock();
+        if let Err(e) = w.wal.sync() {
+            drop(w);
+            self.fail(format!("WAL fsync failed: {e}"));
+            return Err(e);
+        }
+        bump(&self.counters.wal_syncs, 1);
+        self.visible_seq.fetch_max(w.last_seq, Ordering::AcqRel);
         Ok(())
     }
 
@@ -156,7 +205,6 @@ impl DbInner {
             return Err(e);
         }
         bump(&self.counters.wal_syncs, 1);
-        self.synced_upto.fetch_max(w.logical_bytes, Ordering::AcqRel);
         self.visible_seq.fetch_max(w.last_seq, Ordering::AcqRel);
         let frozen = MemRef { mem: Arc::clone(&w.mem), wal_number: w.wal_number };
         w.wal = WalWriter::new(file);
@@ -201,5 +249,15 @@ impl DbInner {
             self.wake_compaction();
             self.wait_bg(Duration::from_millis(20));
         }
+    }
+}
+
+/// A copy of `e` for the leader's own result (errors are not `Clone`).
+fn clone_error(e: &Error) -> Error {
+    match e {
+        Error::Io(io) => Error::Io(std::io::Error::new(io.kind(), io.to_string())),
+        Error::InvalidArgument(m) => Error::InvalidArgument(m.clone()),
+        Error::Closed => Error::Closed,
+        other => Error::ReadOnly(other.to_string()),
     }
 }

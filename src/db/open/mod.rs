@@ -29,7 +29,7 @@ use super::options::Options;
 use super::snapshot::SnapshotList;
 use super::stats::Counters;
 use super::tree::{MemRef, SuperVersion, Tree};
-use super::write::WriteState;
+use super::write::{CommitQueue, WriteState};
 use super::{BgSignal, DbInner, ManifestState};
 use dir_check::{Found, is_siftdb_name};
 
@@ -126,10 +126,8 @@ pub(crate) fn open(dir: &Path, opts: Options) -> Result<Opened> {
             wal_number,
             mem: Arc::clone(&mem),
             last_seq,
-            logical_bytes: 0,
         }),
-        sync_serial: Mutex::new(()),
-        synced_upto: AtomicU64::new(0),
+        commit: CommitQueue::default(),
         visible_seq: AtomicU64::new(last_seq),
         sv: RwLock::new(Arc::new(SuperVersion {
             mem: MemRef { mem, wal_number },
