@@ -8,47 +8,22 @@
 //! (named by the manifest), never neither.
 
 use std::sync::Arc;
-use std::thread::JoinHandle;
 use std::time::Duration;
 
 use crossbeam_channel::Receiver;
 
 use std::ops::Bound;
 
+use crate::Result;
 use crate::key::MAX_SEQ;
 use crate::manifest::{TableRecord, VersionEdit, log_file_name, table_file_name};
 use crate::table::{Table, TableBuilder, TableOptions};
-use crate::{Error, Result};
 
 use super::stats::bump;
 use super::tree::{MemRef, TableFile, to_table_kind};
 use super::{BgSignal, DbInner};
 
-/// Starts the flush and compaction threads.
-pub(crate) fn spawn_workers(
-    inner: &Arc<DbInner>,
-    flush_rx: Receiver<BgSignal>,
-    compact_rx: Receiver<BgSignal>,
-) -> Result<Vec<JoinHandle<()>>> {
-    let mut threads = Vec::with_capacity(2);
-    let db = Arc::clone(inner);
-    threads.push(
-        std::thread::Builder::new()
-            .name("siftdb-flush".into())
-            .spawn(move || flush_loop(&db, &flush_rx))
-            .map_err(Error::Io)?,
-    );
-    let db = Arc::clone(inner);
-    threads.push(
-        std::thread::Builder::new()
-            .name("siftdb-compact".into())
-            .spawn(move || crate::compaction::compact_loop(&db, &compact_rx))
-            .map_err(Error::Io)?,
-    );
-    Ok(threads)
-}
-
-fn flush_loop(db: &DbInner, rx: &Receiver<BgSignal>) {
+pub(crate) fn flush_loop(db: &DbInner, rx: &Receiver<BgSignal>) {
     while let Ok(BgSignal::Wake) = rx.recv() {
         while db.check_writable().is_ok() {
             // A panic here would leave writers waiting for a flush that never

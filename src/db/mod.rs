@@ -27,6 +27,7 @@ mod read;
 mod snapshot;
 pub mod stats;
 pub(crate) mod tree;
+mod workers;
 mod write;
 
 use std::fmt;
@@ -34,7 +35,6 @@ use std::ops::RangeBounds;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::thread::JoinHandle;
 use std::time::Duration;
 
 use bytes::Bytes;
@@ -57,6 +57,7 @@ use lock::DirLock;
 use snapshot::SnapshotList;
 use stats::Counters;
 use tree::{SuperVersion, Tree};
+use workers::{Workers, close_inner};
 use write::{CommitQueue, WriteState};
 
 /// What the background threads are asked to do.
@@ -96,7 +97,7 @@ pub(crate) struct DbInner {
     pub counters: Counters,
     pub snapshots: SnapshotList,
     /// Why the database turned read-only, if it did.
-    failure: Mutex<Option<String>>,
+    pub(crate) failure: Mutex<Option<String>>,
     pub closed: AtomicBool,
     /// Notified whenever background work finishes or fails.
     pub bg_changed: Condvar,
@@ -176,45 +177,9 @@ impl DbInner {
         TreeShape::from_level_keys(keys)
     }
 
-    fn release_lock(&self) {
+    pub(crate) fn release_lock(&self) {
         self.lock.lock().take();
     }
-}
-
-/// Owns the background threads; dropping the last `Db` clone stops them.
-struct Workers {
-    inner: Arc<DbInner>,
-    threads: Mutex<Vec<JoinHandle<()>>>,
-}
-
-impl Workers {
-    fn stop(&self) {
-        let _ = self.inner.flush_tx.send(BgSignal::Shutdown);
-        let _ = self.inner.compact_tx.send(BgSignal::Shutdown);
-        self.inner.notify_bg();
-        let threads = std::mem::take(&mut *self.threads.lock());
-        for t in threads {
-            let _ = t.join();
-        }
-    }
-}
-
-impl Drop for Workers {
-    fn drop(&mut self) {
-        // Dropping without close() is a close whose errors nobody can see;
-        // every acknowledged write is already in the WAL either way.
-        let _ = close_inner(&self.inner, self);
-    }
-}
-
-fn close_inner(inner: &DbInner, workers: &Workers) -> Result<()> {
-    if inner.closed.swap(true, Ordering::AcqRel) {
-        return Ok(());
-    }
-    workers.stop();
-    let result = if inner.failure.lock().is_none() { inner.write.lock().wal.sync() } else { Ok(()) };
-    inner.release_lock();
-    result
 }
 
 /// An open database. Cheap to clone; every clone is the same database, and
@@ -255,8 +220,7 @@ impl Db {
     /// - `Io` from the file system.
     pub fn open(path: impl AsRef<Path>, opts: Options) -> Result<Db> {
         let (inner, flush_rx, compact_rx) = open::open(path.as_ref(), opts)?;
-        let threads = flush::spawn_workers(&inner, flush_rx, compact_rx)?;
-        let workers = Arc::new(Workers { inner: Arc::clone(&inner), threads: Mutex::new(threads) });
+        let workers = Arc::new(Workers::start(&inner, flush_rx, compact_rx)?);
         Ok(Db { inner, workers })
     }
 
