@@ -7,6 +7,7 @@
 //! use real files, which the fault-injecting layer keeps on disk as well.
 
 mod atomic;
+mod fault;
 mod std_fs;
 
 use std::fmt;
@@ -15,6 +16,7 @@ use std::io;
 use std::path::{Path, PathBuf};
 
 pub use atomic::write_file_atomic;
+pub use fault::{CrashMode, FaultError, FaultFs, FaultOp, OpCounts};
 pub use std_fs::StdFs;
 
 /// A file open for appending writes.

@@ -18,7 +18,11 @@ mod monkey;
 
 pub use monkey::{model_bits_per_key, model_fpr, monkey_rates};
 
+use std::fmt;
+use std::str::FromStr;
+
 use crate::filter::{BlockedBloom, FilterKind};
+use crate::{Error, Result};
 
 /// Expected keys per level, level 0 first; the last entry is the last level.
 #[derive(Debug, Clone, PartialEq)]
@@ -167,6 +171,56 @@ impl FilterPolicy {
     }
 }
 
+impl fmt::Display for FilterPolicy {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.rule {
+            Rule::PerLevel(kinds) if kinds.len() <= 1 => {
+                write!(f, "{}", kinds.first().copied().unwrap_or(FilterKind::None))?;
+            }
+            Rule::PerLevel(kinds) => {
+                let names: Vec<String> = kinds.iter().map(ToString::to_string).collect();
+                write!(f, "per-level:{}", names.join(","))?;
+            }
+            Rule::Monkey { bits_per_key } => write!(f, "monkey:{bits_per_key}")?,
+        }
+        if self.skip_last_level {
+            write!(f, "+skip-last")?;
+        }
+        Ok(())
+    }
+}
+
+impl FromStr for FilterPolicy {
+    type Err = Error;
+
+    /// Parses the names the CLI uses: a filter kind applied uniformly
+    /// (`none`, `bloom:10`, `blocked-bloom:10`, `xor8`, `fuse8`, …),
+    /// `monkey:<bits per key>`, or `per-level:<kind>,<kind>,…`; any of them
+    /// may end in `+skip-last`.
+    fn from_str(s: &str) -> Result<Self> {
+        let (body, skip) = match s.strip_suffix("+skip-last") {
+            Some(body) => (body, true),
+            None => (s, false),
+        };
+        let policy = if let Some(bits) = body.strip_prefix("monkey:") {
+            match bits.parse::<f64>() {
+                Ok(b) if b.is_finite() && b > 0.0 && b <= 64.0 => FilterPolicy::monkey(b),
+                _ => {
+                    return Err(Error::InvalidArgument(format!(
+                        "policy '{s}': monkey takes an average bits per key from 0 to 64"
+                    )));
+                }
+            }
+        } else if let Some(spec) = body.strip_prefix("per-level:") {
+            let kinds = spec.split(',').map(str::parse).collect::<Result<Vec<FilterKind>>>()?;
+            FilterPolicy::per_level(kinds)
+        } else {
+            FilterPolicy::uniform(body.parse()?)
+        };
+        Ok(policy.with_skip_last_level(skip))
+    }
+}
+
 /// The kind that reaches `target` false positives in the least space.
 ///
 /// Candidates are blocked Bloom (any bits/key, one cache miss per probe) and
@@ -200,6 +254,19 @@ pub fn cheapest_kind_for(target: f64) -> FilterKind {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn policy_names_round_trip() {
+        for name in
+            ["none", "bloom:10", "fuse8", "monkey:10", "per-level:blocked-bloom:10,fuse8", "xor16+skip-last"]
+        {
+            let p: FilterPolicy = name.parse().unwrap();
+            assert_eq!(p.to_string(), name);
+        }
+        for bad in ["monkey:", "monkey:-1", "per-level:", "per-level:xor8,,fuse8", "bogus"] {
+            assert!(matches!(bad.parse::<FilterPolicy>(), Err(Error::InvalidArgument(_))), "{bad}");
+        }
+    }
 
     #[test]
     fn per_level_repeats_its_last_entry() {

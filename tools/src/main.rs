@@ -3,8 +3,14 @@
 //! Exit codes: 0 when all is well, 1 when a check found a problem, 2 for a
 //! usage error or a file or database that could not be opened.
 
+#![deny(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+#![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used, clippy::panic))]
+#![warn(missing_docs)]
+
 mod bench_filters;
 mod output;
+#[allow(dead_code, reason = "wired into `siftdb bench` once the engine lands")]
+mod readamp;
 
 use std::process::ExitCode;
 

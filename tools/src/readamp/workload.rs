@@ -1,0 +1,190 @@
+//! Seeded key sets and lookup sequences for the read-amplification benchmark.
+//!
+//! Present and absent keys are drawn from one distribution: key `i` is the
+//! 16 hex digits of `splitmix64(seed + i)`, with `i < n` inserted and
+//! `n ≤ i < 2n` never inserted. Absent keys therefore have the same length
+//! and spread as present ones, and fall inside the tables' key ranges, so
+//! only a filter (never a range check) can skip a table for them.
+
+/// SplitMix64: a tiny, well-mixed, seedable generator (Steele et al.).
+#[derive(Debug, Clone)]
+pub struct SplitMix(u64);
+
+impl SplitMix {
+    /// A generator started at `seed`.
+    pub fn new(seed: u64) -> Self {
+        SplitMix(seed)
+    }
+
+    /// The next 64 random bits.
+    pub fn next_u64(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        mix(self.0)
+    }
+
+    /// A uniform value in `0..n` by multiply-shift (n ≥ 1).
+    pub fn below(&mut self, n: u64) -> u64 {
+        ((u128::from(self.next_u64()) * u128::from(n)) >> 64) as u64
+    }
+
+    /// A uniform value in [0, 1).
+    pub fn unit(&mut self) -> f64 {
+        (self.next_u64() >> 11) as f64 / (1u64 << 53) as f64
+    }
+}
+
+fn mix(mut z: u64) -> u64 {
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
+
+/// Key number `i` of the benchmark's key space.
+pub fn key(seed: u64, i: u64) -> [u8; 16] {
+    let v = mix(seed.wrapping_add(i).wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ seed.rotate_left(17));
+    let mut out = [0u8; 16];
+    for (j, byte) in out.iter_mut().enumerate() {
+        let nibble = ((v >> (60 - 4 * j)) & 0xf) as u8;
+        *byte = if nibble < 10 { b'0' + nibble } else { b'a' + nibble - 10 };
+    }
+    out
+}
+
+/// The value stored for key `i`: `len` bytes derived from `i`, so a reader
+/// can check it got the right one.
+pub fn value(i: u64, len: usize) -> Vec<u8> {
+    let mut rng = SplitMix::new(i ^ 0x5EED);
+    (0..len).map(|_| b'a' + (rng.next_u64() % 26) as u8).collect()
+}
+
+/// Zipfian ranks over `0..n` (YCSB's generator, Gray et al. 1994), with
+/// ranks scattered over the key space so hot keys are not neighbours.
+#[derive(Debug, Clone)]
+pub struct Zipf {
+    n: u64,
+    theta: f64,
+    alpha: f64,
+    zetan: f64,
+    eta: f64,
+}
+
+impl Zipf {
+    /// Skew `theta` in (0, 1); YCSB uses 0.99.
+    pub fn new(n: u64, theta: f64) -> Self {
+        let zeta = |count: u64| (1..=count).map(|i| 1.0 / (i as f64).powf(theta)).sum::<f64>();
+        let zetan = zeta(n);
+        let zeta2 = zeta(2.min(n));
+        let alpha = 1.0 / (1.0 - theta);
+        let eta = (1.0 - (2.0 / n as f64).powf(1.0 - theta)) / (1.0 - zeta2 / zetan);
+        Zipf { n, theta, alpha, zetan, eta }
+    }
+
+    /// The next item index in `0..n`.
+    pub fn sample(&self, rng: &mut SplitMix) -> u64 {
+        let u = rng.unit();
+        let uz = u * self.zetan;
+        let rank = if uz < 1.0 {
+            0
+        } else if uz < 1.0 + 0.5f64.powf(self.theta) {
+            1
+        } else {
+            ((self.n as f64) * (self.eta * u - self.eta + 1.0).powf(self.alpha)) as u64
+        };
+        // Scatter ranks so the hottest keys are spread across tables.
+        ((u128::from(mix(rank.min(self.n - 1) ^ 0xC0FFEE)) * u128::from(self.n)) >> 64) as u64
+    }
+}
+
+/// What a lookup sequence asks for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Workload {
+    /// Keys never inserted.
+    Absent,
+    /// Inserted keys, uniformly.
+    Uniform,
+    /// Inserted keys, Zipfian (θ = 0.99).
+    Zipfian,
+    /// Inserted keys with probability `hit_ratio`, absent ones otherwise.
+    Mixed,
+}
+
+impl Workload {
+    /// The workload's name in reports and on the command line.
+    pub fn name(self) -> &'static str {
+        match self {
+            Workload::Absent => "absent",
+            Workload::Uniform => "uniform",
+            Workload::Zipfian => "zipfian",
+            Workload::Mixed => "mixed",
+        }
+    }
+
+    /// Parses a name from `--workloads`.
+    pub fn parse(s: &str) -> Option<Self> {
+        [Workload::Absent, Workload::Uniform, Workload::Zipfian, Workload::Mixed]
+            .into_iter()
+            .find(|w| w.name() == s)
+    }
+}
+
+/// The key indices to look up: `< n` present, `≥ n` absent. The same seed
+/// gives the same sequence, so every policy sees identical lookups.
+pub fn lookups(workload: Workload, n: u64, count: usize, hit_ratio: f64, seed: u64) -> Vec<u64> {
+    let mut rng = SplitMix::new(seed ^ 0x0100_70C5);
+    let zipf = (workload == Workload::Zipfian).then(|| Zipf::new(n, 0.99));
+    (0..count)
+        .map(|_| match workload {
+            Workload::Absent => n + rng.below(n),
+            Workload::Uniform => rng.below(n),
+            Workload::Zipfian => zipf.as_ref().map_or(0, |z| z.sample(&mut rng)),
+            Workload::Mixed => {
+                if rng.unit() < hit_ratio {
+                    rng.below(n)
+                } else {
+                    n + rng.below(n)
+                }
+            }
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn keys_are_distinct_and_fixed_length() {
+        let mut seen = std::collections::HashSet::new();
+        for i in 0..100_000 {
+            assert!(seen.insert(key(7, i)), "duplicate key at {i}");
+        }
+        assert_ne!(key(7, 0), key(8, 0));
+    }
+
+    #[test]
+    fn lookups_stay_in_their_half_of_the_key_space() {
+        let n = 1000;
+        assert!(lookups(Workload::Absent, n, 5000, 0.0, 1).iter().all(|&i| (n..2 * n).contains(&i)));
+        assert!(lookups(Workload::Uniform, n, 5000, 0.0, 1).iter().all(|&i| i < n));
+        assert!(lookups(Workload::Zipfian, n, 5000, 0.0, 1).iter().all(|&i| i < n));
+        let mixed = lookups(Workload::Mixed, n, 10_000, 0.3, 1);
+        let hits = mixed.iter().filter(|&&i| i < n).count();
+        assert!((2700..3300).contains(&hits), "{hits}");
+        assert_eq!(lookups(Workload::Uniform, n, 100, 0.0, 9), lookups(Workload::Uniform, n, 100, 0.0, 9));
+    }
+
+    #[test]
+    fn zipfian_is_skewed() {
+        let n = 10_000;
+        let mut counts = std::collections::HashMap::new();
+        for i in lookups(Workload::Zipfian, n, 100_000, 0.0, 3) {
+            *counts.entry(i).or_insert(0u32) += 1;
+        }
+        let mut c: Vec<u32> = counts.into_values().collect();
+        c.sort_unstable_by(|a, b| b.cmp(a));
+        let top10: u32 = c.iter().take(10).sum();
+        // Under θ = 0.99 the ten hottest of 10^4 keys draw roughly a quarter
+        // of all lookups; uniform would give 0.1%.
+        assert!(top10 > 15_000, "top 10 keys drew only {top10} of 100000");
+    }
+}
