@@ -1,86 +1,434 @@
-//! Binary fuse filter with 8-bit fingerprints. (STUB: being implemented.)
+//! Binary fuse filters (Graf & Lemire 2022, "Binary Fuse Filters: Fast and
+//! Smaller Than Xor Filters"): static, ~1.125 fingerprints per key.
+//!
+//! The cells are cut into `segment_count + 2` segments of a power-of-two
+//! `segment_length`. A key's first cell `h0` lies anywhere in the first
+//! `segment_count` segments (`h0 = (h · segment_count·segment_length) >> 64`),
+//! its second and third cells lie in the next two segments at offsets
+//! scrambled by hash bits: `h1 = (h0 + L) ^ ((h >> 18) & (L − 1))`,
+//! `h2 = (h0 + 2L) ^ (h & (L − 1))`, where `h = mix(hash, seed)` and the
+//! fingerprint is `h ^ (h >> 32)` truncated. Keys overlapping only near
+//! segments peel at a far lower overhead than the xor filter's uniform three
+//! blocks, and the cells of a key sit within 3L of each other, which keeps
+//! construction in cache.
+//!
+//! Parameters (from the paper, for 3-wise filters), for n distinct keys:
+//! `L = 2^⌊ln n / ln 3.33 + 2.25⌋` capped at 2^18 (4 for n ≤ 1); cells
+//! wanted `c = round(n · max(1.125, 0.875 + 0.25·ln 10^6 / ln n))` (0 for
+//! n ≤ 1); `segment_count = max(1, ⌈c / L⌉ − 2)`.
+//!
+//! # Encoding
+//!
+//! ```text
+//! offset  size          field
+//! 0       1             kind: 0x21 = BinaryFuse8, 0x22 = BinaryFuse16
+//! 1       1             version: 1
+//! 2       8             seed (u64 LE)
+//! 10      4             keys: distinct keys built from (u32 LE)
+//! 14      1             log2 of segment_length, 0..=18
+//! 15      4             segment_count (u32 LE), ≥ 1
+//! 19      A·B           fingerprints, A = (segment_count + 2) << log2 < 2^32,
+//!                       B = 1 or 2 bytes (LE)
+//! end−4   4             crc32 of every byte before it (codec::seal)
+//! ```
+//!
+//! Decoding checks the crc, the kind and version, the parameter ranges, and
+//! that the fingerprint section is exactly `A·B` bytes; every index a query
+//! computes is then below `A`, so a decoded filter cannot panic.
 
-use super::Filter;
-use crate::Result;
+use super::fingerprint::Fingerprint;
+use super::peel::{self, Constructed, Layout};
+use super::{BuildError, Filter};
+use crate::codec::{Reader, seal, unseal};
+use crate::{Error, Result};
 
-/// Binary fuse filter with 8-bit fingerprints.
-#[derive(Debug, Clone)]
-pub struct BinaryFuse8 {}
+const VERSION: u8 = 1;
+const HEADER_LEN: usize = 19;
+const MAX_SEGMENT_LENGTH_LOG2: u32 = 18;
 
-impl BinaryFuse8 {
-    /// Builds the filter from a set of hashes (duplicates allowed).
+/// Segment geometry, with the derived values a query needs precomputed.
+/// Invariant (relied on by unsafe code through [`Layout`]): the fields are
+/// consistent and `array_length < 2^32`; build it with [`Segments::new`] only.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Segments {
+    segment_length_log2: u32,
+    segment_count: u32,
+    segment_length: u32,
+    segment_mask: u32,
+    /// `segment_count · segment_length`: the range of a key's first cell.
+    first_cells: u32,
+    array_length: u32,
+}
+
+impl Segments {
+    /// `None` when the array would not have 32-bit indices or the
+    /// parameters are out of range.
+    fn new(segment_length_log2: u32, segment_count: u32) -> Option<Self> {
+        if segment_length_log2 > MAX_SEGMENT_LENGTH_LOG2 || segment_count == 0 {
+            return None;
+        }
+        let segment_length = 1u32 << segment_length_log2;
+        let array_length = u32::try_from((u64::from(segment_count) + 2) << segment_length_log2).ok()?;
+        Some(Segments {
+            segment_length_log2,
+            segment_count,
+            segment_length,
+            segment_mask: segment_length - 1,
+            first_cells: segment_count * segment_length,
+            array_length,
+        })
+    }
+
+    #[expect(
+        clippy::cast_possible_truncation,
+        clippy::cast_sign_loss,
+        clippy::cast_precision_loss,
+        reason = "the logarithms and the cell count are small, positive and rounded on purpose"
+    )]
+    fn for_keys(n: usize) -> std::result::Result<Self, BuildError> {
+        let too_many = BuildError::TooManyKeys { keys: n, max: peel::MAX_KEYS };
+        if n > peel::MAX_KEYS {
+            return Err(too_many);
+        }
+        let (log2, wanted_cells) = if n <= 1 {
+            (2, 0)
+        } else {
+            let nf = n as f64;
+            let log2 = (nf.ln() / 3.33f64.ln() + 2.25).floor() as u32;
+            let factor = f64::max(1.125, 0.875 + 0.25 * 1e6f64.ln() / nf.ln());
+            (log2.min(MAX_SEGMENT_LENGTH_LOG2), (nf * factor).round() as u64)
+        };
+        let segments = wanted_cells.div_ceil(1 << log2);
+        let segment_count = u32::try_from(segments.saturating_sub(2).max(1)).map_err(|_| too_many.clone())?;
+        Segments::new(log2, segment_count).ok_or(too_many)
+    }
+}
+
+// SAFETY: h0 < segment_count·L; h1 and h2 add L and 2L and then only change
+// bits below L, staying in the segments one and two after h0's, so every
+// index is below (segment_count + 2)·L = array_length = cells_len.
+unsafe impl Layout for Segments {
+    #[inline]
+    #[expect(clippy::cast_possible_truncation, reason = "the high half of a 64x32 product fits 32 bits")]
+    fn cells(&self, mixed: u64) -> [usize; 3] {
+        let h0 = ((u128::from(mixed) * u128::from(self.first_cells)) >> 64) as u32;
+        let h1 = (h0 + self.segment_length) ^ ((mixed >> 18) as u32 & self.segment_mask);
+        let h2 = (h0 + 2 * self.segment_length) ^ (mixed as u32 & self.segment_mask);
+        [h0 as usize, h1 as usize, h2 as usize]
+    }
+
+    fn cells_len(&self) -> usize {
+        self.array_length as usize
+    }
+
+    fn sort_bits(&self) -> u32 {
+        self.segment_count.next_power_of_two().trailing_zeros().max(1)
+    }
+}
+
+/// A binary fuse filter with fingerprints of type `F` (`u8` or `u16`).
+///
+/// ```
+/// use siftdb::filter::{hash_key, BinaryFuse8, Filter};
+/// let hashes: Vec<u64> = (0..1000u32).map(|i| hash_key(0, &i.to_le_bytes())).collect();
+/// let f = BinaryFuse8::build(&hashes).unwrap();
+/// assert!(hashes.iter().all(|&h| f.contains(h)));
+/// let again = BinaryFuse8::decode(&f.encode()).unwrap();
+/// assert!(hashes.iter().all(|&h| again.contains(h)));
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BinaryFuse<F> {
+    seed: u64,
+    keys: u32,
+    segments: Segments,
+    fingerprints: Box<[F]>,
+}
+
+/// Binary fuse filter with 8-bit fingerprints: ε = 2^−8, ~9.0 bits/key.
+pub type BinaryFuse8 = BinaryFuse<u8>;
+/// Binary fuse filter with 16-bit fingerprints: ε = 2^−16, ~18 bits/key.
+pub type BinaryFuse16 = BinaryFuse<u16>;
+
+impl<F: Fingerprint> BinaryFuse<F> {
+    #[expect(clippy::cast_possible_truncation, reason = "BITS / 8 is 1 or 2")]
+    const KIND: u8 = 0x20 | (F::BITS / 8) as u8;
+
+    /// Builds the filter from a set of hashes (duplicates allowed, and
+    /// removed), then checks that it contains every one of them.
     ///
     /// # Errors
-    /// [`super::BuildError`] when peeling fails on every seed, or validation fails.
-    pub fn build(hashes: &[u64]) -> std::result::Result<Self, super::BuildError> {
-        let _ = hashes;
-        unimplemented!()
+    /// [`BuildError::PeelingFailed`] when no seed of 100 peels,
+    /// [`BuildError::ValidationFailed`] if the result rejects an input hash,
+    /// [`BuildError::TooManyKeys`] beyond 2^31 keys.
+    pub fn build(hashes: &[u64]) -> std::result::Result<Self, BuildError> {
+        let f = Self::construct(hashes, peel::MAX_ATTEMPTS, Segments::for_keys)?;
+        f.validate(hashes)?;
+        Ok(f)
     }
-    /// Serialises the filter.
+
+    fn construct(
+        hashes: &[u64],
+        max_attempts: u32,
+        layout_for: impl Fn(usize) -> std::result::Result<Segments, BuildError>,
+    ) -> std::result::Result<Self, BuildError> {
+        let Constructed { seed, layout, fingerprints, keys } =
+            peel::construct::<F, _>(hashes, max_attempts, layout_for)?;
+        let keys = u32::try_from(keys).map_err(|_| BuildError::TooManyKeys { keys, max: peel::MAX_KEYS })?;
+        Ok(BinaryFuse { seed, keys, segments: layout, fingerprints })
+    }
+
+    fn validate(&self, hashes: &[u64]) -> std::result::Result<(), BuildError> {
+        match hashes.iter().find(|&&h| !self.contains(h)) {
+            Some(&hash) => Err(BuildError::ValidationFailed { hash }),
+            None => Ok(()),
+        }
+    }
+
+    /// The seed the input hashes are remixed with.
     #[must_use]
-    pub fn encode(&self) -> Vec<u8> {
-        unimplemented!()
+    pub fn seed(&self) -> u64 {
+        self.seed
     }
+
+    /// Distinct keys the filter was built from.
+    #[must_use]
+    pub fn keys(&self) -> usize {
+        self.keys as usize
+    }
+
+    /// Cells per segment (a power of two).
+    #[must_use]
+    pub fn segment_length(&self) -> usize {
+        self.segments.segment_length as usize
+    }
+
+    /// Segments a key's first cell may fall in; the array holds two more.
+    #[must_use]
+    pub fn segment_count(&self) -> usize {
+        self.segments.segment_count as usize
+    }
+
+    /// Cells (fingerprints) in the array.
+    #[must_use]
+    pub fn cells(&self) -> usize {
+        self.fingerprints.len()
+    }
+
+    /// Bits per fingerprint.
+    #[must_use]
+    pub fn fingerprint_bits(&self) -> u32 {
+        F::BITS
+    }
+
+    /// Serialises the filter (format in the module docs).
+    #[must_use]
+    #[expect(clippy::cast_possible_truncation, reason = "the log2 is at most 18")]
+    pub fn encode(&self) -> Vec<u8> {
+        let mut out = Vec::with_capacity(HEADER_LEN + self.fingerprints.len() * F::BYTES + 4);
+        out.push(Self::KIND);
+        out.push(VERSION);
+        out.extend_from_slice(&self.seed.to_le_bytes());
+        out.extend_from_slice(&self.keys.to_le_bytes());
+        out.push(self.segments.segment_length_log2 as u8);
+        out.extend_from_slice(&self.segments.segment_count.to_le_bytes());
+        F::write_all_le(&self.fingerprints, &mut out);
+        seal(out)
+    }
+
     /// Parses an encoded filter.
     ///
     /// # Errors
-    /// `Corruption` for bytes that are not a valid encoding.
+    /// `Corruption` for bytes that are not a valid encoding of this type.
     pub fn decode(bytes: &[u8]) -> Result<Self> {
-        let _ = bytes;
-        unimplemented!()
+        let body = unseal(bytes)?;
+        let mut r = Reader::new(body);
+        let kind = r.u8()?;
+        if kind != Self::KIND {
+            return Err(Error::corruption(0, format!("kind {kind:#04x} is not binary fuse{}", F::BITS)));
+        }
+        let version = r.u8()?;
+        if version != VERSION {
+            return Err(Error::corruption(1, format!("unknown binary fuse filter version {version}")));
+        }
+        let seed = r.u64()?;
+        let keys = r.u32()?;
+        let log2 = r.u8()?;
+        let segment_count = r.u32()?;
+        let Some(segments) = Segments::new(u32::from(log2), segment_count) else {
+            return Err(Error::corruption(
+                14,
+                format!("impossible geometry: 2^{log2}-cell segments, {segment_count} segments"),
+            ));
+        };
+        if keys > segments.array_length {
+            return Err(Error::corruption(
+                10,
+                format!("{keys} keys cannot fit {} cells", segments.array_length),
+            ));
+        }
+        let at = r.position();
+        let expected = segments.array_length as usize * F::BYTES;
+        if r.remaining() != expected {
+            return Err(Error::corruption(
+                at as u64,
+                format!("fingerprints take {} bytes, the geometry needs {expected}", r.remaining()),
+            ));
+        }
+        let fingerprints = F::read_all_le(r.bytes(expected)?).into_boxed_slice();
+        Ok(BinaryFuse { seed, keys, segments, fingerprints })
     }
 }
 
-impl Filter for BinaryFuse8 {
+impl<F: Fingerprint> Filter for BinaryFuse<F> {
+    #[inline]
     fn contains(&self, hash: u64) -> bool {
-        let _ = hash;
-        unimplemented!()
+        let h = peel::mix(hash, self.seed);
+        let [a, b, c] = self.segments.cells(h);
+        let fp = &self.fingerprints;
+        // SAFETY: `Layout` keeps a, b, c below cells_len, and the array
+        // always has exactly cells_len entries: `construct` allocates it so,
+        // `decode` rejects any other length. Unchecked: measured ~10% faster.
+        let (fa, fb, fc) = unsafe { (*fp.get_unchecked(a), *fp.get_unchecked(b), *fp.get_unchecked(c)) };
+        F::from_hash(h) ^ fa ^ fb ^ fc == F::default()
     }
+
     fn size_bytes(&self) -> usize {
-        unimplemented!()
+        std::mem::size_of::<Self>() + std::mem::size_of_val::<[F]>(&self.fingerprints)
     }
+
     fn theoretical_fpr(&self) -> f64 {
-        unimplemented!()
+        (-f64::from(F::BITS)).exp2()
     }
 }
 
-/// Binary fuse filter with 16-bit fingerprints.
-#[derive(Debug, Clone)]
-pub struct BinaryFuse16 {}
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::filter::static_tests::{self as shared, StaticFilter, hex};
 
-impl BinaryFuse16 {
-    /// Builds the filter from a set of hashes (duplicates allowed).
-    ///
-    /// # Errors
-    /// [`super::BuildError`] when peeling fails on every seed, or validation fails.
-    pub fn build(hashes: &[u64]) -> std::result::Result<Self, super::BuildError> {
-        let _ = hashes;
-        unimplemented!()
+    impl<F: Fingerprint> StaticFilter for BinaryFuse<F> {
+        const BITS: u32 = F::BITS;
+        fn build(hashes: &[u64]) -> std::result::Result<Self, BuildError> {
+            BinaryFuse::build(hashes)
+        }
+        fn build_cramped(hashes: &[u64], attempts: u32) -> std::result::Result<Self, BuildError> {
+            let f =
+                BinaryFuse::construct(hashes, attempts, |_| Segments::new(0, 1).ok_or(BuildError::Injected))?;
+            f.validate(hashes)?;
+            Ok(f)
+        }
+        fn validate(&self, hashes: &[u64]) -> std::result::Result<(), BuildError> {
+            BinaryFuse::validate(self, hashes)
+        }
+        fn damage_first_cell_of(&mut self, hash: u64) {
+            let cell = self.segments.cells(peel::mix(hash, self.seed))[0];
+            self.fingerprints[cell] = self.fingerprints[cell] ^ F::from_hash(1);
+        }
+        fn encode(&self) -> Vec<u8> {
+            BinaryFuse::encode(self)
+        }
+        fn decode(bytes: &[u8]) -> Result<Self> {
+            BinaryFuse::decode(bytes)
+        }
+        fn distinct_keys(&self) -> usize {
+            self.keys()
+        }
     }
-    /// Serialises the filter.
-    #[must_use]
-    pub fn encode(&self) -> Vec<u8> {
-        unimplemented!()
-    }
-    /// Parses an encoded filter.
-    ///
-    /// # Errors
-    /// `Corruption` for bytes that are not a valid encoding.
-    pub fn decode(bytes: &[u8]) -> Result<Self> {
-        let _ = bytes;
-        unimplemented!()
-    }
-}
 
-impl Filter for BinaryFuse16 {
-    fn contains(&self, hash: u64) -> bool {
-        let _ = hash;
-        unimplemented!()
+    #[test]
+    fn no_false_negatives_at_every_small_size() {
+        shared::no_false_negatives_at_every_small_size::<BinaryFuse8>();
+        shared::no_false_negatives_at_every_small_size::<BinaryFuse16>();
     }
-    fn size_bytes(&self) -> usize {
-        unimplemented!()
+
+    #[test]
+    fn arbitrary_inputs() {
+        shared::arbitrary_inputs::<BinaryFuse8>();
+        shared::arbitrary_inputs::<BinaryFuse16>();
     }
-    fn theoretical_fpr(&self) -> f64 {
-        unimplemented!()
+
+    #[test]
+    fn duplicates_are_removed() {
+        shared::duplicates_are_removed::<BinaryFuse8>();
+        shared::duplicates_are_removed::<BinaryFuse16>();
     }
+
+    #[test]
+    fn fuse8_million_keys_space_and_fpr() {
+        shared::million_keys::<BinaryFuse8>(9.2, 1.1, 0.9);
+    }
+
+    #[test]
+    fn fuse16_million_keys_space_and_fpr() {
+        shared::million_keys::<BinaryFuse16>(18.2, 2.0, 0.0);
+    }
+
+    #[test]
+    fn peeling_failure_is_reported() {
+        shared::peeling_failure_is_reported::<BinaryFuse8>();
+        shared::peeling_failure_is_reported::<BinaryFuse16>();
+    }
+
+    #[test]
+    fn validation_failure_is_reported() {
+        shared::validation_failure_is_reported::<BinaryFuse8>();
+        shared::validation_failure_is_reported::<BinaryFuse16>();
+    }
+
+    #[test]
+    fn round_trips() {
+        shared::round_trips::<BinaryFuse8>();
+        shared::round_trips::<BinaryFuse16>();
+    }
+
+    #[test]
+    fn corruption_sweep() {
+        shared::corruption_sweep::<BinaryFuse8>();
+        shared::corruption_sweep::<BinaryFuse16>();
+    }
+
+    #[test]
+    fn kinds_do_not_cross_decode() {
+        let enc = BinaryFuse8::build(&[1, 2, 3]).unwrap().encode();
+        assert!(BinaryFuse16::decode(&enc).unwrap_err().is_corruption());
+        assert!(crate::filter::Xor8::decode(&enc).unwrap_err().is_corruption());
+    }
+
+    #[test]
+    fn geometry_follows_the_paper() {
+        let f = BinaryFuse8::build(&shared::random_hashes(3, 1_000_000)).unwrap();
+        // ln 10^6 / ln 3.33 + 2.25 = 13.73 -> 8192-cell segments; factor
+        // 1.125 -> 1_125_000 cells wanted -> 138 segments, 136 + 2.
+        assert_eq!(f.segment_length(), 8192);
+        assert_eq!(f.segment_count(), 136);
+        assert_eq!(f.cells(), 138 * 8192);
+        assert_eq!(f.fingerprint_bits(), 8);
+        // n <= 1: one 4-cell segment plus two.
+        for n in [0, 1] {
+            let f = BinaryFuse8::build(&shared::random_hashes(5, n)).unwrap();
+            assert_eq!((f.segment_length(), f.segment_count(), f.cells()), (4, 1, 12));
+        }
+        // Segments never exceed 2^18 cells.
+        assert_eq!(Segments::for_keys(peel::MAX_KEYS).unwrap().segment_length, 1 << 18);
+        assert_eq!(
+            Segments::for_keys(peel::MAX_KEYS + 1).unwrap_err(),
+            BuildError::TooManyKeys { keys: peel::MAX_KEYS + 1, max: peel::MAX_KEYS }
+        );
+    }
+
+    #[test]
+    fn golden_bytes() {
+        let f = BinaryFuse8::build(&[1, 2, 3]).unwrap();
+        let enc = f.encode();
+        // n = 3: 8-cell segments, 12 cells wanted -> 1 + 2 segments.
+        assert_eq!(enc.len(), 19 + 24 + 4);
+        assert_eq!(&enc[..2], &[0x21, 1]);
+        assert_eq!(&enc[2..10], &f.seed().to_le_bytes());
+        assert_eq!(&enc[10..19], &[3, 0, 0, 0, 3, 1, 0, 0, 0]);
+        assert_eq!(hex(&enc), GOLDEN_FUSE8);
+        assert_eq!(BinaryFuse16::build(&[1, 2, 3]).unwrap().encode()[..2], [0x22, 1]);
+    }
+
+    const GOLDEN_FUSE8: &str =
+        "21015db7a41907cfd48503000000030100000000000000000000000000000000000000000081003f001a0049cd931e";
 }

@@ -1,7 +1,165 @@
-//! Classic Bloom filter. (STUB: being implemented.)
+//! Classic Bloom filter: one bit array, k probes per key anywhere in it.
+//!
+//! All k probe positions come from the one 64-bit key hash by double
+//! hashing (Kirsch–Mitzenmacher): `x_0 = h`, `x_{i+1} = x_i + rotl(h, 32)`,
+//! each mapped onto the `m` bits by multiply-shift (`(x · m) >> 64`), which
+//! is unbiased enough for any `m` and costs one multiply instead of a `%`.
+//! The rotation makes the stride's high bits (which decide the position)
+//! come from the hash's low bits, independent of the start's high bits.
+//!
+//! A query for an absent key touches up to k random cache lines; see
+//! [`super::BlockedBloom`] for the one-cache-line layout.
+//!
+//! # Encoding
+//!
+//! Shared by the three Bloom variants (the kind byte tells them apart); all
+//! integers little-endian, the whole buffer sealed by a trailing crc32.
+//!
+//! ```text
+//! offset  size  field
+//! 0       4     magic  b"SFBL"
+//! 4       1     version = 1
+//! 5       1     kind: 1 = Bloom, 2 = BlockedBloom, 3 = CountingBloom
+//! 6       1     k, probes per key, 1..=30
+//! 7       1     reserved, 0
+//! 8       8     size: bits (Bloom), 64-byte blocks (BlockedBloom), counters (CountingBloom)
+//! 16      8     keys inserted (net of removals for CountingBloom)
+//! 24      L     payload: Bloom ceil(bits/64) u64 words; BlockedBloom blocks × 8 u64 words;
+//!               CountingBloom ceil(counters/2) bytes, counter 2j in the low nibble of byte j
+//! 24+L    4     crc32 of bytes 0..24+L
+//! ```
+//!
+//! Unused bits past `size` in the last word (or nibble) must be zero.
 
 use super::Filter;
-use crate::Result;
+use crate::codec::{Reader, seal, unseal};
+use crate::{Error, Result};
+
+/// Largest probe count any Bloom variant accepts.
+pub(super) const MAX_PROBES: u32 = 30;
+const MAGIC: &[u8; 4] = b"SFBL";
+const VERSION: u8 = 1;
+/// Bytes before the payload.
+pub(super) const HEADER_LEN: usize = 24;
+
+/// Which Bloom variant an encoding holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Variant {
+    Classic = 1,
+    Blocked = 2,
+    Counting = 3,
+}
+
+/// The fixed header every Bloom variant writes.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Header {
+    pub(super) k: u32,
+    pub(super) size: u64,
+    pub(super) keys: u64,
+}
+
+/// Writes the header; the caller appends the payload and seals.
+pub(super) fn put_header(variant: Variant, h: Header, payload_len: usize) -> Vec<u8> {
+    let mut out = Vec::with_capacity(HEADER_LEN + payload_len + 4);
+    out.extend_from_slice(MAGIC);
+    out.push(VERSION);
+    out.push(variant as u8);
+    out.push(u8::try_from(h.k).unwrap_or(0));
+    out.push(0);
+    out.extend_from_slice(&h.size.to_le_bytes());
+    out.extend_from_slice(&h.keys.to_le_bytes());
+    out
+}
+
+/// Checks the crc and the header; returns the header and a reader at the
+/// payload. `payload_len` maps the size field to the payload's byte length
+/// (`None` if it overflows), which is checked against the buffer before any
+/// allocation.
+pub(super) fn read_header(
+    bytes: &[u8],
+    variant: Variant,
+    payload_len: impl Fn(u64) -> Option<usize>,
+) -> Result<(Header, Reader<'_>)> {
+    let body = unseal(bytes)?;
+    let mut r = Reader::new(body);
+    if r.bytes(4)? != MAGIC {
+        return Err(Error::corruption(0, "bad magic for a Bloom filter"));
+    }
+    let version = r.u8()?;
+    if version != VERSION {
+        return Err(Error::corruption(4, format!("unknown Bloom filter version {version}")));
+    }
+    let kind = r.u8()?;
+    if kind != variant as u8 {
+        return Err(Error::corruption(5, format!("kind {kind}, expected {}", variant as u8)));
+    }
+    let k = u32::from(r.u8()?);
+    if !(1..=MAX_PROBES).contains(&k) {
+        return Err(Error::corruption(6, format!("probe count {k} outside 1..={MAX_PROBES}")));
+    }
+    if r.u8()? != 0 {
+        return Err(Error::corruption(7, "reserved byte is not zero"));
+    }
+    let size = r.u64()?;
+    let keys = r.u64()?;
+    let Some(len) = payload_len(size).filter(|&len| len == r.remaining()) else {
+        return Err(Error::corruption(
+            8,
+            format!("size {size} does not match the {} payload bytes", r.remaining()),
+        ));
+    };
+    debug_assert_eq!(len, r.remaining());
+    Ok((Header { k, size, keys }, r))
+}
+
+/// `ceil(n · bits_per_key)`, saturating, 0 for NaN or negative input.
+#[expect(
+    clippy::cast_possible_truncation,
+    clippy::cast_sign_loss,
+    clippy::cast_precision_loss,
+    reason = "a float size estimate; `as` saturates and maps NaN to 0, both wanted here"
+)]
+pub(super) fn scaled_size(n: usize, bits_per_key: f64) -> u64 {
+    (n as f64 * bits_per_key).ceil() as u64
+}
+
+/// `round(bits_per_key · ln 2)` clamped to 1..=30: the classic optimum.
+#[expect(
+    clippy::cast_possible_truncation,
+    clippy::cast_sign_loss,
+    reason = "clamped right after; NaN maps to 0 and so to 1"
+)]
+pub(super) fn classic_probes(bits_per_key: f64) -> u32 {
+    ((bits_per_key * std::f64::consts::LN_2).round() as u32).clamp(1, MAX_PROBES)
+}
+
+/// (1 − e^(−k·n/m))^k, the classic Bloom false-positive rate.
+#[expect(clippy::cast_precision_loss, reason = "sizes far below 2^52")]
+pub(super) fn classic_fpr(k: u32, keys: u64, slots: u64) -> f64 {
+    if keys == 0 {
+        return 0.0;
+    }
+    let k = f64::from(k);
+    (1.0 - (-k * keys as f64 / slots as f64).exp()).powf(k)
+}
+
+/// Multiply-shift range reduction: maps a uniform `x` onto `0..n`.
+#[inline]
+pub(super) fn fastrange64(x: u64, n: u64) -> u64 {
+    ((u128::from(x) * u128::from(n)) >> 64) as u64
+}
+
+/// The k double-hashing positions of `hash` over `slots`.
+#[inline]
+pub(super) fn probe_positions(hash: u64, k: u32, slots: u64) -> impl Iterator<Item = u64> {
+    let delta = hash.rotate_left(32);
+    let mut x = hash;
+    (0..k).map(move |_| {
+        let pos = fastrange64(x, slots);
+        x = x.wrapping_add(delta);
+        pos
+    })
+}
 
 /// m and k derived from n and a target false-positive rate.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -15,65 +173,295 @@ pub struct BloomParams {
 impl BloomParams {
     /// m/n = −ln ε/(ln 2)², k = round(m/n · ln 2).
     ///
+    /// ```
+    /// let p = siftdb::filter::BloomParams::for_fpr(1000, 0.01).unwrap();
+    /// assert_eq!((p.bits, p.k), (9586, 7)); // 9.585 bits/key
+    /// ```
+    ///
     /// # Errors
-    /// `InvalidArgument` for `n == 0` or ε outside (0, 1).
+    /// `InvalidArgument` for `n == 0` or ε outside (0, 1) (NaN included).
     pub fn for_fpr(n: usize, fpr: f64) -> Result<Self> {
-        let _ = (n, fpr);
-        unimplemented!()
+        if n == 0 {
+            return Err(Error::InvalidArgument("a Bloom filter needs at least one expected key".into()));
+        }
+        if !(fpr > 0.0 && fpr < 1.0) {
+            return Err(Error::InvalidArgument(format!("false-positive rate {fpr} is outside (0, 1)")));
+        }
+        let ln2 = std::f64::consts::LN_2;
+        let bits_per_key = -fpr.ln() / (ln2 * ln2);
+        Ok(BloomParams { bits: scaled_size(n, bits_per_key).max(64), k: classic_probes(bits_per_key) })
     }
 }
 
 /// A classic Bloom filter.
+///
+/// ```
+/// use siftdb::filter::{hash_key, Bloom, Filter};
+/// let mut f = Bloom::new(100, 10.0);
+/// f.insert(hash_key(0, b"k"));
+/// assert!(f.contains(hash_key(0, b"k")));
+/// let g = Bloom::decode(&f.encode()).unwrap();
+/// assert!(g.contains(hash_key(0, b"k")));
+/// ```
 #[derive(Debug, Clone)]
-pub struct Bloom {}
+pub struct Bloom {
+    words: Vec<u64>,
+    bits: u64,
+    k: u32,
+    keys: u64,
+}
 
 impl Bloom {
-    /// A filter sized for `expected_keys` at `bits_per_key`.
-    #[must_use]
-    pub fn new(expected_keys: usize, bits_per_key: f64) -> Self {
-        let _ = (expected_keys, bits_per_key);
-        unimplemented!()
-    }
-    /// The probe count `Bloom::new` uses for `bits_per_key`: round(bpk · ln 2) in [1, 30].
+    /// The probe count [`Bloom::new`] uses for `bits_per_key`:
+    /// round(bpk · ln 2), clamped to 1..=30.
     #[must_use]
     pub fn probes_for_bits_per_key(bits_per_key: f64) -> u32 {
-        let _ = bits_per_key;
-        unimplemented!()
+        classic_probes(bits_per_key)
     }
+
+    /// A filter sized for `expected_keys` at `bits_per_key`: m = ceil(n · bpk)
+    /// bits (at least 64), k = round(bpk · ln 2) clamped to 1..=30.
+    ///
+    /// A huge `bits_per_key` allocates accordingly: that is the caller's choice.
+    #[must_use]
+    pub fn new(expected_keys: usize, bits_per_key: f64) -> Self {
+        Self::with_params(BloomParams {
+            bits: scaled_size(expected_keys, bits_per_key),
+            k: classic_probes(bits_per_key),
+        })
+    }
+
+    /// A filter with exactly these parameters (bits raised to at least 64,
+    /// k clamped to 1..=30). It allocates `bits / 8` bytes up front.
+    #[must_use]
+    pub fn with_params(params: BloomParams) -> Self {
+        let bits = params.bits.max(64);
+        let words = usize::try_from(bits.div_ceil(64)).unwrap_or(usize::MAX);
+        Bloom { words: vec![0; words], bits, k: params.k.clamp(1, MAX_PROBES), keys: 0 }
+    }
+
     /// Adds a hash.
+    #[inline]
     pub fn insert(&mut self, hash: u64) {
-        let _ = hash;
-        unimplemented!()
+        for pos in probe_positions(hash, self.k, self.bits) {
+            if let Some(w) = usize::try_from(pos >> 6).ok().and_then(|i| self.words.get_mut(i)) {
+                *w |= 1 << (pos & 63);
+            }
+        }
+        self.keys = self.keys.saturating_add(1);
     }
+
     /// Probes per key.
     #[must_use]
     pub fn num_probes(&self) -> u32 {
-        unimplemented!()
+        self.k
     }
-    /// Serialises the filter.
+
+    /// Bits in the array.
+    #[must_use]
+    pub fn num_bits(&self) -> u64 {
+        self.bits
+    }
+
+    /// Inserts so far (duplicates counted).
+    #[must_use]
+    pub fn keys_inserted(&self) -> u64 {
+        self.keys
+    }
+
+    /// Bits per inserted key (infinite when empty).
+    #[must_use]
+    #[expect(clippy::cast_precision_loss, reason = "a ratio for display and theory")]
+    pub fn bits_per_key(&self) -> f64 {
+        self.bits as f64 / self.keys as f64
+    }
+
+    /// Serialises the filter (format in the module doc).
     #[must_use]
     pub fn encode(&self) -> Vec<u8> {
-        unimplemented!()
+        let header = Header { k: self.k, size: self.bits, keys: self.keys };
+        let mut out = put_header(Variant::Classic, header, self.words.len() * 8);
+        for w in &self.words {
+            out.extend_from_slice(&w.to_le_bytes());
+        }
+        seal(out)
     }
+
     /// Parses an encoded filter.
     ///
     /// # Errors
     /// `Corruption` for bytes that are not a valid encoding.
     pub fn decode(bytes: &[u8]) -> Result<Self> {
-        let _ = bytes;
-        unimplemented!()
+        let (h, mut r) = read_header(bytes, Variant::Classic, |bits| {
+            usize::try_from(bits.div_ceil(64)).ok()?.checked_mul(8)
+        })?;
+        if h.size < 64 {
+            return Err(Error::corruption(8, format!("{} bits is below the 64-bit minimum", h.size)));
+        }
+        let words = (0..h.size.div_ceil(64)).map(|_| r.u64()).collect::<Result<Vec<u64>>>()?;
+        let tail = h.size % 64;
+        if tail != 0 && words.last().is_some_and(|&w| w >> tail != 0) {
+            return Err(Error::corruption(r.position() as u64 - 8, "bits set past the end of the array"));
+        }
+        r.finish()?;
+        Ok(Bloom { words, bits: h.size, k: h.k, keys: h.keys })
     }
 }
 
 impl Filter for Bloom {
+    #[inline]
     fn contains(&self, hash: u64) -> bool {
-        let _ = hash;
-        unimplemented!()
+        probe_positions(hash, self.k, self.bits).all(|pos| {
+            usize::try_from(pos >> 6)
+                .ok()
+                .and_then(|i| self.words.get(i))
+                .is_none_or(|w| w & (1 << (pos & 63)) != 0)
+        })
     }
+
     fn size_bytes(&self) -> usize {
-        unimplemented!()
+        std::mem::size_of::<Self>() + self.words.len() * 8
     }
+
     fn theoretical_fpr(&self) -> f64 {
-        unimplemented!()
+        classic_fpr(self.k, self.keys, self.bits)
+    }
+}
+
+#[cfg(test)]
+#[expect(clippy::cast_precision_loss, reason = "rates over counts far below 2^52")]
+pub(super) mod tests {
+    use super::*;
+    use crate::filter::hash_key;
+
+    /// `n` distinct hashes from `hash_key` under `seed`.
+    pub(crate) fn hashes(seed: u64, n: usize) -> Vec<u64> {
+        (0..n as u64).map(|i| hash_key(seed, &i.to_le_bytes())).collect()
+    }
+
+    /// Fraction of `probes` absent hashes a filter accepts.
+    pub(crate) fn measured_fpr(f: &impl Filter, probes: usize) -> f64 {
+        let hits = hashes(0xabad_1dea, probes).into_iter().filter(|&h| f.contains(h)).count();
+        hits as f64 / probes as f64
+    }
+
+    #[test]
+    fn params_for_fpr_follow_the_formula() {
+        let p = BloomParams::for_fpr(1_000_000, 0.01).unwrap();
+        let bpk = p.bits as f64 / 1e6;
+        assert!((bpk - 9.585).abs() < 0.001, "{bpk}");
+        assert_eq!(p.k, 7);
+        let p = BloomParams::for_fpr(1000, 0.001).unwrap();
+        assert_eq!(p.k, 10); // log2(1000) = 9.97
+        assert!((p.bits as f64 / 1000.0 - 14.378).abs() < 0.01);
+        for bad in [0.0, 1.0, -0.5, 1.5, f64::NAN, f64::INFINITY] {
+            assert!(matches!(BloomParams::for_fpr(10, bad), Err(Error::InvalidArgument(_))), "{bad}");
+        }
+        assert!(matches!(BloomParams::for_fpr(0, 0.01), Err(Error::InvalidArgument(_))));
+    }
+
+    #[test]
+    fn constructor_sizes_and_probe_counts() {
+        let f = Bloom::new(1000, 10.0);
+        assert_eq!((f.num_bits(), f.num_probes()), (10_000, 7));
+        assert_eq!(Bloom::new(0, 10.0).num_bits(), 64);
+        assert_eq!(Bloom::new(10, f64::NAN).num_probes(), 1);
+        assert_eq!(Bloom::new(10, 100.0).num_probes(), 30);
+        assert_eq!(Bloom::new(3, 9.5).num_bits(), 64);
+        assert_eq!(Bloom::new(100, 9.25).num_bits(), 925);
+    }
+
+    #[test]
+    fn no_false_negatives_small_and_duplicate_sets() {
+        for n in [0, 1, 2, 100] {
+            let mut f = Bloom::new(n, 10.0);
+            let hs = hashes(n as u64, n);
+            for &h in &hs {
+                f.insert(h);
+                f.insert(h);
+            }
+            assert!(hs.iter().all(|&h| f.contains(h)));
+            assert_eq!(f.keys_inserted(), 2 * n as u64);
+        }
+        let empty = Bloom::new(10, 10.0);
+        assert!(!hashes(9, 1000).into_iter().any(|h| empty.contains(h)));
+        assert!(empty.theoretical_fpr().abs() < f64::EPSILON);
+    }
+
+    #[test]
+    fn million_keys_no_false_negatives_and_fpr_matches_theory() {
+        let n = 1_000_000;
+        let mut f = Bloom::new(n, 10.0);
+        let hs = hashes(1, n);
+        for &h in &hs {
+            f.insert(h);
+        }
+        assert!(hs.iter().all(|&h| f.contains(h)));
+        let theory = f.theoretical_fpr();
+        assert!((theory - 0.008_19).abs() < 0.000_05, "{theory}");
+        let measured = measured_fpr(&f, 1_000_000);
+        assert!((measured / theory - 1.0).abs() < 0.10, "measured {measured} theory {theory}");
+    }
+
+    #[test]
+    fn odd_sizes_and_few_bits_track_theory() {
+        // 6.3 bits/key over a bit count that is not a multiple of 64.
+        let mut f = Bloom::new(50_001, 6.3);
+        for h in hashes(2, 50_001) {
+            f.insert(h);
+        }
+        let (theory, measured) = (f.theoretical_fpr(), measured_fpr(&f, 1_000_000));
+        assert!((measured / theory - 1.0).abs() < 0.10, "measured {measured} theory {theory}");
+    }
+
+    #[test]
+    fn round_trip_and_corruption_sweep() {
+        let mut f = Bloom::new(20, 8.0);
+        let hs = hashes(3, 20);
+        for &h in &hs {
+            f.insert(h);
+        }
+        let enc = f.encode();
+        let g = Bloom::decode(&enc).unwrap();
+        assert_eq!(g.encode(), enc);
+        assert!(hs.iter().all(|&h| g.contains(h)));
+        assert_eq!((g.num_bits(), g.num_probes(), g.keys_inserted()), (160, 6, 20));
+        for i in 0..enc.len() {
+            for flip in [0x01, 0x80, 0xff] {
+                let mut bad = enc.clone();
+                bad[i] ^= flip;
+                match Bloom::decode(&bad) {
+                    Err(e) => assert!(e.is_corruption(), "{e}"),
+                    Ok(g) => assert!(hs.iter().all(|&h| g.contains(h)), "flip at {i}"),
+                }
+            }
+        }
+        for len in 0..enc.len() {
+            assert!(Bloom::decode(&enc[..len]).unwrap_err().is_corruption(), "len {len}");
+        }
+    }
+
+    #[test]
+    fn decode_rejects_sealed_but_invalid_headers() {
+        let f = Bloom::new(10, 10.0);
+        let body = |edit: &dyn Fn(&mut Vec<u8>)| {
+            let mut enc = f.encode();
+            enc.truncate(enc.len() - 4);
+            edit(&mut enc);
+            seal(enc)
+        };
+        let cases: Vec<(&str, Vec<u8>)> = vec![
+            ("k = 0", body(&|b| b[6] = 0)),
+            ("k = 31", body(&|b| b[6] = 31)),
+            ("kind", body(&|b| b[5] = 2)),
+            ("version", body(&|b| b[4] = 9)),
+            ("huge size", body(&|b| b[8..16].copy_from_slice(&u64::MAX.to_le_bytes()))),
+            ("size too small", body(&|b| b[8..16].copy_from_slice(&64u64.to_le_bytes()))),
+            ("bit past the end", body(&|b| *b.last_mut().unwrap() = 0x80)),
+            ("trailing byte", body(&|b| b.push(0))),
+        ];
+        for (what, bytes) in cases {
+            assert!(Bloom::decode(&bytes).unwrap_err().is_corruption(), "{what}");
+        }
     }
 }

@@ -26,19 +26,24 @@ mod bloom;
 mod build_error;
 mod counting_bloom;
 mod cuckoo;
+mod fingerprint;
 mod hash;
 mod kind;
+mod peel;
+#[cfg(test)]
+mod static_tests;
 mod xor;
 
-pub use binary_fuse::{BinaryFuse8, BinaryFuse16};
+pub use binary_fuse::{BinaryFuse, BinaryFuse8, BinaryFuse16};
 pub use blocked_bloom::BlockedBloom;
 pub use bloom::{Bloom, BloomParams};
 pub use build_error::{BuildError, Full};
 pub use counting_bloom::CountingBloom;
 pub use cuckoo::CuckooFilter;
+pub use fingerprint::Fingerprint;
 pub use hash::hash_key;
 pub use kind::FilterKind;
-pub use xor::{Xor8, Xor16};
+pub use xor::{Xor, Xor8, Xor16};
 
 /// The query side shared by every filter.
 ///

@@ -1,0 +1,319 @@
+//! Building a 3-wise xor-style filter by hypergraph peeling.
+//!
+//! Xor and binary fuse filters differ only in how a key's remixed hash picks
+//! its three cells (a [`Layout`]); construction is the same:
+//!
+//! 1. Remix every input hash with a seed ([`mix`]). For layouts whose first
+//!    cell grows with the hash's top bits, counting-sort the remixed hashes
+//!    by those bits so that the three cell updates of consecutive keys hit
+//!    nearby memory.
+//! 2. Add every key to its three cells. A cell keeps one byte (a 6-bit key
+//!    count above the xor of the 2-bit positions, 0, 1 or 2, at which its
+//!    keys reach it) and the xor of its keys' hashes. A cell with count 1
+//!    therefore names its only key and where that key sits in it.
+//! 3. Peel: repeatedly take a count-1 cell, push (key, position) on a stack
+//!    and remove the key from its two other cells.
+//! 4. If every key peeled, walk the stack backwards, giving each key's own
+//!    cell the value that makes the xor of its three cells its fingerprint.
+//!    Cells assigned later never belong to a key assigned earlier, so every
+//!    key's equation still holds at the end.
+//!
+//! A stall (a 2-core in the hypergraph) or a cell counter overflowing means
+//! the seed was unlucky, or the input holds duplicates (which never peel).
+//! The first failure removes duplicates; every failure moves to the next
+//! seed, up to a bound, after which [`BuildError::PeelingFailed`] is returned.
+
+use super::BuildError;
+use super::fingerprint::Fingerprint;
+
+/// Seeds tried before a build gives up. At the default sizes a seed fails
+/// rarely (small inputs most often, and they are cheap to retry), so 100
+/// failures in a row mean a bug or an adversarial input, not bad luck.
+pub(crate) const MAX_ATTEMPTS: u32 = 100;
+
+/// The most distinct keys a filter accepts: cell indices are 32-bit, and
+/// 1.23·2^31 + 32 cells still fit.
+pub(crate) const MAX_KEYS: usize = 1 << 31;
+
+/// How a remixed hash selects its three cells.
+///
+/// # Safety
+/// Construction and queries index their cell arrays with the returned
+/// indices without bounds checks (a measured ~10% on build and query), so
+/// every index [`Layout::cells`] returns, for any input, must be below
+/// [`Layout::cells_len`].
+pub(crate) unsafe trait Layout {
+    /// The three distinct cells of the key with remixed hash `mixed`; every
+    /// index is below [`Layout::cells_len`].
+    fn cells(&self, mixed: u64) -> [usize; 3];
+    /// Number of cells.
+    fn cells_len(&self) -> usize;
+    /// Top bits of the remixed hash to bucket keys by before adding them (0:
+    /// don't bucket, the layout has no locality to exploit).
+    fn sort_bits(&self) -> u32;
+}
+
+/// Remixes an input hash with the filter's seed (the murmur3 64-bit
+/// finaliser), so that a new seed gives an independent hypergraph.
+#[inline]
+#[must_use]
+pub(crate) fn mix(hash: u64, seed: u64) -> u64 {
+    let mut h = hash.wrapping_add(seed);
+    h ^= h >> 33;
+    h = h.wrapping_mul(0xff51_afd7_ed55_8ccd);
+    h ^= h >> 33;
+    h = h.wrapping_mul(0xc4ce_b9fe_1a85_ec53);
+    h ^ (h >> 33)
+}
+
+/// The deterministic seed sequence (splitmix64), so a given input always
+/// builds the same bytes.
+struct Seeds(u64);
+
+impl Seeds {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+}
+
+/// A successfully peeled and assigned filter body.
+#[derive(Debug)]
+pub(crate) struct Constructed<F, L> {
+    /// The seed whose hypergraph peeled.
+    pub seed: u64,
+    /// The layout used, sized for `keys`.
+    pub layout: L,
+    /// One fingerprint per cell.
+    pub fingerprints: Box<[F]>,
+    /// Distinct keys.
+    pub keys: usize,
+}
+
+/// Peels and assigns a filter for `hashes`, trying up to `max_attempts`
+/// seeds. `layout_for(n)` sizes the cell array for `n` distinct keys; it is
+/// called again if duplicates are found and removed.
+pub(crate) fn construct<F: Fingerprint, L: Layout>(
+    hashes: &[u64],
+    max_attempts: u32,
+    layout_for: impl Fn(usize) -> Result<L, BuildError>,
+) -> Result<Constructed<F, L>, BuildError> {
+    let mut distinct: Option<Vec<u64>> = None;
+    let mut layout = layout_for(hashes.len())?;
+    let mut scratch = Scratch::new(hashes.len(), layout.cells_len());
+    let mut seeds = Seeds(0x5173_7466_6462_0001);
+    for _ in 0..max_attempts {
+        let seed = seeds.next();
+        let keys = distinct.as_deref().unwrap_or(hashes);
+        if scratch.peel(keys, &layout, seed) {
+            let fingerprints = scratch.assign(keys.len(), &layout);
+            return Ok(Constructed { seed, layout, fingerprints, keys: keys.len() });
+        }
+        if distinct.is_none() {
+            let d = dedup(hashes);
+            if d.len() != hashes.len() {
+                layout = layout_for(d.len())?;
+                scratch = Scratch::new(d.len(), layout.cells_len());
+            }
+            distinct = Some(d);
+        }
+    }
+    let keys = distinct.map_or_else(|| dedup(hashes).len(), |d| d.len());
+    Err(BuildError::PeelingFailed { attempts: max_attempts, keys })
+}
+
+fn dedup(hashes: &[u64]) -> Vec<u64> {
+    let mut d = hashes.to_vec();
+    d.sort_unstable();
+    d.dedup();
+    d
+}
+
+/// `MOD3[i] == i % 3` for the positions (plus one or two) a peeled key can
+/// report; 6 entries so a corrupt 2-bit position (3) cannot index past it.
+const MOD3: [u8; 6] = [0, 1, 2, 0, 1, 2];
+
+/// The position bits a key's cell `i` records.
+const POSITION: [u8; 3] = [0, 1, 2];
+
+/// A key's three cells followed by the first two again, so "the other two
+/// cells after position p" are `ring[p + 1]` and `ring[p + 2]` with no `%`.
+#[inline]
+fn ring([a, b, c]: [usize; 3]) -> [usize; 6] {
+    [a, b, c, a, b, c]
+}
+
+/// Work arrays, allocated once per build and reused across seeds.
+struct Scratch {
+    /// Remixed hashes in insertion order; then the peel stack.
+    order: Vec<u64>,
+    /// Position (0..3) within its own cell of each stacked key.
+    position: Vec<u8>,
+    /// Per cell: key count << 2 | xor of the keys' positions.
+    count: Vec<u8>,
+    /// Per cell: xor of the keys' remixed hashes.
+    xors: Vec<u64>,
+    /// Cells that may have count 1.
+    queue: Vec<u32>,
+    /// Per bucket: next free slot in `order` (counting sort).
+    bucket: Vec<usize>,
+    /// Whether `count` and `xors` hold a previous attempt's state (fresh
+    /// vectors are zero already; clearing them again costs ~2 ns/key).
+    dirty: bool,
+}
+
+impl Scratch {
+    fn new(keys: usize, cells: usize) -> Self {
+        Scratch {
+            order: vec![0; keys],
+            position: vec![0; keys],
+            count: vec![0; cells],
+            xors: vec![0; cells],
+            // Each cell enters the queue at most once (at start with count 1,
+            // or on its single 2 -> 1 transition); +1 absorbs the speculative
+            // write past the live end.
+            queue: vec![0; cells + 1],
+            bucket: Vec::new(),
+            dirty: false,
+        }
+    }
+
+    /// Lays out the remixed hashes of `keys` in `order`, bucketed by top bits.
+    #[expect(
+        clippy::cast_possible_truncation,
+        reason = "a hash shifted right by 64 - bits is a bucket index"
+    )]
+    fn place(&mut self, keys: &[u64], bits: u32, seed: u64) {
+        if bits == 0 {
+            for (slot, &k) in self.order.iter_mut().zip(keys) {
+                *slot = mix(k, seed);
+            }
+            return;
+        }
+        let shift = 64 - bits;
+        self.bucket.clear();
+        self.bucket.resize((1 << bits) + 1, 0);
+        for &k in keys {
+            self.bucket[(mix(k, seed) >> shift) as usize + 1] += 1;
+        }
+        for i in 1..self.bucket.len() {
+            self.bucket[i] += self.bucket[i - 1];
+        }
+        for &k in keys {
+            let h = mix(k, seed);
+            let b = &mut self.bucket[(h >> shift) as usize];
+            self.order[*b] = h;
+            *b += 1;
+        }
+    }
+
+    /// Tries one seed; true when every key peeled (the stack is in `order`).
+    #[expect(clippy::cast_possible_truncation, reason = "cell indices fit in u32 (MAX_KEYS)")]
+    fn peel<L: Layout>(&mut self, keys: &[u64], layout: &L, seed: u64) -> bool {
+        let n = keys.len();
+        if self.dirty {
+            self.count.fill(0);
+            self.xors.fill(0);
+        }
+        self.dirty = true;
+        self.place(keys, layout.sort_bits(), seed);
+
+        let (count, xors) = (&mut self.count, &mut self.xors);
+        if count.len() != layout.cells_len() || xors.len() != layout.cells_len() {
+            // Unreachable (`construct` sizes both from this layout); checked
+            // because the unchecked indexing below relies on it.
+            return false;
+        }
+        let mut overflow = false;
+        for &h in &self.order[..n] {
+            for (pos, cell) in layout.cells(h).into_iter().enumerate() {
+                // SAFETY: `Layout` guarantees cell < cells_len, the length of
+                // both arrays (checked above).
+                let (cnt, xor) = unsafe { (count.get_unchecked_mut(cell), xors.get_unchecked_mut(cell)) };
+                *cnt = cnt.wrapping_add(4) ^ POSITION[pos];
+                *xor ^= h;
+                // A 6-bit counter passing 63 wraps to 0 and could later pose
+                // as count 1; catching the wrap as it happens keeps peeling exact.
+                overflow |= *cnt < 4;
+            }
+        }
+        if overflow {
+            return false;
+        }
+
+        let queue = &mut self.queue;
+        let mut live = 0usize;
+        for (i, &c) in count.iter().enumerate() {
+            queue[live] = i as u32;
+            live += usize::from(c >> 2 == 1);
+        }
+        let mut stacked = 0usize;
+        while live > 0 {
+            live -= 1;
+            let cell = queue[live] as usize;
+            if count[cell] >> 2 != 1 {
+                continue;
+            }
+            let h = xors[cell];
+            let pos = count[cell] & 3;
+            self.order[stacked] = h;
+            self.position[stacked] = pos;
+            stacked += 1;
+            let cells = ring(layout.cells(h));
+            let p = usize::from(pos);
+            for step in 1..=2 {
+                let other = cells[p + step];
+                queue[live] = other as u32;
+                // SAFETY: `other` came from `Layout::cells`, so it is below
+                // cells_len, the length of both arrays (checked above).
+                let (cnt, xor) = unsafe { (count.get_unchecked_mut(other), xors.get_unchecked_mut(other)) };
+                live += usize::from(*cnt >> 2 == 2);
+                *cnt = cnt.wrapping_sub(4) ^ MOD3[p + step];
+                *xor ^= h;
+            }
+        }
+        stacked == n
+    }
+
+    /// Assigns fingerprints in reverse peel order.
+    fn assign<F: Fingerprint, L: Layout>(&self, n: usize, layout: &L) -> Box<[F]> {
+        let mut fp = vec![F::default(); layout.cells_len()].into_boxed_slice();
+        for (&h, &pos) in self.order[..n].iter().zip(&self.position[..n]).rev() {
+            let cells = ring(layout.cells(h));
+            let p = usize::from(pos);
+            // SAFETY: the cells come from `Layout::cells`, below cells_len,
+            // the length `fp` was allocated with.
+            unsafe {
+                let value =
+                    F::from_hash(h) ^ *fp.get_unchecked(cells[p + 1]) ^ *fp.get_unchecked(cells[p + 2]);
+                *fp.get_unchecked_mut(cells[p]) = value;
+            }
+        }
+        fp
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn seeds_differ_and_repeat_deterministically() {
+        let (mut a, mut b) = (Seeds(1), Seeds(1));
+        let xs: Vec<u64> = (0..4).map(|_| a.next()).collect();
+        let ys: Vec<u64> = (0..4).map(|_| b.next()).collect();
+        assert_eq!(xs, ys);
+        assert!(xs.windows(2).all(|w| w[0] != w[1]));
+    }
+
+    #[test]
+    fn mix_depends_on_the_seed_and_spreads_bits() {
+        assert_ne!(mix(1, 0), mix(1, 1));
+        // A one-bit input change flips about half the output bits.
+        let flips = (0..64).map(|i| (mix(0, 7) ^ mix(1 << i, 7)).count_ones()).sum::<u32>();
+        assert!((64 * 24..64 * 40).contains(&flips), "{flips}");
+    }
+}

@@ -1,0 +1,188 @@
+//! Tests shared by the xor and binary fuse filters, written once against
+//! [`StaticFilter`] and run for all four types from their own modules.
+
+use std::fmt::Debug;
+
+use super::{BuildError, Filter};
+
+/// What the shared tests need from a static filter, including test-only
+/// ways into its build.
+pub(super) trait StaticFilter: Filter + Sized + Debug + PartialEq {
+    const BITS: u32;
+    fn build(hashes: &[u64]) -> Result<Self, BuildError>;
+    /// Peels with `attempts` seeds on an array of 3 cells shared by every
+    /// key, which cannot peel more than one distinct key.
+    fn build_cramped(hashes: &[u64], attempts: u32) -> Result<Self, BuildError>;
+    fn validate(&self, hashes: &[u64]) -> Result<(), BuildError>;
+    /// Inverts the fingerprint in the first cell of `hash`.
+    fn damage_first_cell_of(&mut self, hash: u64);
+    fn encode(&self) -> Vec<u8>;
+    fn decode(bytes: &[u8]) -> crate::Result<Self>;
+    fn distinct_keys(&self) -> usize;
+}
+
+/// Lower-case hex of `bytes`, for golden encodings.
+pub(super) fn hex(bytes: &[u8]) -> String {
+    use std::fmt::Write;
+    bytes.iter().fold(String::new(), |mut s, b| {
+        let _ = write!(s, "{b:02x}");
+        s
+    })
+}
+
+/// Deterministic pseudo-random hashes (splitmix64).
+pub(super) fn random_hashes(stream: u64, n: usize) -> Vec<u64> {
+    let mut state = stream.wrapping_mul(0x2545_f491_4f6c_dd1d);
+    (0..n)
+        .map(|_| {
+            state = state.wrapping_add(0x9e37_79b9_7f4a_7c15);
+            let mut z = state;
+            z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+            z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+            z ^ (z >> 31)
+        })
+        .collect()
+}
+
+pub(super) fn no_false_negatives_at_every_small_size<T: StaticFilter>() {
+    for n in [0usize, 1, 2, 3, 4, 5, 7, 10, 31, 100, 1000, 10_000, 100_000] {
+        let hashes = random_hashes(n as u64 + 1, n);
+        let f = T::build(&hashes).unwrap();
+        assert_eq!(f.distinct_keys(), n);
+        assert!(hashes.iter().all(|&h| f.contains(h)), "n = {n}");
+    }
+}
+
+pub(super) fn duplicates_are_removed<T: StaticFilter>() {
+    let distinct = random_hashes(7, 5000);
+    let twice: Vec<u64> = distinct.iter().flat_map(|&h| [h, h]).collect();
+    let f = T::build(&twice).unwrap();
+    assert_eq!(f.distinct_keys(), 5000);
+    assert!(distinct.iter().all(|&h| f.contains(h)));
+
+    for copies in [2, 3, 100, 10_000] {
+        let same = vec![0xdead_beef_u64; copies];
+        let f = T::build(&same).unwrap();
+        assert_eq!(f.distinct_keys(), 1, "{copies} copies");
+        assert!(f.contains(0xdead_beef));
+    }
+
+    // Zero is an ordinary hash, duplicated or not.
+    let f = T::build(&[0, 0, 1]).unwrap();
+    assert_eq!(f.distinct_keys(), 2);
+    assert!(f.contains(0) && f.contains(1));
+}
+
+/// Builds 10^6 keys, checks every one, the space bound and the
+/// false-positive rate on 2·10^6 absent hashes.
+pub(super) fn million_keys<T: StaticFilter>(max_bits_per_key: f64, max_fpr_ratio: f64, min_fpr_ratio: f64) {
+    let n = 1_000_000;
+    let hashes = random_hashes(42, n);
+    let f = T::build(&hashes).unwrap();
+    assert!(hashes.iter().all(|&h| f.contains(h)));
+
+    #[expect(clippy::cast_precision_loss, reason = "byte counts are far below 2^52")]
+    let bits_per_key = (f.size_bytes() * 8) as f64 / n as f64;
+    assert!(bits_per_key <= max_bits_per_key, "{bits_per_key} bits/key");
+
+    let queries = 2_000_000;
+    let absent = random_hashes(43, queries);
+    let hits = absent.iter().filter(|&&h| f.contains(h)).count();
+    #[expect(clippy::cast_precision_loss, reason = "counts are far below 2^52")]
+    let ratio = hits as f64 / queries as f64 / f.theoretical_fpr();
+    assert!((min_fpr_ratio..=max_fpr_ratio).contains(&ratio), "fpr {hits}/{queries}, ratio {ratio}");
+    assert!((f.theoretical_fpr() - (-f64::from(T::BITS)).exp2()).abs() < 1e-15);
+}
+
+pub(super) fn peeling_failure_is_reported<T: StaticFilter>() {
+    let hashes = random_hashes(9, 10);
+    assert_eq!(
+        T::build_cramped(&hashes, super::peel::MAX_ATTEMPTS).unwrap_err(),
+        BuildError::PeelingFailed { attempts: super::peel::MAX_ATTEMPTS, keys: 10 }
+    );
+    let mut dup = hashes.clone();
+    dup.extend_from_slice(&hashes[..4]);
+    assert_eq!(T::build_cramped(&dup, 1).unwrap_err(), BuildError::PeelingFailed { attempts: 1, keys: 10 });
+    assert_eq!(T::build_cramped(&dup, 0).unwrap_err(), BuildError::PeelingFailed { attempts: 0, keys: 10 });
+    // One key always peels, even on three cells.
+    assert!(T::build_cramped(&[5], 1).unwrap().contains(5));
+    assert!(T::build_cramped(&[5, 5], 2).unwrap().contains(5));
+}
+
+pub(super) fn validation_failure_is_reported<T: StaticFilter>() {
+    let hashes = random_hashes(11, 300);
+    let mut f = T::build(&hashes).unwrap();
+    f.validate(&hashes).unwrap();
+    f.damage_first_cell_of(hashes[0]);
+    assert_eq!(f.validate(&hashes).unwrap_err(), BuildError::ValidationFailed { hash: hashes[0] });
+}
+
+pub(super) fn round_trips<T: StaticFilter>() {
+    for n in [0, 1, 2, 1000] {
+        let hashes = random_hashes(13, n);
+        let f = T::build(&hashes).unwrap();
+        let back = T::decode(&f.encode()).unwrap();
+        assert_eq!(back, f);
+        assert_eq!(back.size_bytes(), f.size_bytes());
+    }
+}
+
+/// Flips every byte and truncates at every length: the result is
+/// `Corruption` or a filter still holding every key, never a panic. Then
+/// rewrites header bytes behind a valid crc, so that the parameter checks
+/// (not the crc) must stop them, and queries whatever decodes.
+pub(super) fn corruption_sweep<T: StaticFilter>() {
+    let hashes = random_hashes(17, 25);
+    let enc = T::build(&hashes).unwrap().encode();
+    for i in 0..enc.len() {
+        for flip in [0x01u8, 0x80, 0xff] {
+            let mut bad = enc.clone();
+            bad[i] ^= flip;
+            match T::decode(&bad) {
+                Err(e) => assert!(e.is_corruption(), "byte {i}: {e}"),
+                Ok(f) => assert!(hashes.iter().all(|&h| f.contains(h)), "byte {i} decoded to a wrong filter"),
+            }
+        }
+    }
+    for len in 0..enc.len() {
+        assert!(T::decode(&enc[..len]).unwrap_err().is_corruption(), "truncated to {len}");
+    }
+    let body = &enc[..enc.len() - 4];
+    let probes = random_hashes(19, 200);
+    for i in 0..body.len().min(24) {
+        for value in [0u8, 1, 2, 3, 17, 18, 19, 0x7f, 0x80, 0xfe, 0xff] {
+            let mut bad = body.to_vec();
+            bad[i] = value;
+            let resealed = crate::codec::seal(bad);
+            match T::decode(&resealed) {
+                Err(e) => assert!(e.is_corruption(), "byte {i} = {value}: {e}"),
+                Ok(f) => {
+                    // Wrong contents are possible (the crc vouched for them);
+                    // an out-of-bounds query is not.
+                    let _ = probes.iter().filter(|&&h| f.contains(h)).count();
+                }
+            }
+        }
+    }
+}
+
+/// Arbitrary inputs, many with heavy duplication (values drawn from 0..40),
+/// build, contain every input hash and round-trip through the encoding.
+pub(super) fn arbitrary_inputs<T: StaticFilter>() {
+    use proptest::prelude::*;
+    use proptest::test_runner::{Config, TestRunner};
+    let mut runner = TestRunner::new(Config { cases: 64, ..Config::default() });
+    let inputs = proptest::collection::vec(prop_oneof![0u64..40, any::<u64>()], 0..400);
+    runner
+        .run(&inputs, |hashes| {
+            let f = T::build(&hashes).map_err(|e| TestCaseError::fail(e.to_string()))?;
+            prop_assert!(hashes.iter().all(|&h| f.contains(h)));
+            let mut distinct = hashes.clone();
+            distinct.sort_unstable();
+            distinct.dedup();
+            prop_assert_eq!(f.distinct_keys(), distinct.len());
+            prop_assert_eq!(T::decode(&f.encode()).unwrap(), f);
+            Ok(())
+        })
+        .unwrap();
+}

@@ -1,0 +1,292 @@
+//! A `VersionEdit`: one change to the set of live tables and counters,
+//! appended to the manifest as one log record.
+//!
+//! The encoding is a list of tagged fields sealed with a crc32, so new
+//! fields can be added under new tags, and an edit is self-checking even
+//! outside its log frame (e.g. when shown by an inspection tool).
+//!
+//! ```text
+//!   +---------+---------+-----+---------------+
+//!   | field   | field   | ... | crc32 u32 LE  |   crc over all fields
+//!   +---------+---------+-----+---------------+
+//!   field = varint tag, then:
+//!     1 next file number   varint
+//!     2 last sequence      varint
+//!     3 log number         varint
+//!     4 hash salt          u64 LE
+//!     5 add table          level u8, file number varint, file size varint,
+//!                          smallest key (varint len + bytes),
+//!                          largest key (varint len + bytes),
+//!                          min seq varint, max seq varint, entries varint,
+//!                          filter kind (varint len + UTF-8, e.g. "fuse8",
+//!                          "blocked-bloom:10"), filter bytes varint
+//!     6 remove table       level u8, file number varint
+//! ```
+//!
+//! Tags 1-4 appear at most once. An unknown tag is `Corruption`: an older
+//! build must not silently ignore a field whose meaning it does not know.
+
+use crate::codec::{Reader, put_length_prefixed, put_varint, seal, unseal};
+use crate::filter::FilterKind;
+use crate::key::{MAX_SEQ, SeqNo};
+use crate::{Error, Result};
+
+use super::version::NUM_LEVELS;
+
+const TAG_NEXT_FILE: u64 = 1;
+const TAG_LAST_SEQ: u64 = 2;
+const TAG_LOG_NUMBER: u64 = 3;
+const TAG_HASH_SALT: u64 = 4;
+const TAG_ADD_TABLE: u64 = 5;
+const TAG_REMOVE_TABLE: u64 = 6;
+
+/// What the manifest records about one table file.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TableRecord {
+    /// The number in the file's name (`{number:06}.sst`).
+    pub file_number: u64,
+    /// The file's size in bytes.
+    pub file_size: u64,
+    /// The smallest user key in the table.
+    pub smallest: Vec<u8>,
+    /// The largest user key in the table.
+    pub largest: Vec<u8>,
+    /// The smallest sequence number in the table.
+    pub min_seq: SeqNo,
+    /// The largest sequence number in the table.
+    pub max_seq: SeqNo,
+    /// Entries (versions, tombstones included) in the table.
+    pub entries: u64,
+    /// The filter the table carries (after any build fallback).
+    pub filter: FilterKind,
+    /// Size of the table's filter in bytes.
+    pub filter_bytes: u64,
+}
+
+/// A change to the database's version: tables added and removed, and new
+/// values for the counters. Fields left `None` keep their old values.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct VersionEdit {
+    /// Tables added, with their level.
+    pub added: Vec<(u8, TableRecord)>,
+    /// Tables removed, as (level, file number).
+    pub removed: Vec<(u8, u64)>,
+    /// The next unused file number.
+    pub next_file_number: Option<u64>,
+    /// The largest sequence number of any write the tables hold.
+    pub last_seq: Option<SeqNo>,
+    /// The oldest WAL still needed: logs numbered below it are flushed.
+    pub log_number: Option<u64>,
+    /// The salt of the key hash every table's filter uses.
+    pub hash_salt: Option<u64>,
+}
+
+impl VersionEdit {
+    /// Encodes the edit as a manifest record payload.
+    #[must_use]
+    pub fn encode(&self) -> Vec<u8> {
+        let mut out = Vec::new();
+        let scalars = [
+            (TAG_NEXT_FILE, self.next_file_number),
+            (TAG_LAST_SEQ, self.last_seq),
+            (TAG_LOG_NUMBER, self.log_number),
+        ];
+        for (tag, value) in scalars {
+            if let Some(v) = value {
+                put_varint(&mut out, tag);
+                put_varint(&mut out, v);
+            }
+        }
+        if let Some(salt) = self.hash_salt {
+            put_varint(&mut out, TAG_HASH_SALT);
+            out.extend_from_slice(&salt.to_le_bytes());
+        }
+        for (level, t) in &self.added {
+            put_varint(&mut out, TAG_ADD_TABLE);
+            out.push(*level);
+            put_varint(&mut out, t.file_number);
+            put_varint(&mut out, t.file_size);
+            put_length_prefixed(&mut out, &t.smallest);
+            put_length_prefixed(&mut out, &t.largest);
+            put_varint(&mut out, t.min_seq);
+            put_varint(&mut out, t.max_seq);
+            put_varint(&mut out, t.entries);
+            put_length_prefixed(&mut out, t.filter.to_string().as_bytes());
+            put_varint(&mut out, t.filter_bytes);
+        }
+        for (level, number) in &self.removed {
+            put_varint(&mut out, TAG_REMOVE_TABLE);
+            out.push(*level);
+            put_varint(&mut out, *number);
+        }
+        seal(out)
+    }
+
+    /// Decodes an edit written by [`VersionEdit::encode`].
+    ///
+    /// # Errors
+    /// `Corruption` (offsets relative to `bytes`) for a checksum mismatch,
+    /// truncation, an unknown or repeated tag, a level out of range, or a
+    /// table whose key or sequence range is inverted.
+    pub fn decode(bytes: &[u8]) -> Result<VersionEdit> {
+        let body = unseal(bytes)?;
+        let mut r = Reader::new(body);
+        let mut edit = VersionEdit::default();
+        while r.remaining() > 0 {
+            let at = r.position() as u64;
+            let tag = r.varint()?;
+            let once = |slot: &mut Option<u64>, v: u64| {
+                if slot.replace(v).is_some() {
+                    return Err(Error::corruption(at, format!("edit field {tag} appears twice")));
+                }
+                Ok(())
+            };
+            match tag {
+                TAG_NEXT_FILE => once(&mut edit.next_file_number, r.varint()?)?,
+                TAG_LAST_SEQ => {
+                    let seq = r.varint()?;
+                    check_seq(seq, at)?;
+                    once(&mut edit.last_seq, seq)?;
+                }
+                TAG_LOG_NUMBER => once(&mut edit.log_number, r.varint()?)?,
+                TAG_HASH_SALT => once(&mut edit.hash_salt, r.u64()?)?,
+                TAG_ADD_TABLE => edit.added.push(decode_table(&mut r, at)?),
+                TAG_REMOVE_TABLE => edit.removed.push((level(&mut r)?, r.varint()?)),
+                other => return Err(Error::corruption(at, format!("unknown edit field tag {other}"))),
+            }
+        }
+        Ok(edit)
+    }
+}
+
+fn check_seq(seq: SeqNo, at: u64) -> Result<()> {
+    if seq > MAX_SEQ {
+        return Err(Error::corruption(at, format!("sequence number {seq} exceeds 2^56 - 1")));
+    }
+    Ok(())
+}
+
+fn level(r: &mut Reader<'_>) -> Result<u8> {
+    let at = r.position() as u64;
+    let level = r.u8()?;
+    if usize::from(level) >= NUM_LEVELS {
+        return Err(Error::corruption(at, format!("level {level} out of range (0..{NUM_LEVELS})")));
+    }
+    Ok(level)
+}
+
+fn decode_table(r: &mut Reader<'_>, at: u64) -> Result<(u8, TableRecord)> {
+    let level = level(r)?;
+    let file_number = r.varint()?;
+    let file_size = r.varint()?;
+    let smallest = r.length_prefixed()?.to_vec();
+    let largest = r.length_prefixed()?.to_vec();
+    let min_seq = r.varint()?;
+    let max_seq = r.varint()?;
+    let entries = r.varint()?;
+    let filter_at = r.position() as u64;
+    let filter = std::str::from_utf8(r.length_prefixed()?)
+        .ok()
+        .and_then(|name| name.parse::<FilterKind>().ok())
+        .ok_or_else(|| Error::corruption(filter_at, "unknown filter kind"))?;
+    let filter_bytes = r.varint()?;
+    check_seq(max_seq, at)?;
+    if smallest > largest || min_seq > max_seq {
+        return Err(Error::corruption(
+            at,
+            format!("table {file_number} has an inverted key or sequence range"),
+        ));
+    }
+    let table = TableRecord {
+        file_number,
+        file_size,
+        smallest,
+        largest,
+        min_seq,
+        max_seq,
+        entries,
+        filter,
+        filter_bytes,
+    };
+    Ok((level, table))
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+
+    pub(crate) fn table(number: u64, smallest: &[u8], largest: &[u8]) -> TableRecord {
+        TableRecord {
+            file_number: number,
+            file_size: 4096 + number,
+            smallest: smallest.to_vec(),
+            largest: largest.to_vec(),
+            min_seq: number * 10,
+            max_seq: number * 10 + 5,
+            entries: 100,
+            filter: FilterKind::BlockedBloom { bits_per_key: 7.5 },
+            filter_bytes: 120,
+        }
+    }
+
+    fn full_edit() -> VersionEdit {
+        let mut fuse = table(9, b"m", b"z");
+        fuse.filter = FilterKind::BinaryFuse8;
+        VersionEdit {
+            added: vec![(0, table(7, b"a", b"k")), (3, fuse)],
+            removed: vec![(1, 3), (6, 4)],
+            next_file_number: Some(10),
+            last_seq: Some(MAX_SEQ),
+            log_number: Some(8),
+            hash_salt: Some(0xdead_beef_0123_4567),
+        }
+    }
+
+    #[test]
+    fn round_trip() {
+        for edit in [VersionEdit::default(), full_edit()] {
+            assert_eq!(VersionEdit::decode(&edit.encode()).unwrap(), edit);
+        }
+    }
+
+    #[test]
+    fn golden_bytes() {
+        let edit =
+            VersionEdit { next_file_number: Some(300), removed: vec![(2, 5)], ..VersionEdit::default() };
+        assert_eq!(edit.encode(), seal(vec![1, 0xac, 0x02, 6, 2, 5]));
+    }
+
+    #[test]
+    fn every_flip_and_truncation_is_corruption() {
+        let bytes = full_edit().encode();
+        for i in 0..bytes.len() {
+            let mut bad = bytes.clone();
+            bad[i] ^= 0x04;
+            assert!(VersionEdit::decode(&bad).unwrap_err().is_corruption(), "flip at {i}");
+        }
+        for len in 0..bytes.len() {
+            assert!(VersionEdit::decode(&bytes[..len]).unwrap_err().is_corruption(), "cut at {len}");
+        }
+    }
+
+    #[test]
+    fn well_sealed_nonsense_is_corruption() {
+        let cases: [&[u8]; 7] = [
+            &[99, 0],                                                               // unknown tag
+            &[1, 5, 1, 6],                                                          // repeated scalar
+            &[6, 7, 1],                                                             // level out of range
+            &[2, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x01],             // seq 2^56
+            &[5, 0, 1, 1, 1, b'b', 1, b'a', 0, 0, 0, 4, b'n', b'o', b'n', b'e', 0], // smallest > largest
+            &[5, 0, 1, 1, 0, 0, 5, 4, 0, 4, b'n', b'o', b'p', b'e', 0], // min seq > max seq, bad filter
+            &[5, 0, 1, 1, 0, 0, 0, 0, 0, 3, b'z', b'i', b'p', 0],       // unknown filter kind
+        ];
+        for body in cases {
+            let err = VersionEdit::decode(&seal(body.to_vec())).unwrap_err();
+            assert!(err.is_corruption(), "{body:?}: {err}");
+        }
+        let mut inverted_seq = vec![5, 0, 1, 1, 0, 0, 5, 4, 0, 4];
+        inverted_seq.extend_from_slice(b"none");
+        inverted_seq.push(0);
+        assert!(VersionEdit::decode(&seal(inverted_seq)).unwrap_err().is_corruption());
+    }
+}

@@ -1,0 +1,309 @@
+//! A `Version` (the live tables, by level) and `VersionSet` (a version plus
+//! the counters the manifest tracks).
+
+use std::sync::Arc;
+
+use crate::key::SeqNo;
+use crate::{Error, Result};
+
+use super::edit::{TableRecord, VersionEdit};
+
+/// Levels in the tree: L0 (overlapping flushes) and L1..L6 (each a sorted run).
+pub const NUM_LEVELS: usize = 7;
+
+/// An immutable snapshot of the live tables.
+///
+/// - L0 tables may overlap; they are kept newest first (larger `max_seq`
+///   first, ties by larger file number), the order a lookup must probe them.
+/// - L1 and deeper are sorted runs: tables sorted by smallest key, and no two
+///   tables of a level may overlap (an edit that would overlap them is
+///   `Corruption`, since the engine never writes one).
+///
+/// Records are shared (`Arc`) between versions, so applying an edit copies
+/// pointers, not keys.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Version {
+    levels: Vec<Vec<Arc<TableRecord>>>,
+}
+
+impl Default for Version {
+    fn default() -> Self {
+        Version { levels: vec![Vec::new(); NUM_LEVELS] }
+    }
+}
+
+impl Version {
+    /// A version with no tables.
+    #[must_use]
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// All levels, L0 first; always [`NUM_LEVELS`] long.
+    #[must_use]
+    pub fn levels(&self) -> &[Vec<Arc<TableRecord>>] {
+        &self.levels
+    }
+
+    /// The tables of `level` (empty for a level out of range).
+    #[must_use]
+    pub fn level(&self, level: usize) -> &[Arc<TableRecord>] {
+        self.levels.get(level).map_or(&[], Vec::as_slice)
+    }
+
+    /// Every live table with its level.
+    pub fn tables(&self) -> impl Iterator<Item = (usize, &Arc<TableRecord>)> {
+        self.levels.iter().enumerate().flat_map(|(l, ts)| ts.iter().map(move |t| (l, t)))
+    }
+
+    /// Total bytes of the tables in `level`.
+    #[must_use]
+    pub fn level_bytes(&self, level: usize) -> u64 {
+        self.level(level).iter().map(|t| t.file_size).sum()
+    }
+
+    /// The version after `edit`: its removals first, then its additions.
+    ///
+    /// # Errors
+    /// `Corruption` (offset 0; the caller knows where the edit came from) if
+    /// the edit removes a table the level does not hold, adds a file number
+    /// that is already live, or overlaps two tables in L1+.
+    pub fn apply(&self, edit: &VersionEdit) -> Result<Version> {
+        let mut levels = self.levels.clone();
+        for &(level, number) in &edit.removed {
+            let tables = levels.get_mut(usize::from(level)).ok_or_else(|| bad_level(level))?;
+            let Some(i) = tables.iter().position(|t| t.file_number == number) else {
+                return Err(Error::corruption(
+                    0,
+                    format!("edit removes table {number} absent from L{level}"),
+                ));
+            };
+            tables.remove(i);
+        }
+        for (level, table) in &edit.added {
+            if levels.iter().flatten().any(|t| t.file_number == table.file_number) {
+                return Err(Error::corruption(0, format!("edit adds table {} twice", table.file_number)));
+            }
+            let tables = levels.get_mut(usize::from(*level)).ok_or_else(|| bad_level(*level))?;
+            let table = Arc::new(table.clone());
+            if *level == 0 {
+                let newer =
+                    |t: &Arc<TableRecord>| (t.max_seq, t.file_number) > (table.max_seq, table.file_number);
+                let at = tables.partition_point(newer);
+                tables.insert(at, table);
+            } else {
+                let at = tables.partition_point(|t| t.smallest < table.smallest);
+                let overlaps_prev = at
+                    .checked_sub(1)
+                    .and_then(|p| tables.get(p))
+                    .is_some_and(|p| p.largest >= table.smallest);
+                let overlaps_next = tables.get(at).is_some_and(|n| n.smallest <= table.largest);
+                if overlaps_prev || overlaps_next {
+                    return Err(Error::corruption(
+                        0,
+                        format!("edit adds table {} overlapping another in L{level}", table.file_number),
+                    ));
+                }
+                tables.insert(at, table);
+            }
+        }
+        Ok(Version { levels })
+    }
+}
+
+fn bad_level(level: u8) -> Error {
+    Error::corruption(0, format!("level {level} out of range"))
+}
+
+/// The state a manifest describes: the live tables and the counters.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct VersionSet {
+    /// The live tables.
+    pub version: Arc<Version>,
+    /// The next unused file number.
+    pub next_file_number: u64,
+    /// The largest sequence number of any write the tables hold.
+    pub last_seq: SeqNo,
+    /// The oldest WAL still needed.
+    pub log_number: u64,
+    /// The salt of the key hash used by every filter; `None` until set.
+    pub hash_salt: Option<u64>,
+}
+
+impl VersionSet {
+    /// Applies `edit`, replacing the version and updating the counters it sets.
+    ///
+    /// # Errors
+    /// `Corruption` if the version rejects the edit, if a counter would move
+    /// backwards (file numbers, sequence numbers and log numbers only grow),
+    /// or if the edit changes an already set hash salt. On error `self` is
+    /// unchanged.
+    pub fn apply(&mut self, edit: &VersionEdit) -> Result<()> {
+        let forward = |name: &str, old: u64, new: Option<u64>| match new {
+            Some(n) if n < old => Err(Error::corruption(0, format!("{name} moves back from {old} to {n}"))),
+            Some(n) => Ok(n),
+            None => Ok(old),
+        };
+        let next_file_number = forward("next file number", self.next_file_number, edit.next_file_number)?;
+        let last_seq = forward("last sequence", self.last_seq, edit.last_seq)?;
+        let log_number = forward("log number", self.log_number, edit.log_number)?;
+        if let (Some(old), Some(new)) = (self.hash_salt, edit.hash_salt)
+            && old != new
+        {
+            return Err(Error::corruption(0, format!("hash salt changes from {old:#x} to {new:#x}")));
+        }
+        let version = Arc::new(self.version.apply(edit)?);
+        self.version = version;
+        self.next_file_number = next_file_number;
+        self.last_seq = last_seq;
+        self.log_number = log_number;
+        self.hash_salt = self.hash_salt.or(edit.hash_salt);
+        Ok(())
+    }
+
+    /// One edit that recreates this whole state from nothing: the first
+    /// record of a new manifest.
+    #[must_use]
+    pub fn snapshot_edit(&self) -> VersionEdit {
+        VersionEdit {
+            added: self
+                .version
+                .tables()
+                .map(|(l, t)| (u8::try_from(l).unwrap_or(u8::MAX), TableRecord::clone(t)))
+                .collect(),
+            removed: Vec::new(),
+            next_file_number: Some(self.next_file_number),
+            last_seq: Some(self.last_seq),
+            log_number: Some(self.log_number),
+            hash_salt: self.hash_salt,
+        }
+    }
+
+    /// Checks the invariants a complete manifest satisfies: a hash salt is
+    /// set, and the next file number is above every live file number and the
+    /// log number.
+    ///
+    /// # Errors
+    /// `Corruption` (offset 0) naming the broken invariant.
+    pub fn validate(&self) -> Result<()> {
+        if self.hash_salt.is_none() {
+            return Err(Error::corruption(0, "manifest never sets the hash salt"));
+        }
+        let max_used =
+            self.version.tables().map(|(_, t)| t.file_number).max().unwrap_or(0).max(self.log_number);
+        if self.next_file_number <= max_used {
+            return Err(Error::corruption(
+                0,
+                format!(
+                    "next file number {} is not above live file number {max_used}",
+                    self.next_file_number
+                ),
+            ));
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::manifest::edit::tests::table;
+
+    fn add(level: u8, t: TableRecord) -> VersionEdit {
+        VersionEdit { added: vec![(level, t)], ..VersionEdit::default() }
+    }
+
+    fn numbers(v: &Version, level: usize) -> Vec<u64> {
+        v.level(level).iter().map(|t| t.file_number).collect()
+    }
+
+    #[test]
+    fn levels_keep_their_order() {
+        let mut v = Version::new();
+        for (n, lo, hi) in [(5, b"m", b"p"), (6, b"a", b"c"), (7, b"x", b"z"), (8, b"d", b"f")] {
+            v = v.apply(&add(2, table(n, lo, hi))).unwrap();
+        }
+        assert_eq!(numbers(&v, 2), [6, 8, 5, 7]);
+        // L0: newest (largest max_seq) first regardless of insertion order.
+        for n in [3, 9, 4] {
+            v = v.apply(&add(0, table(n, b"a", b"z"))).unwrap();
+        }
+        assert_eq!(numbers(&v, 0), [9, 4, 3]);
+        assert_eq!(v.level_bytes(0), 3 * 4096 + 16);
+        assert_eq!(v.tables().count(), 7);
+    }
+
+    #[test]
+    fn apply_rejects_impossible_edits_and_leaves_the_old_version() {
+        let v = Version::new().apply(&add(1, table(5, b"f", b"m"))).unwrap();
+        let absent = VersionEdit { removed: vec![(1, 6)], ..VersionEdit::default() };
+        assert!(v.apply(&absent).unwrap_err().is_corruption());
+        let wrong_level = VersionEdit { removed: vec![(2, 5)], ..VersionEdit::default() };
+        assert!(v.apply(&wrong_level).unwrap_err().is_corruption());
+        assert!(v.apply(&add(3, table(5, b"x", b"y"))).unwrap_err().is_corruption());
+        for (lo, hi) in [(b"a", b"f"), (b"m", b"q"), (b"g", b"h"), (b"a", b"z")] {
+            assert!(v.apply(&add(1, table(6, lo, hi))).unwrap_err().is_corruption(), "{lo:?}..{hi:?}");
+        }
+        assert!(v.apply(&add(1, table(6, b"a", b"e"))).is_ok());
+        assert!(v.apply(&add(1, table(6, b"n", b"z"))).is_ok());
+        assert_eq!(numbers(&v, 1), [5]);
+    }
+
+    #[test]
+    fn removal_then_addition_in_one_edit_replaces_tables() {
+        let v = Version::new().apply(&add(1, table(5, b"a", b"z"))).unwrap();
+        let compaction = VersionEdit {
+            removed: vec![(1, 5)],
+            added: vec![(1, table(7, b"a", b"k")), (1, table(8, b"l", b"z"))],
+            ..VersionEdit::default()
+        };
+        let v = v.apply(&compaction).unwrap();
+        assert_eq!(numbers(&v, 1), [7, 8]);
+    }
+
+    #[test]
+    fn version_set_counters_only_move_forward() {
+        let mut vs = VersionSet::default();
+        let first = VersionEdit {
+            next_file_number: Some(10),
+            last_seq: Some(100),
+            log_number: Some(4),
+            hash_salt: Some(42),
+            ..add(0, table(3, b"a", b"b"))
+        };
+        vs.apply(&first).unwrap();
+        vs.validate().unwrap();
+        let before = vs.clone();
+        for bad in [
+            VersionEdit { next_file_number: Some(9), ..VersionEdit::default() },
+            VersionEdit { last_seq: Some(99), ..VersionEdit::default() },
+            VersionEdit { log_number: Some(3), ..VersionEdit::default() },
+            VersionEdit { hash_salt: Some(43), ..VersionEdit::default() },
+        ] {
+            assert!(vs.apply(&bad).unwrap_err().is_corruption());
+            assert_eq!(vs, before);
+        }
+        vs.apply(&VersionEdit { hash_salt: Some(42), last_seq: Some(150), ..VersionEdit::default() })
+            .unwrap();
+        assert_eq!(vs.last_seq, 150);
+
+        let mut rebuilt = VersionSet::default();
+        rebuilt.apply(&vs.snapshot_edit()).unwrap();
+        assert_eq!(rebuilt, vs);
+    }
+
+    #[test]
+    fn validate_catches_incomplete_state() {
+        let mut vs = VersionSet::default();
+        assert!(vs.validate().unwrap_err().is_corruption());
+        vs.apply(&VersionEdit {
+            hash_salt: Some(1),
+            next_file_number: Some(4),
+            ..add(0, table(4, b"a", b"b"))
+        })
+        .unwrap();
+        assert!(vs.validate().unwrap_err().is_corruption());
+        vs.apply(&VersionEdit { next_file_number: Some(5), ..VersionEdit::default() }).unwrap();
+        vs.validate().unwrap();
+    }
+}

@@ -1,0 +1,190 @@
+//! The memtable: recent writes, in memory, ordered by internal key (user key
+//! ascending, then sequence number descending; see [`crate::key`]).
+//!
+//! Concurrency: any number of readers, one writer at a time (the engine
+//! serialises writers). Entries sit in a `BTreeMap` behind a
+//! `parking_lot::RwLock`; each `get` or `insert` holds the lock for one map
+//! operation, and a range iterator ([`MemtableRange`]) takes the read lock
+//! only while it copies the next chunk of entries, so a slow consumer never
+//! blocks the writer for long.
+//!
+//! Entries are never removed. Freezing is done by the owner: stop writing
+//! to an `Arc<Memtable>` and it is the immutable memtable a flush drains.
+
+mod range;
+
+use std::collections::BTreeMap;
+use std::ops::Bound;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use bytes::Bytes;
+use parking_lot::RwLock;
+
+use crate::key::{MAX_SEQ, SeqNo, ValueKind, compare_internal};
+use crate::{Error, Result, WriteBatch};
+
+pub use range::{MemEntry, MemtableRange};
+
+/// Bytes charged per entry on top of its key and value: the map node share,
+/// the two `Bytes` headers and the sequence number. An estimate, used only to
+/// decide when to flush.
+pub const ENTRY_OVERHEAD: usize = 96;
+
+/// An internal key as the map orders it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct MemKey {
+    pub(crate) user_key: Bytes,
+    pub(crate) seq: SeqNo,
+}
+
+impl Ord for MemKey {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        compare_internal(&self.user_key, self.seq, &other.user_key, other.seq)
+    }
+}
+
+impl PartialOrd for MemKey {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+type Map = BTreeMap<MemKey, (ValueKind, Bytes)>;
+
+/// An in-memory, sorted, multi-version write buffer.
+///
+/// ```
+/// use std::ops::Bound;
+/// use std::sync::Arc;
+/// use siftdb::key::ValueKind;
+/// use siftdb::memtable::Memtable;
+/// let m = Arc::new(Memtable::new());
+/// m.insert(b"k", 1, ValueKind::Value, b"old").unwrap();
+/// m.insert(b"k", 2, ValueKind::Tombstone, b"").unwrap();
+/// assert_eq!(m.get(b"k", 1).unwrap().1.as_ref(), b"old");
+/// assert_eq!(m.get(b"k", 9).unwrap().0, ValueKind::Tombstone);
+/// let seqs: Vec<u64> = m.range(Bound::Unbounded, Bound::Unbounded, 9).map(|e| e.seq).collect();
+/// assert_eq!(seqs, [2, 1]); // newest first
+/// ```
+#[derive(Debug, Default)]
+pub struct Memtable {
+    map: RwLock<Map>,
+    bytes: AtomicUsize,
+}
+
+impl Memtable {
+    /// An empty memtable.
+    #[must_use]
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Adds a version of `user_key`. Inserting the same key and sequence
+    /// number twice keeps the second value.
+    ///
+    /// # Errors
+    /// `InvalidArgument` if `seq > MAX_SEQ`.
+    pub fn insert(&self, user_key: &[u8], seq: SeqNo, kind: ValueKind, value: &[u8]) -> Result<()> {
+        check_seq(seq)?;
+        let key = MemKey { user_key: Bytes::copy_from_slice(user_key), seq };
+        let added = entry_bytes(user_key, value);
+        let old = self.map.write().insert(key, (kind, Bytes::copy_from_slice(value)));
+        self.account(added, old.map_or(0, |(_, v)| entry_bytes(user_key, &v)));
+        Ok(())
+    }
+
+    /// Inserts every op of `batch`, the i-th with sequence number
+    /// `base_seq + i`, under one lock acquisition.
+    ///
+    /// # Errors
+    /// `InvalidArgument` if the batch's last sequence number passes
+    /// `MAX_SEQ`; nothing is inserted then.
+    pub fn apply_batch(&self, base_seq: SeqNo, batch: &WriteBatch) -> Result<()> {
+        let last = base_seq.saturating_add(batch.len().saturating_sub(1) as u64);
+        check_seq(last)?;
+        let mut map = self.map.write();
+        let mut added = 0;
+        let mut replaced = 0;
+        for (seq, op) in (base_seq..).zip(batch.iter()) {
+            let (key, value) = (op.key(), op.value());
+            added += entry_bytes(key, value);
+            let mem_key = MemKey { user_key: Bytes::copy_from_slice(key), seq };
+            if let Some((_, old)) = map.insert(mem_key, (op.kind(), Bytes::copy_from_slice(value))) {
+                replaced += entry_bytes(key, &old);
+            }
+        }
+        drop(map);
+        self.account(added, replaced);
+        Ok(())
+    }
+
+    /// The newest version of `user_key` with sequence number `<= snapshot`:
+    /// its kind and value (empty for a tombstone). `None` if the memtable
+    /// holds no such version (the caller then looks in older tables).
+    #[must_use]
+    pub fn get(&self, user_key: &[u8], snapshot: SeqNo) -> Option<(ValueKind, Bytes)> {
+        // The first entry at or after (key, snapshot) is the newest visible
+        // version, if it belongs to the same user key.
+        let probe = MemKey { user_key: Bytes::copy_from_slice(user_key), seq: snapshot };
+        let map = self.map.read();
+        let (k, (kind, value)) = map.range((Bound::Included(probe), Bound::Unbounded)).next()?;
+        (k.user_key.as_ref() == user_key).then(|| (*kind, value.clone()))
+    }
+
+    /// Approximate memory held: keys, values and [`ENTRY_OVERHEAD`] per entry.
+    #[must_use]
+    pub fn approximate_bytes(&self) -> usize {
+        self.bytes.load(Ordering::Relaxed)
+    }
+
+    /// Number of entries (versions, tombstones included).
+    #[must_use]
+    pub fn len(&self) -> usize {
+        self.map.read().len()
+    }
+
+    /// Whether the memtable holds no entries.
+    #[must_use]
+    pub fn is_empty(&self) -> bool {
+        self.map.read().is_empty()
+    }
+
+    /// The entries with user keys within the bounds and sequence numbers
+    /// `<= snapshot`, in internal-key order: every visible version of each
+    /// key, newest first (the consumer keeps the first and skips the rest, or
+    /// keeps all when flushing). Pass [`MAX_SEQ`] to see everything.
+    #[must_use]
+    pub fn range(
+        self: &Arc<Self>,
+        lower: Bound<&[u8]>,
+        upper: Bound<&[u8]>,
+        snapshot: SeqNo,
+    ) -> MemtableRange {
+        MemtableRange::new(Arc::clone(self), lower, upper, snapshot)
+    }
+
+    fn account(&self, added: usize, replaced: usize) {
+        // One writer at a time, so add-then-subtract never underflows.
+        self.bytes.fetch_add(added, Ordering::Relaxed);
+        self.bytes.fetch_sub(replaced, Ordering::Relaxed);
+    }
+
+    pub(crate) fn read_map(&self) -> parking_lot::RwLockReadGuard<'_, Map> {
+        self.map.read()
+    }
+}
+
+fn entry_bytes(key: &[u8], value: &[u8]) -> usize {
+    key.len() + value.len() + ENTRY_OVERHEAD
+}
+
+fn check_seq(seq: SeqNo) -> Result<()> {
+    if seq > MAX_SEQ {
+        return Err(Error::InvalidArgument(format!("sequence number {seq} exceeds 2^56 - 1")));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,130 @@
+//! An owned iterator over a memtable range that locks only per chunk.
+
+use std::collections::VecDeque;
+use std::ops::Bound;
+use std::sync::Arc;
+
+use bytes::Bytes;
+
+use crate::key::{SeqNo, ValueKind};
+
+use super::{MemKey, Memtable};
+
+/// Entries copied per read-lock acquisition.
+const CHUNK: usize = 128;
+
+/// One version from the memtable.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MemEntry {
+    /// The user key.
+    pub user_key: Bytes,
+    /// The write's sequence number.
+    pub seq: SeqNo,
+    /// Value or tombstone.
+    pub kind: ValueKind,
+    /// The value (empty for a tombstone).
+    pub value: Bytes,
+}
+
+/// Iterates a key range of a [`Memtable`] in internal-key order, yielding
+/// only versions with sequence number `<= snapshot`.
+///
+/// It owns an `Arc` of the memtable and copies up to 128 entries per read
+/// lock, resuming after the last internal key it saw. Entries inserted while
+/// it runs appear if they sort after that point; they carry sequence numbers
+/// above any snapshot taken before them, so a snapshot iterator never yields
+/// them. (Values are `Bytes`, so copying an entry is a refcount bump.)
+#[derive(Debug)]
+pub struct MemtableRange {
+    table: Arc<Memtable>,
+    resume: Bound<MemKey>,
+    upper: Bound<MemKey>,
+    snapshot: SeqNo,
+    buf: VecDeque<MemEntry>,
+    chunk: usize,
+    exhausted: bool,
+}
+
+impl MemtableRange {
+    pub(super) fn new(
+        table: Arc<Memtable>,
+        lower: Bound<&[u8]>,
+        upper: Bound<&[u8]>,
+        snapshot: SeqNo,
+    ) -> Self {
+        // Versions of one key run from the largest sequence number down to 0.
+        let at = |key: &[u8], seq| MemKey { user_key: Bytes::copy_from_slice(key), seq };
+        let resume = match lower {
+            Bound::Included(k) => Bound::Included(at(k, u64::MAX)),
+            Bound::Excluded(k) => Bound::Excluded(at(k, 0)),
+            Bound::Unbounded => Bound::Unbounded,
+        };
+        let upper = match upper {
+            Bound::Included(k) => Bound::Included(at(k, 0)),
+            Bound::Excluded(k) => Bound::Excluded(at(k, u64::MAX)),
+            Bound::Unbounded => Bound::Unbounded,
+        };
+        MemtableRange { table, resume, upper, snapshot, buf: VecDeque::new(), chunk: CHUNK, exhausted: false }
+    }
+
+    #[cfg(test)]
+    pub(super) fn with_chunk(mut self, chunk: usize) -> Self {
+        self.chunk = chunk.max(1);
+        self
+    }
+
+    fn refill(&mut self) {
+        if is_empty(&self.resume, &self.upper) {
+            self.exhausted = true;
+            return;
+        }
+        let map = self.table.read_map();
+        let mut scanned = 0;
+        let mut last = None;
+        for (k, (kind, value)) in map.range((self.resume.clone(), self.upper.clone())).take(self.chunk) {
+            scanned += 1;
+            last = Some(k);
+            if k.seq <= self.snapshot {
+                self.buf.push_back(MemEntry {
+                    user_key: k.user_key.clone(),
+                    seq: k.seq,
+                    kind: *kind,
+                    value: value.clone(),
+                });
+            }
+        }
+        if let Some(k) = last {
+            self.resume = Bound::Excluded(k.clone());
+        }
+        if scanned < self.chunk {
+            self.exhausted = true;
+        }
+    }
+}
+
+/// Whether the internal-key range is empty (`BTreeMap::range` panics on
+/// some empty ranges, so they are never passed to it).
+fn is_empty(lower: &Bound<MemKey>, upper: &Bound<MemKey>) -> bool {
+    match (lower, upper) {
+        (Bound::Included(a), Bound::Included(b)) => a > b,
+        (Bound::Included(a) | Bound::Excluded(a), Bound::Excluded(b))
+        | (Bound::Excluded(a), Bound::Included(b)) => a >= b,
+        (Bound::Unbounded, _) | (_, Bound::Unbounded) => false,
+    }
+}
+
+impl Iterator for MemtableRange {
+    type Item = MemEntry;
+
+    fn next(&mut self) -> Option<MemEntry> {
+        loop {
+            if let Some(e) = self.buf.pop_front() {
+                return Some(e);
+            }
+            if self.exhausted {
+                return None;
+            }
+            self.refill();
+        }
+    }
+}

@@ -1,0 +1,211 @@
+use std::collections::BTreeMap;
+use std::ops::Bound;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+
+use proptest::prelude::*;
+
+use super::*;
+
+/// The model: for each key, its versions as (seq, kind, value).
+type Model = BTreeMap<Vec<u8>, Vec<(SeqNo, ValueKind, Vec<u8>)>>;
+
+fn model_get(model: &Model, key: &[u8], snapshot: SeqNo) -> Option<(ValueKind, Vec<u8>)> {
+    let versions = model.get(key)?;
+    versions.iter().filter(|v| v.0 <= snapshot).max_by_key(|v| v.0).map(|v| (v.1, v.2.clone()))
+}
+
+fn model_range(model: &Model, lo: Bound<&[u8]>, hi: Bound<&[u8]>, snapshot: SeqNo) -> Vec<(Vec<u8>, SeqNo)> {
+    let mut out = Vec::new();
+    for (k, versions) in model {
+        let above = match lo {
+            Bound::Included(b) => k.as_slice() >= b,
+            Bound::Excluded(b) => k.as_slice() > b,
+            Bound::Unbounded => true,
+        };
+        let below = match hi {
+            Bound::Included(b) => k.as_slice() <= b,
+            Bound::Excluded(b) => k.as_slice() < b,
+            Bound::Unbounded => true,
+        };
+        if !(above && below) {
+            continue;
+        }
+        let mut seqs: Vec<SeqNo> = versions.iter().map(|v| v.0).filter(|&s| s <= snapshot).collect();
+        seqs.sort_unstable_by(|a, b| b.cmp(a));
+        out.extend(seqs.into_iter().map(|s| (k.clone(), s)));
+    }
+    out
+}
+
+fn key_strategy() -> impl Strategy<Value = Vec<u8>> {
+    proptest::collection::vec(0u8..4, 0..3)
+}
+
+fn bound_strategy() -> impl Strategy<Value = Bound<Vec<u8>>> {
+    prop_oneof![
+        Just(Bound::Unbounded),
+        key_strategy().prop_map(Bound::Included),
+        key_strategy().prop_map(Bound::Excluded),
+    ]
+}
+
+fn as_slice(b: &Bound<Vec<u8>>) -> Bound<&[u8]> {
+    match b {
+        Bound::Included(k) => Bound::Included(k.as_slice()),
+        Bound::Excluded(k) => Bound::Excluded(k.as_slice()),
+        Bound::Unbounded => Bound::Unbounded,
+    }
+}
+
+proptest! {
+    #[test]
+    fn matches_a_model_at_every_snapshot(
+        ops in proptest::collection::vec((key_strategy(), any::<bool>(), proptest::collection::vec(any::<u8>(), 0..4)), 0..200),
+        lo in bound_strategy(),
+        hi in bound_strategy(),
+        chunk in 1usize..8,
+    ) {
+        let m = Arc::new(Memtable::new());
+        let mut model = Model::new();
+        let mut bytes = 0;
+        for (i, (k, put, v)) in ops.iter().enumerate() {
+            let seq = i as u64 + 1;
+            let (kind, v) = if *put { (ValueKind::Value, v.clone()) } else { (ValueKind::Tombstone, Vec::new()) };
+            m.insert(k, seq, kind, &v).unwrap();
+            bytes += k.len() + v.len() + ENTRY_OVERHEAD;
+            model.entry(k.clone()).or_default().push((seq, kind, v));
+        }
+        prop_assert_eq!(m.len(), ops.len());
+        prop_assert_eq!(m.approximate_bytes(), bytes);
+        let n = ops.len() as u64;
+        for snapshot in [0, n / 3, n / 2, n, MAX_SEQ] {
+            for k in model.keys().chain([vec![9u8]].iter()) {
+                let got = m.get(k, snapshot).map(|(kind, v)| (kind, v.to_vec()));
+                prop_assert_eq!(got, model_get(&model, k, snapshot));
+            }
+            let (l, h) = (as_slice(&lo), as_slice(&hi));
+            let got: Vec<(Vec<u8>, SeqNo)> =
+                m.range(l, h, snapshot).with_chunk(chunk).map(|e| (e.user_key.to_vec(), e.seq)).collect();
+            prop_assert_eq!(got, model_range(&model, l, h, snapshot));
+        }
+    }
+}
+
+#[test]
+fn batches_take_consecutive_sequence_numbers() {
+    let m = Memtable::new();
+    let mut b = WriteBatch::new();
+    b.put(b"a", b"1");
+    b.put(b"a", b"2");
+    b.delete(b"b");
+    m.apply_batch(10, &b).unwrap();
+    assert_eq!(m.get(b"a", 10).unwrap(), (ValueKind::Value, Bytes::from_static(b"1")));
+    assert_eq!(m.get(b"a", 11).unwrap(), (ValueKind::Value, Bytes::from_static(b"2")));
+    assert_eq!(m.get(b"b", 12).unwrap().0, ValueKind::Tombstone);
+    assert_eq!(m.get(b"b", 11), None);
+    assert!(m.apply_batch(MAX_SEQ - 1, &b).is_err());
+    assert!(m.insert(b"x", MAX_SEQ + 1, ValueKind::Value, b"").is_err());
+    assert_eq!(m.len(), 3);
+}
+
+#[test]
+fn reinserting_a_version_replaces_it_and_its_size() {
+    let m = Memtable::new();
+    m.insert(b"k", 1, ValueKind::Value, b"long value").unwrap();
+    m.insert(b"k", 1, ValueKind::Value, b"v").unwrap();
+    assert_eq!(m.len(), 1);
+    assert_eq!(m.approximate_bytes(), 2 + ENTRY_OVERHEAD);
+    assert_eq!(m.get(b"k", 1).unwrap().1.as_ref(), b"v");
+}
+
+#[test]
+fn readers_run_while_one_thread_writes() {
+    const WRITES: u64 = 20_000;
+    let m = Arc::new(Memtable::new());
+    let published = Arc::new(AtomicU64::new(0));
+    let done = Arc::new(AtomicBool::new(false));
+    let key = |i: u64| format!("key{:05}", i % 5_000).into_bytes();
+
+    let readers: Vec<_> = (0..2)
+        .map(|_| {
+            let (m, published, done) = (Arc::clone(&m), Arc::clone(&published), Arc::clone(&done));
+            std::thread::spawn(move || {
+                let mut checks = 0u64;
+                while !done.load(Ordering::Acquire) || checks == 0 {
+                    let snap = published.load(Ordering::Acquire);
+                    if snap > 0 {
+                        // The newest write visible at the snapshot holds its own seq.
+                        let (kind, v) = m.get(&key(snap), snap).unwrap();
+                        assert_eq!((kind, v.as_ref()), (ValueKind::Value, snap.to_le_bytes().as_slice()));
+                    }
+                    // A scan at the snapshot is sorted and sees exactly min(snap, 5000) keys' newest versions.
+                    let mut prev: Option<MemEntry> = None;
+                    let mut newest = 0;
+                    for e in m.range(Bound::Unbounded, Bound::Unbounded, snap) {
+                        assert!(e.seq <= snap);
+                        if let Some(p) = &prev {
+                            assert!(compare_internal(&p.user_key, p.seq, &e.user_key, e.seq).is_lt());
+                            newest += usize::from(p.user_key != e.user_key);
+                        } else {
+                            newest = 1;
+                        }
+                        prev = Some(e);
+                    }
+                    assert_eq!(newest as u64, snap.min(5_000));
+                    checks += 1;
+                }
+                checks
+            })
+        })
+        .collect();
+
+    for seq in 1..=WRITES {
+        m.insert(&key(seq), seq, ValueKind::Value, &seq.to_le_bytes()).unwrap();
+        published.store(seq, Ordering::Release);
+    }
+    done.store(true, Ordering::Release);
+    for r in readers {
+        assert!(r.join().unwrap() > 0);
+    }
+    assert_eq!(m.len() as u64, WRITES);
+}
+
+#[test]
+fn replaying_a_torn_wal_rebuilds_exactly_the_complete_batches() {
+    use crate::wal::{RecordType, RecoveryMode, WalReader, encode_record};
+    let mut batches = Vec::new();
+    let mut log = Vec::new();
+    let mut ends = Vec::new();
+    let mut seq = 1;
+    for i in 0..3u8 {
+        let mut b = WriteBatch::new();
+        b.put([i], [i; 3]);
+        b.put(b"shared", [i]);
+        if i == 2 {
+            b.delete(b"shared");
+        }
+        log.extend(encode_record(RecordType::Batch, &b.encode(seq)).unwrap());
+        ends.push(log.len());
+        seq += b.len() as u64;
+        batches.push(b);
+    }
+    for cut in 0..=log.len() {
+        let replayed = Memtable::new();
+        let mut reader = WalReader::new(&log[..cut], RecordType::Batch, RecoveryMode::default());
+        for r in reader.by_ref() {
+            let (base, batch) = WriteBatch::decode(r.unwrap().payload).unwrap();
+            replayed.apply_batch(base, &batch).unwrap();
+        }
+        let expected = Memtable::new();
+        let mut seq = 1;
+        for b in batches.iter().take(ends.iter().filter(|&&e| e <= cut).count()) {
+            expected.apply_batch(seq, b).unwrap();
+            seq += b.len() as u64;
+        }
+        let all = |m: Memtable| -> Vec<MemEntry> {
+            Arc::new(m).range(Bound::Unbounded, Bound::Unbounded, MAX_SEQ).collect()
+        };
+        assert_eq!(all(replayed), all(expected), "cut at {cut}");
+    }
+}

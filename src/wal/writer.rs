@@ -1,0 +1,83 @@
+//! Appending records to a log file.
+
+use crate::fs::WritableFile;
+use crate::{Error, Result};
+
+use super::format::{RecordType, encode_record};
+
+/// Appends framed records to a log (WAL or manifest) through a
+/// [`WritableFile`].
+///
+/// Each record goes out in one `write_all` call, so a crash tears at most the
+/// last record. After any failed write or sync the writer refuses further
+/// work with [`Error::ReadOnly`]: the file's tail is then unknown, and the
+/// owner must reopen (recover) rather than append after possible garbage.
+#[derive(Debug)]
+pub struct WalWriter {
+    file: Box<dyn WritableFile>,
+    kind: RecordType,
+    failed: Option<String>,
+}
+
+impl WalWriter {
+    /// A writer of write-batch records, appending at the end of `file`.
+    #[must_use]
+    pub fn new(file: Box<dyn WritableFile>) -> Self {
+        Self::with_type(file, RecordType::Batch)
+    }
+
+    /// A writer of records of type `kind` (the manifest uses [`RecordType::Edit`]).
+    #[must_use]
+    pub fn with_type(file: Box<dyn WritableFile>, kind: RecordType) -> Self {
+        WalWriter { file, kind, failed: None }
+    }
+
+    /// Appends one record holding `payload`; returns the offset at which the
+    /// record starts. The record is not durable until [`WalWriter::sync`].
+    ///
+    /// # Errors
+    /// `InvalidArgument` for a payload over the size limit (the writer stays
+    /// usable); `Io` if the write fails, and `ReadOnly` on every call after.
+    pub fn append(&mut self, payload: &[u8]) -> Result<u64> {
+        self.check()?;
+        let record = encode_record(self.kind, payload)?;
+        let offset = self.file.len();
+        if let Err(e) = self.file.write_all(&record) {
+            self.failed = Some(format!("log write failed: {e}"));
+            return Err(e.into());
+        }
+        Ok(offset)
+    }
+
+    /// Makes every appended record durable.
+    ///
+    /// # Errors
+    /// `Io` if the sync fails, and `ReadOnly` on every call after.
+    pub fn sync(&mut self) -> Result<()> {
+        self.check()?;
+        if let Err(e) = self.file.sync() {
+            self.failed = Some(format!("log sync failed: {e}"));
+            return Err(e.into());
+        }
+        Ok(())
+    }
+
+    /// Bytes in the file, including records not yet synced.
+    #[must_use]
+    pub fn len(&self) -> u64 {
+        self.file.len()
+    }
+
+    /// Whether the file is empty.
+    #[must_use]
+    pub fn is_empty(&self) -> bool {
+        self.file.len() == 0
+    }
+
+    fn check(&self) -> Result<()> {
+        match &self.failed {
+            Some(why) => Err(Error::ReadOnly(why.clone())),
+            None => Ok(()),
+        }
+    }
+}
