@@ -1,0 +1,399 @@
+//! Writes a table: data blocks as keys arrive, then filter, index,
+//! properties and footer, published atomically.
+//!
+//! The builder writes to `<path>.tmp`, a name no reader ever opens as a
+//! table, and only [`TableBuilder::finish`] renames it to `path` after an
+//! fsync (followed by an fsync of the directory). Dropping an unfinished
+//! builder, or a failed `finish`, removes the temp file (best effort) and
+//! never leaves a file at `path`.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use super::block_builder::BlockBuilder;
+use super::filter_block::{BuiltFilter, build_filter_block};
+use super::format::{BlockHandle, BlockType, FORMAT_VERSION, Footer, append_block};
+use super::index::IndexBuilder;
+use super::internal_key::{MAX_SEQ, ValueKind, compare_parts, encode_internal_key, pack_trailer};
+use super::properties::TableProperties;
+use crate::filter::{FilterKind, hash_key};
+use crate::fs::{FileSystem, StdFs, WritableFile};
+use crate::{Error, Result};
+
+/// Bytes buffered before a write goes to the file.
+const WRITE_BUFFER: usize = 256 * 1024;
+
+/// How a table is written.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TableOptions {
+    /// Target size of a data block's contents (default 4 KiB). A block is
+    /// closed once it reaches this size, so it may exceed it by one entry.
+    pub block_bytes: usize,
+    /// Entries between restart points in data blocks (default 16).
+    pub restart_interval: usize,
+    /// The filter to build over the table's distinct user keys
+    /// (default binary fuse, 8-bit: the smallest at ε ≈ 0.4%).
+    pub filter: FilterKind,
+    /// LSM level the table is written for, recorded in its properties.
+    pub level: u32,
+    /// Seed of the key hash the filter is built from.
+    pub seed: u64,
+    /// Test hook: make a static (xor, fuse) filter build fail, to exercise
+    /// the blocked-Bloom fallback.
+    #[doc(hidden)]
+    pub inject_filter_build_failure: bool,
+}
+
+impl Default for TableOptions {
+    fn default() -> Self {
+        TableOptions {
+            block_bytes: 4096,
+            restart_interval: 16,
+            filter: FilterKind::BinaryFuse8,
+            level: 0,
+            seed: 0,
+            inject_filter_build_failure: false,
+        }
+    }
+}
+
+/// What [`TableBuilder::finish`] wrote.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TableMeta {
+    /// Where the table was published.
+    pub path: PathBuf,
+    /// File size in bytes.
+    pub file_size: u64,
+    /// Entries (versions and tombstones).
+    pub entries: u64,
+    /// Distinct user keys.
+    pub distinct_keys: u64,
+    /// Smallest user key (`None` for an empty table).
+    pub smallest_key: Option<Vec<u8>>,
+    /// Largest user key (`None` for an empty table).
+    pub largest_key: Option<Vec<u8>>,
+    /// Smallest sequence number (0 for an empty table).
+    pub min_seq: u64,
+    /// Largest sequence number (0 for an empty table).
+    pub max_seq: u64,
+    /// The filter actually written ([`FilterKind::None`] for none).
+    pub filter_kind: FilterKind,
+    /// Bytes of the filter block, trailer included.
+    pub filter_bytes: u64,
+    /// Why the requested filter was not used, if it was not.
+    pub fallback_reason: Option<String>,
+}
+
+/// Writes one table. Keys must be added in internal-key order.
+///
+/// An out-of-order or invalid `add` returns `InvalidArgument` and changes
+/// nothing: the builder stays usable. An I/O error poisons it: every later
+/// call fails, and dropping it removes the temp file.
+///
+/// ```
+/// use std::sync::Arc;
+/// use siftdb::fs::StdFs;
+/// use siftdb::filter::FilterKind;
+/// use siftdb::table::{Table, TableBuilder, TableOptions, ValueKind};
+/// let dir = tempfile::tempdir().unwrap();
+/// let path = dir.path().join("000001.sst");
+/// let opts = TableOptions { filter: FilterKind::None, ..TableOptions::default() };
+/// let mut b = TableBuilder::new(Arc::new(StdFs), &path, opts).unwrap();
+/// b.add(b"apple", 2, ValueKind::Value, b"red").unwrap();
+/// b.add(b"apple", 1, ValueKind::Tombstone, b"").unwrap();
+/// let meta = b.finish().unwrap();
+/// assert_eq!(meta.entries, 2);
+/// let table = Table::open(&StdFs, &path).unwrap();
+/// assert!(table.get(b"apple", 5).unwrap().entry.is_some());
+/// ```
+#[derive(Debug)]
+pub struct TableBuilder {
+    fs: Arc<dyn FileSystem>,
+    path: PathBuf,
+    tmp: PathBuf,
+    opts: TableOptions,
+    file: Option<Box<dyn WritableFile>>,
+    pending: Vec<u8>,
+    written: u64,
+    data_block: BlockBuilder,
+    index: IndexBuilder,
+    hashes: Vec<u64>,
+    last_user_key: Vec<u8>,
+    last_trailer: u64,
+    key_buf: Vec<u8>,
+    props: TableProperties,
+    poisoned: Option<String>,
+    /// Renamed to `path` but not yet durable in the directory.
+    published: bool,
+    finished: bool,
+}
+
+fn tmp_path(path: &Path) -> PathBuf {
+    let mut s = path.as_os_str().to_owned();
+    s.push(".tmp");
+    PathBuf::from(s)
+}
+
+impl TableBuilder {
+    /// Starts a table that will be published at `path`.
+    ///
+    /// # Errors
+    /// `InvalidArgument` for a zero block size or a Bloom bits-per-key
+    /// outside 1..=64 (NaN included); `Io` if the temp file
+    /// cannot be created.
+    pub fn new(fs: Arc<dyn FileSystem>, path: impl Into<PathBuf>, opts: TableOptions) -> Result<Self> {
+        if opts.block_bytes == 0 {
+            return Err(Error::InvalidArgument("table block size must be positive".into()));
+        }
+        if let FilterKind::Bloom { bits_per_key } | FilterKind::BlockedBloom { bits_per_key } = opts.filter
+            && !(1.0..=64.0).contains(&bits_per_key)
+        {
+            return Err(Error::InvalidArgument(format!(
+                "filter {}: bits per key must be from 1 to 64",
+                opts.filter
+            )));
+        }
+        let path = path.into();
+        let tmp = tmp_path(&path);
+        let file = fs.create(&tmp)?;
+        Ok(TableBuilder {
+            fs,
+            path,
+            tmp,
+            data_block: BlockBuilder::new(opts.restart_interval),
+            opts,
+            file: Some(file),
+            pending: Vec::new(),
+            written: 0,
+            index: IndexBuilder::default(),
+            hashes: Vec::new(),
+            last_user_key: Vec::new(),
+            last_trailer: 0,
+            key_buf: Vec::new(),
+            props: TableProperties::default(),
+            poisoned: None,
+            published: false,
+            finished: false,
+        })
+    }
+
+    /// [`TableBuilder::new`] on the real file system.
+    ///
+    /// # Errors
+    /// As for [`TableBuilder::new`].
+    pub fn create(path: impl Into<PathBuf>, opts: TableOptions) -> Result<Self> {
+        Self::new(Arc::new(StdFs), path, opts)
+    }
+
+    /// Entries added so far.
+    #[must_use]
+    pub fn entries(&self) -> u64 {
+        self.props.entries
+    }
+
+    /// Approximate file size if finished now (excluding filter and index).
+    #[must_use]
+    pub fn estimated_size(&self) -> u64 {
+        self.written + self.pending.len() as u64 + self.data_block.estimated_size() as u64
+    }
+
+    /// Adds one version of `user_key`.
+    ///
+    /// # Errors
+    /// `InvalidArgument` if `seq` exceeds [`MAX_SEQ`] or `(user_key, seq)`
+    /// does not sort strictly after the previous entry (the builder is
+    /// unchanged); `Io` on a write error (the builder is poisoned).
+    pub fn add(&mut self, user_key: &[u8], seq: u64, kind: ValueKind, value: &[u8]) -> Result<()> {
+        self.check_poisoned()?;
+        if seq > MAX_SEQ {
+            return Err(Error::InvalidArgument(format!("sequence number {seq} exceeds {MAX_SEQ}")));
+        }
+        let trailer = pack_trailer(seq, kind);
+        let first = self.props.entries == 0;
+        if !first
+            && compare_parts(&self.last_user_key, self.last_trailer, user_key, trailer)
+                != std::cmp::Ordering::Less
+        {
+            return Err(Error::InvalidArgument(format!(
+                "table keys out of order: ({:?}, seq {seq}) after ({:?}, seq {})",
+                String::from_utf8_lossy(user_key),
+                String::from_utf8_lossy(&self.last_user_key),
+                self.last_trailer >> 8
+            )));
+        }
+        if first || self.last_user_key != user_key {
+            self.hashes.push(hash_key(self.opts.seed, user_key));
+            self.props.distinct_keys += 1;
+            if first {
+                self.props.smallest_key = Some(user_key.to_vec());
+            }
+            self.last_user_key.clear();
+            self.last_user_key.extend_from_slice(user_key);
+        }
+        self.last_trailer = trailer;
+        self.props.min_seq = if first { seq } else { self.props.min_seq.min(seq) };
+        self.props.max_seq = self.props.max_seq.max(seq);
+        self.props.entries += 1;
+        if kind == ValueKind::Tombstone {
+            self.props.tombstones += 1;
+        }
+        self.key_buf.clear();
+        encode_internal_key(&mut self.key_buf, user_key, seq, kind);
+        self.data_block.add(&self.key_buf, value);
+        if self.data_block.estimated_size() >= self.opts.block_bytes {
+            self.flush_data_block()?;
+        }
+        Ok(())
+    }
+
+    fn check_poisoned(&self) -> Result<()> {
+        match &self.poisoned {
+            Some(why) => {
+                Err(Error::InvalidArgument(format!("table builder unusable after an earlier error: {why}")))
+            }
+            None => Ok(()),
+        }
+    }
+
+    fn offset(&self) -> u64 {
+        self.written + self.pending.len() as u64
+    }
+
+    fn append(&mut self, contents: &[u8], ty: BlockType) -> Result<BlockHandle> {
+        let offset = self.offset();
+        let h = match append_block(&mut self.pending, offset, contents, ty) {
+            Ok(h) => h,
+            Err(e) => {
+                // The block's entries are gone from the builder; nothing
+                // correct can be finished any more.
+                self.poisoned = Some(e.to_string());
+                return Err(e);
+            }
+        };
+        if self.pending.len() >= WRITE_BUFFER {
+            self.write_pending()?;
+        }
+        Ok(h)
+    }
+
+    fn write_pending(&mut self) -> Result<()> {
+        let Some(file) = self.file.as_mut() else {
+            return Err(Error::InvalidArgument("table builder has no open file".into()));
+        };
+        if let Err(e) = file.write_all(&self.pending) {
+            self.poisoned = Some(e.to_string());
+            return Err(e.into());
+        }
+        self.written += self.pending.len() as u64;
+        self.pending.clear();
+        Ok(())
+    }
+
+    fn flush_data_block(&mut self) -> Result<()> {
+        if self.data_block.is_empty() {
+            return Ok(());
+        }
+        let last_key = self.data_block.last_key().to_vec();
+        let contents = self.data_block.finish();
+        let h = self.append(&contents, BlockType::Data)?;
+        self.index.add(&last_key, h);
+        self.props.data_blocks += 1;
+        self.props.data_bytes += h.size_with_trailer();
+        Ok(())
+    }
+
+    /// Writes the filter, index, properties and footer, syncs, and publishes
+    /// the table at its path.
+    ///
+    /// # Errors
+    /// `Io` from any write, sync or rename; the temp file is then removed
+    /// (best effort) and nothing is left at the table's path.
+    pub fn finish(mut self) -> Result<TableMeta> {
+        self.check_poisoned()?;
+        let meta = self.finish_inner();
+        if meta.is_err() {
+            self.poisoned = Some("finish failed".into());
+        }
+        meta
+    }
+
+    fn finish_inner(&mut self) -> Result<TableMeta> {
+        self.flush_data_block()?;
+        let BuiltFilter { kind, block: filter_block, fallback_reason } = build_filter_block(
+            self.opts.filter,
+            self.opts.seed,
+            &mut self.hashes,
+            self.opts.inject_filter_build_failure,
+        );
+        let index_block = self.index.finish();
+        let index = self.append(&index_block, BlockType::Index)?;
+        let filter = if filter_block.is_empty() {
+            BlockHandle::default()
+        } else {
+            self.append(&filter_block, BlockType::Filter)?
+        };
+        let p = &mut self.props;
+        p.largest_key = (p.entries > 0).then(|| self.last_user_key.clone());
+        p.index_bytes = index.size_with_trailer();
+        p.filter_bytes = if filter.is_null() { 0 } else { filter.size_with_trailer() };
+        p.filter_kind = kind.to_string();
+        p.filter_requested = self.opts.filter.to_string();
+        p.filter_bits_per_key = kind.nominal_bits_per_key();
+        p.filter_fallback_reason.clone_from(&fallback_reason);
+        p.level = self.opts.level;
+        p.created_unix_secs = SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs());
+        let props_block = p.encode();
+        let properties = self.append(&props_block, BlockType::Properties)?;
+        let footer = Footer { index, filter, properties, version: FORMAT_VERSION }.encode();
+        self.pending.extend_from_slice(&footer);
+        self.write_pending()?;
+        let file_size = self.written;
+        let Some(mut file) = self.file.take() else {
+            return Err(Error::InvalidArgument("table builder has no open file".into()));
+        };
+        file.sync()?;
+        drop(file);
+        self.fs.rename(&self.tmp, &self.path)?;
+        self.published = true;
+        let dir = match self.path.parent() {
+            Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
+            _ => PathBuf::from("."),
+        };
+        self.fs.sync_dir(&dir)?;
+        self.published = false;
+        self.finished = true;
+        let p = &self.props;
+        Ok(TableMeta {
+            path: self.path.clone(),
+            file_size,
+            entries: p.entries,
+            distinct_keys: p.distinct_keys,
+            smallest_key: p.smallest_key.clone(),
+            largest_key: p.largest_key.clone(),
+            min_seq: p.min_seq,
+            max_seq: p.max_seq,
+            filter_kind: kind,
+            filter_bytes: p.filter_bytes,
+            fallback_reason,
+        })
+    }
+}
+
+impl Drop for TableBuilder {
+    fn drop(&mut self) {
+        if self.finished {
+            return;
+        }
+        self.file = None;
+        // Best effort: a leftover temp name is never opened as a table.
+        if self.fs.exists(&self.tmp) {
+            let _ = self.fs.remove_file(&self.tmp);
+        }
+        // Renamed but the directory sync failed: the caller was told the
+        // table does not exist, so it must not appear.
+        if self.published {
+            let _ = self.fs.remove_file(&self.path);
+        }
+    }
+}

@@ -1,0 +1,336 @@
+//! The filter block: a self-describing header and a filter over the table's
+//! distinct user keys.
+//!
+//! ```text
+//! offset  0: kind tag        u8   1 bloom, 2 blocked bloom, 3 xor8, 4 xor16, 5 fuse8, 6 fuse16
+//! offset  1: format version  u8   currently 1
+//! offset  2: hash seed       u64 LE  (keys are probed as hash_key(seed, user_key))
+//! offset 10: bits per key    f64 LE  (the configured or nominal parameter)
+//! offset 18: key count       u64 LE  (distinct user keys the filter was built from)
+//! offset 26: the filter's own encode() bytes, to the end of the block
+//! ```
+//!
+//! A reader that does not know the kind tag or the version treats the
+//! filter as "may contain" for every key: an unreadable filter may cost I/O,
+//! never a wrong "absent".
+//!
+//! Building validates before anything is written: the encoded filter is
+//! decoded again and probed with every input hash. A static filter that
+//! fails to peel or to validate is replaced by a blocked Bloom filter of
+//! about the same size, and the reason is kept for the properties block.
+
+use crate::codec::Reader;
+use crate::filter::{
+    BinaryFuse8, BinaryFuse16, BlockedBloom, Bloom, BuildError, Filter, FilterKind, Xor8, Xor16,
+};
+use crate::{Error, Result};
+
+/// The filter-block layout this code writes.
+pub const FILTER_FORMAT_VERSION: u8 = 1;
+/// Bytes before the filter's own encoding.
+pub const FILTER_HEADER_LEN: usize = 26;
+
+/// The kind tag stored for `kind`, or `None` for [`FilterKind::None`].
+#[must_use]
+pub fn kind_tag(kind: FilterKind) -> Option<u8> {
+    match kind {
+        FilterKind::None => None,
+        FilterKind::Bloom { .. } => Some(1),
+        FilterKind::BlockedBloom { .. } => Some(2),
+        FilterKind::Xor8 => Some(3),
+        FilterKind::Xor16 => Some(4),
+        FilterKind::BinaryFuse8 => Some(5),
+        FilterKind::BinaryFuse16 => Some(6),
+    }
+}
+
+fn kind_of_tag(tag: u8, bits_per_key: f64) -> Option<FilterKind> {
+    Some(match tag {
+        1 => FilterKind::Bloom { bits_per_key },
+        2 => FilterKind::BlockedBloom { bits_per_key },
+        3 => FilterKind::Xor8,
+        4 => FilterKind::Xor16,
+        5 => FilterKind::BinaryFuse8,
+        6 => FilterKind::BinaryFuse16,
+        _ => return None,
+    })
+}
+
+/// The parsed header of a filter block.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct FilterHeader {
+    /// Kind tag as stored.
+    pub tag: u8,
+    /// Filter-block format version as stored.
+    pub version: u8,
+    /// Seed of the key hash.
+    pub seed: u64,
+    /// Bits-per-key parameter.
+    pub bits_per_key: f64,
+    /// Distinct user keys the filter was built from.
+    pub keys: u64,
+}
+
+impl FilterHeader {
+    fn encode_to(&self, out: &mut Vec<u8>) {
+        out.push(self.tag);
+        out.push(self.version);
+        out.extend_from_slice(&self.seed.to_le_bytes());
+        out.extend_from_slice(&self.bits_per_key.to_le_bytes());
+        out.extend_from_slice(&self.keys.to_le_bytes());
+    }
+}
+
+/// A decoded filter of any kind.
+#[derive(Debug, Clone)]
+enum AnyFilter {
+    Bloom(Bloom),
+    BlockedBloom(BlockedBloom),
+    Xor8(Xor8),
+    Xor16(Xor16),
+    BinaryFuse8(BinaryFuse8),
+    BinaryFuse16(BinaryFuse16),
+    /// A kind or version this build does not know: answers "may contain".
+    Unknown,
+}
+
+impl AnyFilter {
+    fn as_filter(&self) -> Option<&dyn Filter> {
+        Some(match self {
+            AnyFilter::Bloom(f) => f,
+            AnyFilter::BlockedBloom(f) => f,
+            AnyFilter::Xor8(f) => f,
+            AnyFilter::Xor16(f) => f,
+            AnyFilter::BinaryFuse8(f) => f,
+            AnyFilter::BinaryFuse16(f) => f,
+            AnyFilter::Unknown => return None,
+        })
+    }
+
+    fn decode(tag: u8, body: &[u8]) -> Result<Self> {
+        Ok(match tag {
+            1 => AnyFilter::Bloom(Bloom::decode(body)?),
+            2 => AnyFilter::BlockedBloom(BlockedBloom::decode(body)?),
+            3 => AnyFilter::Xor8(Xor8::decode(body)?),
+            4 => AnyFilter::Xor16(Xor16::decode(body)?),
+            5 => AnyFilter::BinaryFuse8(BinaryFuse8::decode(body)?),
+            6 => AnyFilter::BinaryFuse16(BinaryFuse16::decode(body)?),
+            _ => AnyFilter::Unknown,
+        })
+    }
+}
+
+/// A table's filter, ready to probe.
+#[derive(Debug, Clone)]
+pub struct TableFilter {
+    header: FilterHeader,
+    filter: AnyFilter,
+    block_bytes: usize,
+}
+
+impl TableFilter {
+    /// Parses a filter block's verified contents.
+    ///
+    /// # Errors
+    /// `Corruption` if a known kind's header or body is malformed. An
+    /// unknown kind tag or version is not an error: the result answers
+    /// "may contain" for every key.
+    pub fn decode(block: &[u8]) -> Result<Self> {
+        let mut r = Reader::new(block);
+        let header = FilterHeader {
+            tag: r.u8()?,
+            version: r.u8()?,
+            seed: r.u64()?,
+            bits_per_key: r.f64()?,
+            keys: r.u64()?,
+        };
+        let body = block.get(FILTER_HEADER_LEN..).unwrap_or_default();
+        let filter = if header.version == FILTER_FORMAT_VERSION {
+            AnyFilter::decode(header.tag, body).map_err(|e| rebase(e, FILTER_HEADER_LEN))?
+        } else {
+            AnyFilter::Unknown
+        };
+        Ok(TableFilter { header, filter, block_bytes: block.len() })
+    }
+
+    /// The hash seed keys must be probed with.
+    #[must_use]
+    pub fn seed(&self) -> u64 {
+        self.header.seed
+    }
+
+    /// Whether `hash` (from `hash_key(self.seed(), key)`) may be in the table.
+    #[must_use]
+    #[inline]
+    pub fn may_contain(&self, hash: u64) -> bool {
+        self.filter.as_filter().is_none_or(|f| f.contains(hash))
+    }
+
+    /// The stored header.
+    #[must_use]
+    pub fn header(&self) -> FilterHeader {
+        self.header
+    }
+
+    /// The kind, or `None` for a kind or version this build cannot read.
+    #[must_use]
+    pub fn kind(&self) -> Option<FilterKind> {
+        match self.filter {
+            AnyFilter::Unknown => None,
+            _ => kind_of_tag(self.header.tag, self.header.bits_per_key),
+        }
+    }
+
+    /// Bytes of the filter block, header included.
+    #[must_use]
+    pub fn block_bytes(&self) -> usize {
+        self.block_bytes
+    }
+
+    /// The false-positive rate theory predicts, if the kind is known.
+    #[must_use]
+    pub fn theoretical_fpr(&self) -> Option<f64> {
+        self.filter.as_filter().map(Filter::theoretical_fpr)
+    }
+}
+
+fn rebase(e: Error, base: usize) -> Error {
+    match e {
+        Error::Corruption { file: None, offset, what } => {
+            Error::Corruption { file: None, offset: offset.saturating_add(base as u64), what }
+        }
+        other => other,
+    }
+}
+
+/// The outcome of building a table's filter.
+#[derive(Debug, Clone, PartialEq)]
+pub struct BuiltFilter {
+    /// The kind actually written ([`FilterKind::None`] if none).
+    pub kind: FilterKind,
+    /// The filter block's contents; empty when `kind` is `None`.
+    pub block: Vec<u8>,
+    /// Why the requested kind was not used, if it was not.
+    pub fallback_reason: Option<String>,
+}
+
+/// Builds, encodes and validates the filter block for `hashes` (one per
+/// distinct user key, under `seed`), falling back as described in the
+/// module docs. `inject_failure` makes a static build fail, for tests.
+#[must_use]
+pub fn build_filter_block(
+    kind: FilterKind,
+    seed: u64,
+    hashes: &mut Vec<u64>,
+    inject_failure: bool,
+) -> BuiltFilter {
+    hashes.sort_unstable();
+    hashes.dedup();
+    if kind == FilterKind::None || hashes.is_empty() {
+        return BuiltFilter { kind: FilterKind::None, block: Vec::new(), fallback_reason: None };
+    }
+    let first = try_build(kind, seed, hashes, inject_failure && kind.is_static());
+    let reason = match first {
+        Ok(block) => return BuiltFilter { kind, block, fallback_reason: None },
+        Err(e) => format!("{kind}: {e}"),
+    };
+    if kind.is_static() {
+        let fallback = FilterKind::BlockedBloom { bits_per_key: kind.nominal_bits_per_key() };
+        match try_build(fallback, seed, hashes, false) {
+            Ok(block) => BuiltFilter { kind: fallback, block, fallback_reason: Some(reason) },
+            Err(e) => BuiltFilter {
+                kind: FilterKind::None,
+                block: Vec::new(),
+                fallback_reason: Some(format!("{reason}; fallback {fallback}: {e}")),
+            },
+        }
+    } else {
+        BuiltFilter { kind: FilterKind::None, block: Vec::new(), fallback_reason: Some(reason) }
+    }
+}
+
+fn try_build(kind: FilterKind, seed: u64, hashes: &[u64], inject: bool) -> Result<Vec<u8>, String> {
+    if inject {
+        return Err(BuildError::Injected.to_string());
+    }
+    let body = match kind {
+        FilterKind::None => return Ok(Vec::new()),
+        FilterKind::Bloom { bits_per_key } => {
+            let mut f = Bloom::new(hashes.len(), bits_per_key);
+            for &h in hashes {
+                f.insert(h);
+            }
+            f.encode()
+        }
+        FilterKind::BlockedBloom { bits_per_key } => {
+            let mut f = BlockedBloom::new(hashes.len(), bits_per_key);
+            for &h in hashes {
+                f.insert(h);
+            }
+            f.encode()
+        }
+        FilterKind::Xor8 => Xor8::build(hashes).map_err(|e| e.to_string())?.encode(),
+        FilterKind::Xor16 => Xor16::build(hashes).map_err(|e| e.to_string())?.encode(),
+        FilterKind::BinaryFuse8 => BinaryFuse8::build(hashes).map_err(|e| e.to_string())?.encode(),
+        FilterKind::BinaryFuse16 => BinaryFuse16::build(hashes).map_err(|e| e.to_string())?.encode(),
+    };
+    let Some(tag) = kind_tag(kind) else { return Ok(Vec::new()) };
+    let header = FilterHeader {
+        tag,
+        version: FILTER_FORMAT_VERSION,
+        seed,
+        bits_per_key: kind.nominal_bits_per_key(),
+        keys: hashes.len() as u64,
+    };
+    let mut block = Vec::with_capacity(FILTER_HEADER_LEN + body.len());
+    header.encode_to(&mut block);
+    block.extend_from_slice(&body);
+    // Validate what a reader will see: the decoded block, not the in-memory
+    // filter, so an encode/decode mismatch is caught too.
+    let decoded = TableFilter::decode(&block)
+        .map_err(|e| format!("validation failed: encoding does not decode: {e}"))?;
+    if let Some(&hash) = hashes.iter().find(|&&h| !decoded.may_contain(h)) {
+        return Err(BuildError::ValidationFailed { hash }.to_string());
+    }
+    Ok(block)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn none_and_empty_inputs_write_no_filter() {
+        let built = build_filter_block(FilterKind::None, 1, &mut vec![1, 2, 3], false);
+        assert_eq!(built.kind, FilterKind::None);
+        assert!(built.block.is_empty());
+        let built = build_filter_block(FilterKind::Xor8, 1, &mut Vec::new(), false);
+        assert_eq!((built.kind, built.fallback_reason), (FilterKind::None, None));
+    }
+
+    #[test]
+    fn unknown_kinds_and_versions_fail_open() {
+        let mut block = Vec::new();
+        FilterHeader { tag: 99, version: 1, seed: 3, bits_per_key: 10.0, keys: 5 }.encode_to(&mut block);
+        block.extend_from_slice(b"future filter bytes");
+        let f = TableFilter::decode(&block).unwrap();
+        assert_eq!(f.kind(), None);
+        assert!((0..1000).all(|h| f.may_contain(h)));
+        // A known kind under a future version is also read as "may contain".
+        block[0] = 2;
+        block[1] = FILTER_FORMAT_VERSION + 1;
+        let f = TableFilter::decode(&block).unwrap();
+        assert_eq!(f.kind(), None);
+        assert!((0..1000u64).all(|h| f.may_contain(h.wrapping_mul(0x9e37_79b9_7f4a_7c15))));
+        assert_eq!(f.seed(), 3);
+    }
+
+    #[test]
+    fn truncated_headers_are_corruption() {
+        let mut block = Vec::new();
+        FilterHeader { tag: 99, version: 1, seed: 3, bits_per_key: 10.0, keys: 5 }.encode_to(&mut block);
+        for len in 0..FILTER_HEADER_LEN {
+            assert!(TableFilter::decode(&block[..len]).unwrap_err().is_corruption(), "len {len}");
+        }
+    }
+}

@@ -1,0 +1,44 @@
+//! Immutable sorted tables (`SSTables`) with checksummed blocks and a
+//! validated membership filter.
+//!
+//! A table maps internal keys (user key, sequence number, kind) to values.
+//! [`TableBuilder`] writes one and publishes it atomically; [`Table`] maps
+//! it into memory and answers point lookups, probing the filter first so a
+//! key the table cannot hold costs no I/O. [`TableIter`] scans in order.
+//!
+//! File layout (each module draws its own part byte by byte):
+//!
+//! ```text
+//! +--------------+-----+-------------+---------------+------------------+-------------+
+//! | data block 0 | ... | index block | filter block? | properties block | footer (56) |
+//! +--------------+-----+-------------+---------------+------------------+-------------+
+//!   each block = contents + trailer (type u8, crc32 LE over contents and type)
+//! ```
+//!
+//! - [`internal_key`]: key encoding and order.
+//! - [`format`](mod@format): block handles, trailers, footer.
+//! - [`block_builder`] / [`block`]: prefix-compressed blocks with restart points.
+//! - [`index`]: last key of each data block -> handle.
+//! - [`filter_block`]: self-describing filter header and validated build.
+//! - [`properties`]: tagged statistics.
+
+pub mod block;
+pub mod block_builder;
+mod builder;
+pub mod filter_block;
+pub mod format;
+pub mod index;
+pub mod internal_key;
+mod iter;
+pub mod properties;
+mod reader;
+mod stats;
+
+pub use builder::{TableBuilder, TableMeta, TableOptions};
+pub use filter_block::FilterHeader;
+pub use format::{BlockHandle, Footer};
+pub use internal_key::{MAX_SEQ, ValueKind};
+pub use iter::{TableEntry, TableIter};
+pub use properties::TableProperties;
+pub use reader::{FilterDetails, FilterStatus, Table};
+pub use stats::{CounterSnapshot, Entry, FilterAnswer, Lookup};

@@ -1,0 +1,311 @@
+//! Opening a table file and answering point lookups.
+//!
+//! The file is memory-mapped once; the index, filter and properties blocks
+//! are checked and parsed at open as zero-copy slices of the map. A lookup
+//! probes the filter, then reads at most one data block, verifying its
+//! checksum on every read.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use bytes::Bytes;
+
+use super::block::Block;
+use super::filter_block::{FilterHeader, TableFilter};
+use super::format::{BlockHandle, BlockType, FOOTER_LEN, Footer, read_block};
+use super::index::Index;
+use super::internal_key::{MAX_SEQ, ValueKind, pack_trailer, parse_internal_key};
+use super::iter::TableIter;
+use super::properties::TableProperties;
+use super::stats::{CounterSnapshot, Entry, FilterAnswer, Lookup, TableCounters};
+use crate::filter::{FilterKind, hash_key};
+use crate::fs::{FileSystem, StdFs};
+use crate::{Error, Result};
+
+/// An open, immutable table. Cheap to clone; clones share the map and the
+/// counters.
+#[derive(Debug, Clone)]
+pub struct Table {
+    inner: Arc<Inner>,
+}
+
+#[derive(Debug)]
+struct Inner {
+    path: PathBuf,
+    file: Bytes,
+    footer: Footer,
+    index: Index,
+    filter: Option<TableFilter>,
+    filter_dropped: Option<String>,
+    properties: TableProperties,
+    counters: TableCounters,
+}
+
+/// The state of a table's filter.
+#[derive(Debug, Clone, PartialEq)]
+pub enum FilterStatus {
+    /// The table was written without a filter.
+    None,
+    /// The filter is loaded and answers lookups.
+    Loaded,
+    /// The filter's kind or version is unknown to this build: every key
+    /// reads as "may contain".
+    Unknown,
+    /// The filter block was corrupt and was dropped; lookups read data.
+    Dropped(String),
+}
+
+/// Everything the inspection tool shows about a table's filter.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FilterDetails {
+    /// Whether the filter is usable.
+    pub status: FilterStatus,
+    /// The stored header, if the block could be read.
+    pub header: Option<FilterHeader>,
+    /// The kind, if known.
+    pub kind: Option<FilterKind>,
+    /// The kind the writer was asked for.
+    pub requested: String,
+    /// Bytes of the filter block (header included, trailer excluded).
+    pub block_bytes: u64,
+    /// Filter-block bits per distinct key actually spent.
+    pub bits_per_key: f64,
+    /// The false-positive rate theory predicts, if the kind is known.
+    pub theoretical_fpr: Option<f64>,
+    /// Why the writer fell back from the requested kind, if it did.
+    pub fallback_reason: Option<String>,
+}
+
+impl IntoIterator for &Table {
+    type Item = Result<super::TableEntry>;
+    type IntoIter = TableIter;
+
+    fn into_iter(self) -> TableIter {
+        self.iter()
+    }
+}
+
+impl Table {
+    /// Opens the table at `path`, checking its footer, index, properties
+    /// and filter.
+    ///
+    /// # Errors
+    /// `Io` if the file cannot be opened or mapped; `Corruption` (naming the
+    /// file and offset) for a bad footer, index or properties block. A bad
+    /// filter block is not an error: the filter is dropped and reported by
+    /// [`Table::filter_details`].
+    pub fn open(fs: &dyn FileSystem, path: impl AsRef<Path>) -> Result<Table> {
+        let path = path.as_ref();
+        let file = fs.open_read(path)?;
+        let len = file.metadata()?.len();
+        if len < FOOTER_LEN as u64 {
+            return Err(Error::corruption_in(path, 0, format!("{len} bytes is too short for a table")));
+        }
+        // SAFETY: table files are immutable once published: the builder
+        // writes `<name>.tmp` and renames it into place only after an fsync,
+        // and nothing in siftdb writes to, truncates, or reuses a published
+        // table's name (it is only deleted, which keeps the mapping valid on
+        // Unix). The map is read-only and lives inside `Bytes`, which keeps it
+        // alive for as long as any slice of it.
+        let map = unsafe { memmap2::Mmap::map(&file)? };
+        let bytes = Bytes::from_owner(map);
+        Self::from_bytes(path, bytes)
+    }
+
+    /// [`Table::open`] on the real file system.
+    ///
+    /// # Errors
+    /// As for [`Table::open`].
+    pub fn open_path(path: impl AsRef<Path>) -> Result<Table> {
+        Self::open(&StdFs, path)
+    }
+
+    fn from_bytes(path: &Path, file: Bytes) -> Result<Table> {
+        let in_file = |base: u64| move |e: Error| e.at_file(path, base);
+        let footer = Footer::decode(&file).map_err(in_file(0))?;
+        let index_block = read_block(&file, footer.index, BlockType::Index).map_err(in_file(0))?;
+        let index = Index::new(index_block).map_err(in_file(footer.index.offset))?;
+        let props_block = read_block(&file, footer.properties, BlockType::Properties).map_err(in_file(0))?;
+        let properties = TableProperties::decode(&props_block).map_err(in_file(footer.properties.offset))?;
+        let (filter, filter_dropped) = if footer.filter.is_null() {
+            (None, None)
+        } else {
+            match read_block(&file, footer.filter, BlockType::Filter)
+                .and_then(|b| TableFilter::decode(&b).map_err(|e| e.at_file(path, footer.filter.offset)))
+            {
+                Ok(f) => (Some(f), None),
+                Err(e) => (None, Some(e.at_file(path, 0).to_string())),
+            }
+        };
+        Ok(Table {
+            inner: Arc::new(Inner {
+                path: path.to_path_buf(),
+                file,
+                footer,
+                index,
+                filter,
+                filter_dropped,
+                properties,
+                counters: TableCounters::default(),
+            }),
+        })
+    }
+
+    /// The newest version of `user_key` with a sequence number at most
+    /// `snapshot_seq`, and what finding it cost.
+    ///
+    /// # Errors
+    /// `Corruption` if the data block read fails its checksum or is
+    /// malformed; never a wrong value.
+    pub fn get(&self, user_key: &[u8], snapshot_seq: u64) -> Result<Lookup> {
+        let inner = &*self.inner;
+        let mut lookup =
+            Lookup { entry: None, filter: FilterAnswer::NoFilter, blocks_read: 0, bytes_read: 0 };
+        if let Some(f) = &inner.filter {
+            TableCounters::bump(&inner.counters.filter_probes);
+            if !f.may_contain(hash_key(f.seed(), user_key)) {
+                TableCounters::bump(&inner.counters.filter_negatives);
+                lookup.filter = FilterAnswer::Absent;
+                return Ok(lookup);
+            }
+            lookup.filter = FilterAnswer::MayContain;
+        }
+        // Kind Value (1) is the largest kind, so this trailer sorts at or
+        // before every version with seq <= snapshot.
+        let trailer = pack_trailer(snapshot_seq.min(MAX_SEQ), ValueKind::Value);
+        let found = inner
+            .index
+            .find(user_key, trailer)
+            .map_err(|e| e.at_file(&inner.path, inner.footer.index.offset))?;
+        if let Some((_, handle)) = found {
+            let block = self.read_data_block(handle)?;
+            lookup.blocks_read = 1;
+            lookup.bytes_read = handle.size_with_trailer();
+            let mut it = block.cursor();
+            let at = |e: Error| e.at_file(&inner.path, handle.offset);
+            it.seek(user_key, trailer).map_err(at)?;
+            if it.valid() {
+                let (user, seq, kind) = parse_internal_key(it.key()).map_err(at)?;
+                if user == user_key {
+                    lookup.entry = Some(match kind {
+                        ValueKind::Value => Entry::Value { seq, value: it.value() },
+                        ValueKind::Tombstone => Entry::Tombstone { seq },
+                    });
+                }
+            }
+        }
+        if lookup.is_false_positive() {
+            TableCounters::bump(&inner.counters.filter_false_positives);
+        }
+        Ok(lookup)
+    }
+
+    /// Reads and checks the data block at `handle`.
+    pub(super) fn read_data_block(&self, handle: BlockHandle) -> Result<Block> {
+        let inner = &*self.inner;
+        TableCounters::bump(&inner.counters.data_blocks_read);
+        let contents =
+            read_block(&inner.file, handle, BlockType::Data).map_err(|e| e.at_file(&inner.path, 0))?;
+        Block::new(contents).map_err(|e| e.at_file(&inner.path, handle.offset))
+    }
+
+    pub(super) fn index(&self) -> &Index {
+        &self.inner.index
+    }
+
+    /// An iterator over every entry, positioned before the first.
+    #[must_use]
+    pub fn iter(&self) -> TableIter {
+        TableIter::new(self.clone())
+    }
+
+    /// The table's path.
+    #[must_use]
+    pub fn path(&self) -> &Path {
+        &self.inner.path
+    }
+
+    /// The file's size in bytes.
+    #[must_use]
+    pub fn file_size(&self) -> u64 {
+        self.inner.file.len() as u64
+    }
+
+    /// The parsed footer.
+    #[must_use]
+    pub fn footer(&self) -> Footer {
+        self.inner.footer
+    }
+
+    /// The properties block.
+    #[must_use]
+    pub fn properties(&self) -> &TableProperties {
+        &self.inner.properties
+    }
+
+    /// The handle of every data block, in key order.
+    ///
+    /// # Errors
+    /// `Corruption` if an index entry is malformed (checked at open, so
+    /// this does not happen for a table that opened).
+    pub fn data_block_handles(&self) -> Result<Vec<BlockHandle>> {
+        let index = &self.inner.index;
+        (0..index.len())
+            .map(|i| {
+                index
+                    .entry(i)
+                    .map(|(_, h)| h)
+                    .map_err(|e| e.at_file(&self.inner.path, self.inner.footer.index.offset))
+            })
+            .collect()
+    }
+
+    /// The last internal key and handle of data block `i`, for inspection.
+    ///
+    /// # Errors
+    /// `Corruption` if the entry is malformed or `i` is out of range.
+    pub fn index_entry(&self, i: usize) -> Result<(Vec<u8>, BlockHandle)> {
+        if i >= self.inner.index.len() {
+            return Err(Error::InvalidArgument(format!("data block {i} of {}", self.inner.index.len())));
+        }
+        self.inner.index.entry(i).map(|(k, h)| (k.to_vec(), h))
+    }
+
+    /// What the filter is and whether it is usable.
+    #[must_use]
+    pub fn filter_details(&self) -> FilterDetails {
+        let inner = &*self.inner;
+        let status = match (&inner.filter, &inner.filter_dropped) {
+            (_, Some(why)) => FilterStatus::Dropped(why.clone()),
+            (Some(f), None) if f.kind().is_none() => FilterStatus::Unknown,
+            (Some(_), None) => FilterStatus::Loaded,
+            (None, None) => FilterStatus::None,
+        };
+        let block_bytes = if inner.footer.filter.is_null() { 0 } else { u64::from(inner.footer.filter.size) };
+        let keys = inner.properties.distinct_keys;
+        #[expect(clippy::cast_precision_loss, reason = "a ratio for display")]
+        let bits_per_key = if keys == 0 { 0.0 } else { (block_bytes * 8) as f64 / keys as f64 };
+        FilterDetails {
+            status,
+            header: inner.filter.as_ref().map(TableFilter::header),
+            kind: inner.filter.as_ref().and_then(TableFilter::kind),
+            requested: inner.properties.filter_requested.clone(),
+            block_bytes,
+            bits_per_key,
+            theoretical_fpr: inner.filter.as_ref().and_then(TableFilter::theoretical_fpr),
+            fallback_reason: inner.properties.filter_fallback_reason.clone(),
+        }
+    }
+
+    /// Whether the filter block was dropped as corrupt.
+    #[must_use]
+    pub fn filter_dropped(&self) -> bool {
+        self.inner.filter_dropped.is_some()
+    }
+
+    /// The table's read counters.
+    #[must_use]
+    pub fn counters(&self) -> CounterSnapshot {
+        self.inner.counters.snapshot()
+    }
+}
