@@ -5,7 +5,7 @@ use std::sync::Arc;
 use crate::Result;
 use crate::db::DbInner;
 use crate::db::iter::Version;
-use crate::db::tree::{TableFile, to_table_kind};
+use crate::db::tree::TableFile;
 use crate::filter::FilterKind;
 use crate::manifest::table_file_name;
 use crate::table::{TableBuilder, TableOptions};
@@ -47,7 +47,7 @@ impl<'a> OutputWriter<'a> {
             self.current = Some((number, TableBuilder::new(Arc::clone(&self.db.fs), &path, opts)?));
         }
         if let Some((_, b)) = &mut self.current {
-            b.add(&v.key, v.seq, to_table_kind(v.kind), &v.value)?;
+            b.add(&v.key, v.seq, v.kind, &v.value)?;
         }
         Ok(())
     }

@@ -20,7 +20,7 @@ use crate::manifest::{TableRecord, VersionEdit, log_file_name, table_file_name};
 use crate::table::{Table, TableBuilder, TableOptions};
 
 use super::stats::bump;
-use super::tree::{MemRef, TableFile, to_table_kind};
+use super::tree::{MemRef, TableFile};
 use super::{BgSignal, DbInner};
 
 pub(crate) fn flush_loop(db: &DbInner, rx: &Receiver<BgSignal>) {
@@ -89,7 +89,7 @@ impl DbInner {
         };
         let mut builder = TableBuilder::new(Arc::clone(&self.fs), &path, opts)?;
         for e in imm.mem.range(Bound::Unbounded, Bound::Unbounded, MAX_SEQ) {
-            builder.add(&e.user_key, e.seq, to_table_kind(e.kind), &e.value)?;
+            builder.add(&e.user_key, e.seq, e.kind, &e.value)?;
         }
         self.finish_table(number, builder)
     }

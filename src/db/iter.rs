@@ -25,7 +25,7 @@ use crate::memtable::{MemEntry, Memtable, MemtableRange};
 use crate::table::TableIter;
 
 use super::DbInner;
-use super::tree::{TableFile, from_table_kind};
+use super::tree::TableFile;
 
 /// One version of one key.
 #[derive(Debug, Clone)]
@@ -115,7 +115,7 @@ impl TablesSource {
         self.head = match self.iter.as_mut().and_then(Iterator::next) {
             Some(e) => {
                 let e = e?;
-                Some(Version { key: e.user_key, seq: e.seq, kind: from_table_kind(e.kind), value: e.value })
+                Some(Version { key: e.user_key, seq: e.seq, kind: e.kind, value: e.value })
             }
             None => None,
         };

@@ -116,19 +116,3 @@ pub(crate) struct SuperVersion {
     pub imm: Vec<MemRef>,
     pub tree: Arc<Tree>,
 }
-
-/// The engine's value kind for a table's.
-pub(crate) fn from_table_kind(kind: crate::table::ValueKind) -> crate::key::ValueKind {
-    match kind {
-        crate::table::ValueKind::Value => crate::key::ValueKind::Value,
-        crate::table::ValueKind::Tombstone => crate::key::ValueKind::Tombstone,
-    }
-}
-
-/// A table's value kind for the engine's.
-pub(crate) fn to_table_kind(kind: crate::key::ValueKind) -> crate::table::ValueKind {
-    match kind {
-        crate::key::ValueKind::Value => crate::table::ValueKind::Value,
-        crate::key::ValueKind::Tombstone => crate::table::ValueKind::Tombstone,
-    }
-}
