@@ -8,10 +8,12 @@
 use std::sync::Arc;
 
 use crate::Result;
-use crate::manifest::VersionEdit;
+use std::sync::atomic::Ordering;
 
-use super::DbInner;
+use crate::manifest::{ManifestWriter, VersionEdit, manifest_file_name, set_current};
+
 use super::tree::{SuperVersion, TableFile, Tree};
+use super::{DbInner, ManifestState};
 
 impl DbInner {
     /// Applies `edit` to the manifest (durably) and then to the tree readers
@@ -30,7 +32,7 @@ impl DbInner {
         // Counters only move forward; flush and compaction fill them in
         // racing each other, so settle them here, under the lock.
         let mut edit = edit.clone();
-        let next_file = self.next_file.load(std::sync::atomic::Ordering::SeqCst);
+        let next_file = self.next_file.load(Ordering::SeqCst);
         edit.next_file_number = Some(next_file.max(manifest.set.next_file_number));
         edit.last_seq = edit.last_seq.map(|s| s.max(manifest.set.last_seq));
         edit.log_number = edit.log_number.map(|l| l.max(manifest.set.log_number));
@@ -56,6 +58,38 @@ impl DbInner {
         }
         let imm = if flushed_imm { sv.imm.get(1..).unwrap_or(&[]).to_vec() } else { sv.imm.clone() };
         *sv = Arc::new(SuperVersion { mem: sv.mem.clone(), imm, tree: Arc::new(tree) });
+        drop(sv);
+        // Roll only once the edits outweigh the snapshot itself, or a large
+        // tree would rewrite its manifest on every edit.
+        let len = manifest.writer.len();
+        if len > self.opts.manifest_roll_bytes && len > 2 * manifest.base_len {
+            self.roll_manifest(&mut manifest);
+        }
         Ok(())
+    }
+
+    /// Starts a new manifest holding one snapshot edit of the current state,
+    /// points `CURRENT` at it and deletes the old one, so the manifest does
+    /// not grow without bound between opens.
+    ///
+    /// If the new manifest cannot be written the old one stays in use (no
+    /// harm done; the next edit tries again). If `CURRENT` cannot be
+    /// switched it may name either manifest, so the database turns read-only.
+    fn roll_manifest(&self, manifest: &mut ManifestState) {
+        let number = self.allocate_file_number();
+        let mut set = manifest.set.clone();
+        set.next_file_number = set.next_file_number.max(self.next_file.load(Ordering::SeqCst));
+        let Ok(writer) = ManifestWriter::create(&*self.fs, &self.dir, number, &set.snapshot_edit()) else {
+            let _ = self.fs.remove_file(&self.dir.join(manifest_file_name(number)));
+            return;
+        };
+        if let Err(e) = set_current(&*self.fs, &self.dir, number) {
+            self.fail(format!("switching CURRENT to a new manifest failed: {e}"));
+            return;
+        }
+        manifest.base_len = writer.len();
+        let old = std::mem::replace(&mut manifest.writer, writer).number();
+        manifest.set = set;
+        let _ = self.fs.remove_file(&self.dir.join(manifest_file_name(old)));
     }
 }

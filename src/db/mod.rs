@@ -74,6 +74,8 @@ pub(crate) enum BgSignal {
 pub(crate) struct ManifestState {
     pub writer: ManifestWriter,
     pub set: VersionSet,
+    /// The manifest's length right after its snapshot edit.
+    pub base_len: u64,
 }
 
 /// State shared by every handle, snapshot and iterator of one database.

@@ -63,6 +63,9 @@ pub struct Options {
     pub table_target_bytes: u64,
     /// Number of levels, level 0 included.
     pub max_levels: usize,
+    /// Size past which the manifest is rewritten as one snapshot edit (it
+    /// otherwise grows by one edit per flush and compaction until reopened).
+    pub manifest_roll_bytes: u64,
     /// Whether background compaction runs on its own; `false` leaves it to
     /// [`crate::Db::compact`] (writes still stop past `l0_stop_trigger`
     /// only when this is `true`).
@@ -86,6 +89,7 @@ impl Default for Options {
             level_size_ratio: 10,
             table_target_bytes: 8 << 20,
             max_levels: 7,
+            manifest_roll_bytes: 4 << 20,
             auto_compaction: true,
         }
     }

@@ -134,7 +134,7 @@ pub(crate) fn open(dir: &Path, opts: Options) -> Result<Opened> {
             imm: Vec::new(),
             tree: Arc::new(tree),
         })),
-        manifest: Mutex::new(ManifestState { writer, set }),
+        manifest: Mutex::new(ManifestState { base_len: writer.len(), writer, set }),
         compaction: Mutex::new(vec![Vec::new(); NUM_LEVELS]),
         next_file: AtomicU64::new(next_file),
         counters: Counters::new(NUM_LEVELS),
