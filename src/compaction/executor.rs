@@ -52,7 +52,10 @@ pub(crate) fn run(db: &DbInner, job: &Job, tree: &Tree) -> Result<()> {
         })
     };
 
-    let mut out = OutputWriter::new(db, output_level);
+    // The output level gains the upper inputs' entries (its own inputs are
+    // already counted there); the policy plans with that shape.
+    let entries = job.inputs.iter().map(|t| t.record.entries).sum();
+    let mut out = OutputWriter::new(db, output_level, entries);
     let mut current: Option<bytes::Bytes> = None;
     let mut kept_at_horizon = false;
     while let Some(v) = next_min(&mut sources)? {

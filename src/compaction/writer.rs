@@ -20,8 +20,10 @@ pub(crate) struct OutputWriter<'a> {
 }
 
 impl<'a> OutputWriter<'a> {
-    pub fn new(db: &'a DbInner, level: usize) -> Self {
-        let shape = db.shape(&db.current().tree);
+    /// A writer for `level`, whose tables will hold about `entries` entries
+    /// in all (for the filter policy's view of the tree).
+    pub fn new(db: &'a DbInner, level: usize, entries: u64) -> Self {
+        let shape = db.shape(&db.current().tree, Some((level, entries)));
         let filter = db.opts.filter_policy.for_level(level, &shape).kind;
         OutputWriter { db, level, filter, current: None, done: Vec::new() }
     }

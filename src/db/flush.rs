@@ -56,7 +56,7 @@ impl DbInner {
             return Ok(false);
         };
         let next_wal = sv.imm.get(1).map_or(sv.mem.wal_number, |m| m.wal_number);
-        let shape = self.shape(&sv.tree);
+        let shape = self.shape(&sv.tree, Some((0, imm.mem.len() as u64)));
         let filter = self.opts.filter_policy.for_level(0, &shape).kind;
         drop(sv);
         let number = self.allocate_file_number();

@@ -168,15 +168,29 @@ impl DbInner {
         let _ = self.bg_changed.wait_for(&mut guard, timeout);
     }
 
-    /// The shape of the tree as the filter policy sees it: entries per level,
-    /// with empty levels counted as one so that a young tree still gets a
-    /// sensible plan.
+    /// The shape of the tree as the filter policy sees it: entries per
+    /// level, from level 0 to the deepest level holding data, with `adding`
+    /// (level, entries) counted in first (the table about to be written,
+    /// which may open a new deepest level). Empty levels count as one entry
+    /// so that a young tree still gets a sensible plan; levels below the
+    /// deepest are left out, or Monkey would plan for empty levels.
     #[expect(clippy::cast_precision_loss, reason = "key counts feed a floating-point model")]
-    pub fn shape(&self, tree: &Tree) -> TreeShape {
-        let mut keys: Vec<f64> = tree.level_keys().iter().map(|&k| (k.max(1)) as f64).collect();
-        keys.resize(self.opts.max_levels, 1.0);
+    pub fn shape(&self, tree: &Tree, adding: Option<(usize, u64)>) -> TreeShape {
+        let mut keys: Vec<u64> = tree.level_keys();
         keys.truncate(self.opts.max_levels);
-        TreeShape::from_level_keys(keys)
+        if let Some((level, n)) = adding
+            && level < self.opts.max_levels
+        {
+            if keys.len() <= level {
+                keys.resize(level + 1, 0);
+            }
+            if let Some(k) = keys.get_mut(level) {
+                *k += n;
+            }
+        }
+        let deepest = keys.iter().rposition(|&k| k > 0).unwrap_or(0);
+        keys.truncate(deepest + 1);
+        TreeShape::from_level_keys(keys.iter().map(|&k| k.max(1) as f64).collect())
     }
 
     pub(crate) fn release_lock(&self) {

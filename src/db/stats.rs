@@ -260,7 +260,7 @@ impl super::DbInner {
         stats.memtable_bytes =
             std::iter::once(&sv.mem).chain(sv.imm.iter()).map(|m| m.mem.approximate_bytes() as u64).sum();
         stats.immutable_memtables = sv.imm.len() as u64;
-        let shape = self.shape(&sv.tree);
+        let shape = self.shape(&sv.tree, None);
         let used = sv.tree.levels.iter().rposition(|l| !l.is_empty()).map_or(0, |i| i + 1);
         stats.levels.truncate(self.opts.max_levels.max(used));
         for l in &mut stats.levels {
