@@ -2,6 +2,8 @@
 //! is within its target, no key is lost, the last level holds no tombstone,
 //! and each level's tables carry the filter the policy names for it.
 
+mod common;
+
 use std::collections::BTreeMap;
 
 use siftdb::fs::StdFs;
@@ -13,6 +15,7 @@ fn opts() -> Options {
     Options {
         memtable_bytes: 1024,
         hash_salt: Some(21),
+        fs: common::no_sync_fs(),
         block_bytes: 128,
         l0_compaction_trigger: 2,
         l0_slowdown_trigger: 100,

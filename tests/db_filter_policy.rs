@@ -1,6 +1,8 @@
 //! The filter policy is applied per level: flushes write level 0's kind,
 //! compactions write the output level's kind, and the table files say so.
 
+mod common;
+
 use siftdb::fs::StdFs;
 use siftdb::policy::{FilterPolicy, TreeShape};
 use siftdb::table::Table;
@@ -19,6 +21,7 @@ fn each_level_carries_the_policy_kind() {
     let opts = Options {
         memtable_bytes: 2048,
         hash_salt: Some(31),
+        fs: common::no_sync_fs(),
         l0_compaction_trigger: 2,
         base_level_bytes: 4096,
         level_size_ratio: 2,

@@ -1,6 +1,8 @@
 //! An open iterator keeps reading the state it started on while flushes and
 //! compactions replace (and delete) the tables under it.
 
+mod common;
+
 use siftdb::{Db, Options};
 
 #[test]
@@ -9,6 +11,7 @@ fn iterator_survives_flush_and_compaction() {
     let opts = Options {
         memtable_bytes: 4096,
         hash_salt: Some(8),
+        fs: common::no_sync_fs(),
         l0_compaction_trigger: 2,
         base_level_bytes: 8192,
         table_target_bytes: 4096,

@@ -2,6 +2,8 @@
 //! stays small however many flushes and compactions run, and the database
 //! reopens from the new one.
 
+mod common;
+
 use siftdb::{Db, Options};
 
 fn manifests(dir: &std::path::Path) -> Vec<(String, u64)> {
@@ -19,6 +21,7 @@ fn manifest_rolls_over_and_reopens() {
     let opts = Options {
         memtable_bytes: 1024,
         hash_salt: Some(12),
+        fs: common::no_sync_fs(),
         manifest_roll_bytes: 2048,
         l0_compaction_trigger: 2,
         base_level_bytes: 8192,

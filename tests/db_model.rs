@@ -2,6 +2,8 @@
 //! tiny memtable so flushes happen constantly, plus explicit flushes,
 //! snapshots read later, and close + reopen. Every read must match the model.
 
+mod common;
+
 use std::collections::BTreeMap;
 use std::ops::{Bound, RangeBounds};
 
@@ -52,7 +54,13 @@ fn op() -> impl Strategy<Value = Op> {
 }
 
 fn options() -> Options {
-    Options { memtable_bytes: 300, hash_salt: Some(1), block_bytes: 64, ..Options::default() }
+    Options {
+        memtable_bytes: 300,
+        hash_salt: Some(1),
+        fs: common::no_sync_fs(),
+        block_bytes: 64,
+        ..Options::default()
+    }
 }
 
 /// Sizes so small that a few hundred writes build five or six levels.

@@ -2,6 +2,8 @@
 //! negative or a false positive; for present keys the table holding the key
 //! counts a true positive; `since` isolates one phase.
 
+mod common;
+
 use siftdb::policy::FilterPolicy;
 use siftdb::{Db, FilterKind, Options};
 
@@ -9,6 +11,7 @@ fn opts(policy: FilterPolicy) -> Options {
     Options {
         memtable_bytes: 8 << 10,
         hash_salt: Some(41),
+        fs: common::no_sync_fs(),
         l0_compaction_trigger: 3,
         base_level_bytes: 32 << 10,
         table_target_bytes: 16 << 10,

@@ -1,6 +1,8 @@
 //! Writes slow down and stop when level 0 fills faster than compaction
 //! empties it, and still all land.
 
+mod common;
+
 use siftdb::{Db, Options};
 
 #[test]
@@ -9,6 +11,7 @@ fn full_level_zero_stalls_writes_without_losing_them() {
     let opts = Options {
         memtable_bytes: 1024,
         hash_salt: Some(6),
+        fs: common::no_sync_fs(),
         l0_compaction_trigger: 2,
         l0_slowdown_trigger: 2,
         l0_stop_trigger: 3,
