@@ -63,6 +63,11 @@ fn options() -> Options {
     }
 }
 
+/// Synced writes go through the group-commit path.
+fn synced_options() -> Options {
+    Options { sync: true, ..options() }
+}
+
 /// Sizes so small that a few hundred writes build five or six levels.
 fn deep_options() -> Options {
     Options {
@@ -176,6 +181,11 @@ proptest! {
     #[test]
     fn db_matches_btreemap(ops in prop::collection::vec(op(), 1..150)) {
         run(ops, options);
+    }
+
+    #[test]
+    fn synced_db_matches_btreemap(ops in prop::collection::vec(op(), 1..100)) {
+        run(ops, synced_options);
     }
 
     #[test]
