@@ -177,7 +177,7 @@ fn run(ops: Vec<Op>, options: fn() -> Options) -> usize {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 40, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: 28, ..ProptestConfig::default() })]
     #[test]
     fn db_matches_btreemap(ops in prop::collection::vec(op(), 1..150)) {
         run(ops, options);
