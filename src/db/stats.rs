@@ -163,6 +163,62 @@ impl Stats {
     }
 }
 
+impl std::fmt::Display for Stats {
+    /// A per-level table for humans (the CLI's `stats`), levels with no
+    /// tables and no probes left out.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        writeln!(
+            f,
+            "gets {} (memtable hits {}), writes {} ({} ops, {} WAL syncs, {} WAL bytes), flushes {}, compactions {}",
+            self.gets,
+            self.memtable_hits,
+            self.writes,
+            self.write_ops,
+            self.wal_syncs,
+            self.wal_bytes,
+            self.flushes,
+            self.compactions
+        )?;
+        writeln!(
+            f,
+            "{:<5} {:>6} {:>10} {:>12} {:<22} {:>6} {:>9} {:>9} {:>9} {:>9} {:>9}",
+            "level",
+            "tables",
+            "keys",
+            "bytes",
+            "filter",
+            "bits/k",
+            "target",
+            "probes",
+            "negative",
+            "false+",
+            "obs.fpr"
+        )?;
+        for l in
+            self.levels.iter().filter(|l| l.tables > 0 || l.filter_probes > 0 || l.probes_without_filter > 0)
+        {
+            let kinds: Vec<String> = l.filter_kinds.iter().map(ToString::to_string).collect();
+            let observed = l.observed_fpr().map_or_else(|| "-".to_string(), |r| format!("{r:.5}"));
+            writeln!(
+                f,
+                "L{:<4} {:>6} {:>10} {:>12} {:<22} {:>6.2} {:>9.5} {:>9} {:>9} {:>9} {:>9}",
+                l.level,
+                l.tables,
+                l.keys,
+                l.bytes,
+                kinds.join(","),
+                l.filter_bits_per_key(),
+                l.target_fpr,
+                l.filter_probes,
+                l.filter_negatives,
+                l.filter_false_positives,
+                observed
+            )?;
+        }
+        Ok(())
+    }
+}
+
 /// The read-path counters of one level.
 #[derive(Debug, Default)]
 pub(crate) struct LevelCounters {
@@ -294,6 +350,21 @@ mod tests {
         };
         assert_eq!(l.observed_fpr(), Some(0.02));
         assert_eq!(LevelStats::default().observed_fpr(), None);
+    }
+
+    #[test]
+    fn display_lists_levels_with_tables_or_probes() {
+        let c = Counters::new(3);
+        bump(&c.levels[2].filter_probes, 4);
+        bump(&c.levels[2].filter_false_positives, 1);
+        let mut s = c.snapshot();
+        s.levels[0].tables = 2;
+        s.levels[0].filter_kinds = vec![FilterKind::BinaryFuse8];
+        let text = s.to_string();
+        assert!(text.contains("\nL0 "), "{text}");
+        assert!(!text.contains("\nL1 "), "{text}");
+        assert!(text.contains("\nL2 ") && text.contains("0.25000"), "{text}");
+        assert!(text.contains("fuse8"), "{text}");
     }
 
     #[test]
