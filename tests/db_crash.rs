@@ -65,13 +65,22 @@ fn sigkill_mid_writes_keeps_every_acknowledged_batch_whole() {
             .spawn()
             .unwrap();
         let stdout = child.stdout.take().unwrap();
+        // The first ack is signalled, so each cycle kills a child that is
+        // really writing (not one still starting up on a loaded machine).
+        let (first_tx, first_rx) = std::sync::mpsc::channel::<()>();
         let reader = std::thread::spawn(move || {
-            BufReader::new(stdout)
-                .lines()
-                .map_while(Result::ok)
-                .filter_map(|l| l.strip_prefix("ack ").and_then(|n| n.parse::<u64>().ok()))
-                .collect::<Vec<u64>>()
+            let mut acks = Vec::new();
+            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+                if let Some(n) = line.strip_prefix("ack ").and_then(|n| n.parse::<u64>().ok()) {
+                    if acks.is_empty() {
+                        let _ = first_tx.send(());
+                    }
+                    acks.push(n);
+                }
+            }
+            acks
         });
+        let _ = first_rx.recv_timeout(Duration::from_secs(10));
         let t0 = Instant::now();
         std::thread::sleep(Duration::from_millis(jitter_ms(cycle)));
         child.kill().unwrap();
