@@ -9,7 +9,6 @@
 
 mod bench_filters;
 mod output;
-#[allow(dead_code, reason = "wired into `siftdb bench` once the engine lands")]
 mod readamp;
 
 use std::process::ExitCode;
@@ -27,9 +26,15 @@ struct Cli {
 #[derive(Debug, Subcommand)]
 enum Command {
     /// Benchmarks: filters on their own, or read amplification per filter policy.
+    ///
+    /// With no subcommand: the read-amplification benchmark, every filter
+    /// policy against a no-filter baseline.
+    #[command(args_conflicts_with_subcommands = true)]
     Bench {
         #[command(subcommand)]
-        which: BenchCommand,
+        which: Option<BenchCommand>,
+        #[command(flatten)]
+        readamp: readamp::Args,
     },
 }
 
@@ -50,7 +55,8 @@ pub enum Outcome {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
-        Command::Bench { which: BenchCommand::Filters(args) } => bench_filters::run(&args),
+        Command::Bench { which: Some(BenchCommand::Filters(args)), .. } => bench_filters::run(&args),
+        Command::Bench { which: None, readamp } => readamp::run(&readamp),
     };
     match result {
         Ok(Outcome::Clean) => ExitCode::SUCCESS,
