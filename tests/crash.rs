@@ -37,7 +37,7 @@ const CHILD_MAX_RUN: Duration = Duration::from_secs(20);
 fn options(cycle: u64) -> Options {
     Options {
         // Odd cycles use buffered writes: those also survive a process kill.
-        sync: cycle % 2 == 0,
+        sync: cycle.is_multiple_of(2),
         memtable_bytes: 4096,
         block_bytes: 512,
         table_target_bytes: 8192,
@@ -132,10 +132,13 @@ fn child_workload(dir: &Path, cycle: u64, max_ops: u64, max_run: Duration) {
     db.close().unwrap();
 }
 
+/// One op as the oracle logs it: `(key, Some(value))` puts, `(key, None)` deletes.
+type Entries = Vec<(Vec<u8>, Option<Vec<u8>>)>;
+
 /// What one writer's oracle says: ops acknowledged, and the op in flight.
 struct Oracle {
-    acked: Vec<Vec<(Vec<u8>, Option<Vec<u8>>)>>,
-    in_flight: Option<Vec<(Vec<u8>, Option<Vec<u8>>)>>,
+    acked: Vec<Entries>,
+    in_flight: Option<Entries>,
 }
 
 fn read_oracle(path: &Path) -> Oracle {
@@ -180,8 +183,10 @@ fn apply(state: &mut State, entries: &[(Vec<u8>, Option<Vec<u8>>)]) {
 /// oracles; returns the state actually recovered (the new model). Returns
 /// how many ops were acknowledged and how many were in flight.
 fn verify(db: &Db, dir: &Path, cycle: u64, model: &mut State) -> (usize, usize) {
-    let got: State =
-        db.range::<std::ops::RangeFull>(..).map(|r| r.map(|(k, v)| (k.to_vec(), v.to_vec())).unwrap()).collect();
+    let got: State = db
+        .range::<std::ops::RangeFull>(..)
+        .map(|r| r.map(|(k, v)| (k.to_vec(), v.to_vec())).unwrap())
+        .collect();
     let (mut acked, mut flying) = (0, 0);
     for w in 0..WRITERS {
         let oracle = read_oracle(&oracle_path(dir, cycle, w));
@@ -198,16 +203,27 @@ fn verify(db: &Db, dir: &Path, cycle: u64, model: &mut State) -> (usize, usize) 
             if matches(&new) {
                 *model = new;
             } else {
-                assert!(matches(model), "cycle {cycle}: in-flight op of writer {w} half applied: {entries:?}");
+                assert!(
+                    matches(model),
+                    "cycle {cycle}: in-flight op of writer {w} half applied: {entries:?}"
+                );
             }
         }
     }
     for (k, v) in model.iter() {
         assert_eq!(got.get(k), Some(v), "cycle {cycle}: key {:?} lost or wrong", String::from_utf8_lossy(k));
-        assert_eq!(db.get(k).unwrap().as_deref(), Some(v.as_slice()), "cycle {cycle}: get disagrees with scan");
+        assert_eq!(
+            db.get(k).unwrap().as_deref(),
+            Some(v.as_slice()),
+            "cycle {cycle}: get disagrees with scan"
+        );
     }
     for k in got.keys() {
-        assert!(model.contains_key(k), "cycle {cycle}: key {:?} the oracle never wrote", String::from_utf8_lossy(k));
+        assert!(
+            model.contains_key(k),
+            "cycle {cycle}: key {:?} the oracle never wrote",
+            String::from_utf8_lossy(k)
+        );
     }
     (acked, flying)
 }

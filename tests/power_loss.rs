@@ -111,7 +111,10 @@ fn buffered_mode_recovers_a_prefix_without_holes() {
             let Some(recovered) = (0..=stop).rev().find(|&p| prefixes[p] == got) else {
                 panic!("after {stop} ops, {mode:?}: the recovered state is no prefix of the writes");
             };
-            assert!(recovered >= durable_floor, "{mode:?}: recovered {recovered} ops, flushed {durable_floor}");
+            assert!(
+                recovered >= durable_floor,
+                "{mode:?}: recovered {recovered} ops, flushed {durable_floor}"
+            );
             lost_total += stop - recovered;
             db.close().unwrap();
             trials += 1;
@@ -158,7 +161,8 @@ fn fault_trial(ops: &[Op], kind: FaultOp, n: u64, sync: bool) -> bool {
     if reached {
         // The failed operation must reach the caller: a later write, flush,
         // or close reports it.
-        let surfaced = failed || db.flush().is_err() || db.put(b"probe", b"p").is_err() || db.close().is_err();
+        let surfaced =
+            failed || db.flush().is_err() || db.put(b"probe", b"p").is_err() || db.close().is_err();
         assert!(surfaced, "{kind:?}#{n}: an injected failure never reached the caller");
     }
     drop(db);

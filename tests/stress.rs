@@ -31,7 +31,7 @@ fn key(i: u64) -> Vec<u8> {
 }
 
 fn is_delete(version: u64) -> bool {
-    version % 7 == 0
+    version.is_multiple_of(7)
 }
 
 fn value(version: u64) -> Vec<u8> {
@@ -165,13 +165,31 @@ fn stress_readers_writers_snapshots_compaction() {
     };
     let start = Instant::now();
     let (reads, snaps, maint) = std::thread::scope(|s| {
-        let writers: Vec<_> = (0..THREADS).map(|w| s.spawn({ let (db, sh) = (&db, &sh); move || writer(db, sh, w, ops) })).collect();
-        let readers: Vec<_> = (0..THREADS).map(|r| s.spawn({ let (db, sh) = (&db, &sh); move || reader(db, sh, r) })).collect();
+        let writers: Vec<_> = (0..THREADS)
+            .map(|w| {
+                s.spawn({
+                    let (db, sh) = (&db, &sh);
+                    move || writer(db, sh, w, ops)
+                })
+            })
+            .collect();
+        let readers: Vec<_> = (0..THREADS)
+            .map(|r| {
+                s.spawn({
+                    let (db, sh) = (&db, &sh);
+                    move || reader(db, sh, r)
+                })
+            })
+            .collect();
         let snapshots = s.spawn(|| snapshotter(&db, &sh));
         let maintenance = s.spawn(|| {
-            let mut n = 0;
+            let mut n = 0u64;
             while !sh.done.load(Ordering::SeqCst) {
-                if n % 2 == 0 { db.flush().unwrap() } else { db.compact().unwrap() }
+                if n.is_multiple_of(2) {
+                    db.flush().unwrap()
+                } else {
+                    db.compact().unwrap()
+                }
                 n += 1;
                 std::thread::sleep(std::time::Duration::from_millis(1));
             }
