@@ -134,29 +134,30 @@ fn fault_trial(ops: &[Op], kind: FaultOp, n: u64, sync: bool) -> bool {
     // Transient: later operations succeed again, so only the Db's own
     // bookkeeping can stop it acknowledging writes after the failure.
     fs.fail_once_after(kind, n);
-    let mut model = Model::new();
-    let mut in_flight: Option<&Op> = None;
-    let mut failed = false;
-    for op in ops {
+    // `done` ops were acknowledged; the one after them (if any) failed.
+    let mut done = ops.len();
+    let mut flushed = 0;
+    for (i, op) in ops.iter().enumerate() {
         match workload::run(&db, op) {
             Ok(()) => {
-                assert!(!failed, "{kind:?}#{n}: {op:?} acknowledged after a failure");
-                workload::apply(&mut model, op);
+                assert!(done == ops.len(), "{kind:?}#{n}: {op:?} acknowledged after a failure");
+                if matches!(op, Op::Flush) {
+                    flushed = i + 1;
+                }
+            }
+            Err(e) if done < ops.len() => {
+                assert!(matches!(e, Error::ReadOnly(_)), "{kind:?}#{n}: after a failure got {e}");
             }
             Err(e) => {
-                if failed {
-                    assert!(matches!(e, Error::ReadOnly(_)), "{kind:?}#{n}: after a failure got {e}");
-                } else {
-                    assert!(
-                        matches!(e, Error::Io(_) | Error::ReadOnly(_)),
-                        "{kind:?}#{n}: the first failure surfaced as {e}"
-                    );
-                    failed = true;
-                    in_flight = Some(op);
-                }
+                assert!(
+                    matches!(e, Error::Io(_) | Error::ReadOnly(_)),
+                    "{kind:?}#{n}: the first failure surfaced as {e}"
+                );
+                done = i;
             }
         }
     }
+    let failed = done < ops.len();
     let reached = fs.counts().get(kind) > n;
     if reached {
         // The failed operation must reach the caller: a later write, flush,
@@ -171,13 +172,24 @@ fn fault_trial(ops: &[Op], kind: FaultOp, n: u64, sync: bool) -> bool {
     let db = Db::open(dir.path(), options(&fs, sync)).unwrap();
     let mut got = workload::contents(&db, KEYS);
     got.remove(b"probe".as_slice());
-    if sync {
-        let mut with = model.clone();
-        if let Some(op) = in_flight {
-            workload::apply(&mut with, op);
+    // The recovered state is the state after some prefix of the ops up to
+    // and including the failed one: with sync, at least every acknowledged
+    // op; buffered, at least every op before the last acknowledged flush.
+    let mut state = Model::new();
+    let mut matched = None;
+    for p in 0..=(done + 1).min(ops.len()) {
+        if state == got {
+            matched = Some(p);
         }
-        assert!(got == model || got == with, "{kind:?}#{n}: recovered state lost an acknowledged write");
+        if let Some(op) = ops.get(p) {
+            workload::apply(&mut state, op);
+        }
     }
+    let floor = if sync { done } else { flushed };
+    assert!(
+        matched.is_some_and(|p| p >= floor),
+        "{kind:?}#{n}: recovered state is no prefix of at least {floor} ops (matched {matched:?}, {done} acked)"
+    );
     // Reopened, the database accepts writes again.
     db.put(b"after", b"reopen").unwrap();
     db.close().unwrap();
