@@ -38,3 +38,8 @@ pub use db::{
 pub use error::{Error, Result};
 pub use filter::FilterKind;
 pub use wal::RecoveryMode;
+
+/// The README's examples, compiled and run as doctests so they stay true.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeDoctests;

@@ -108,15 +108,15 @@ fn progress(config: &Config, len: u64, what: &str) -> ProgressBar {
 fn options_for(config: &Config, policy: &FilterPolicy) -> Options {
     let entry = 16 + config.value_bytes as u64 + 16;
     let data = config.keys * entry;
-    // Level targets of data/400 × 10^i put most keys four levels below
-    // L1; tables of data/100 keep per-table filter overhead small.
+    // Level targets of data/300 × 10^(i-1) spread the keys over L1..L4;
+    // tables of half the L1 target let L1 keep one after compaction.
     Options {
         filter_policy: policy.clone(),
         hash_salt: Some(config.seed),
         sync: false,
         memtable_bytes: usize::try_from((data / 32).clamp(256 << 10, 16 << 20)).unwrap_or(16 << 20),
-        base_level_bytes: (data / 400).max(64 << 10),
-        table_target_bytes: (data / 100).clamp(128 << 10, 8 << 20),
+        base_level_bytes: (data / 300).max(64 << 10),
+        table_target_bytes: (data / 600).clamp(32 << 10, 8 << 20),
         level_size_ratio: 10,
         ..Options::default()
     }
@@ -235,7 +235,14 @@ fn shape(stats: &Stats) -> Vec<LevelShape> {
             tables: l.tables,
             keys: l.keys,
             bytes: l.bytes,
-            filter_kinds: l.filter_kinds.iter().map(ToString::to_string).collect(),
+            filter_kinds: {
+                // Monkey re-plans as the tree grows, so one level can hold
+                // tables of several kinds; list each kind once.
+                let mut kinds: Vec<String> = l.filter_kinds.iter().map(ToString::to_string).collect();
+                kinds.sort();
+                kinds.dedup();
+                kinds
+            },
             filter_bytes: l.filter_bytes,
             target_fpr: l.target_fpr,
         })
