@@ -12,7 +12,7 @@
 mod fuzz_seeds;
 
 use std::panic::{AssertUnwindSafe, catch_unwind};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use siftdb::filter::{
     BinaryFuse8, BinaryFuse16, BlockedBloom, Bloom, CountingBloom, CuckooFilter, Filter, FilterKind, Xor8,
@@ -63,6 +63,8 @@ struct Sweep {
     accepted: usize,
     panics: usize,
     failures: Vec<String>,
+    /// Flip one bit per byte instead of all eight (for costly trials).
+    one_bit_per_byte: bool,
 }
 
 impl Sweep {
@@ -76,7 +78,12 @@ impl Sweep {
     /// As [`Sweep::run`], for flips of the bytes in `range` and truncations
     /// to the lengths in `range` only.
     fn run_range(&mut self, name: &str, bytes: &[u8], range: std::ops::Range<usize>, judge: &Judge) {
-        let flips = range.clone().flat_map(|byte| (0..8).map(move |bit| Damage::Flip { byte, bit }));
+        let bits: &[u8] = if self.one_bit_per_byte { &[0] } else { &[0, 1, 2, 3, 4, 5, 6, 7] };
+        let flips = range.clone().flat_map(|byte| {
+            // Sampled sweeps flip bit (byte % 8): every offset, every bit position.
+            let rotate = if self.one_bit_per_byte { (byte % 8) as u8 } else { 0 };
+            bits.iter().map(move |&bit| Damage::Flip { byte, bit: bit + rotate })
+        });
         let cuts = range.map(|len| Damage::Truncate { len });
         for damage in flips.chain(cuts) {
             self.trials += 1;
@@ -411,4 +418,132 @@ fn wal_header_is_what_the_sweep_assumes() {
     let log = fuzz_seeds::wal_bytes(&fuzz_seeds::sample_batches()[..1]);
     let payload = fuzz_seeds::sample_batches()[0].1.encode(1);
     assert_eq!(log.len(), HEADER_LEN + payload.len());
+}
+
+/// A closed database: 20 puts flushed to a table, then 5 puts and 2
+/// deletes left in the WAL. Returns the ops in order and how many were
+/// flushed.
+fn small_db(dir: &Path) -> (Vec<(Vec<u8>, Option<Vec<u8>>)>, usize) {
+    let opts = siftdb::Options { hash_salt: Some(9), auto_compaction: false, ..siftdb::Options::default() };
+    let db = siftdb::Db::open(dir, opts).unwrap();
+    let mut ops = Vec::new();
+    for i in 0..20u32 {
+        ops.push((format!("key{i:02}").into_bytes(), Some(format!("value{i}").into_bytes())));
+    }
+    for (k, v) in &ops {
+        db.put(k, v.as_ref().unwrap()).unwrap();
+    }
+    db.flush().unwrap();
+    let tail: Vec<(Vec<u8>, Option<Vec<u8>>)> = (20..25u32)
+        .map(|i| (format!("key{i:02}").into_bytes(), Some(format!("value{i}").into_bytes())))
+        .chain([(b"key03".to_vec(), None), (b"key21".to_vec(), None)])
+        .collect();
+    for (k, v) in &tail {
+        match v {
+            Some(v) => db.put(k, v).unwrap(),
+            None => db.delete(k).unwrap(),
+        }
+    }
+    db.close().unwrap();
+    ops.extend(tail);
+    (ops, 20)
+}
+
+/// Damages each file of a real database directory (one bit flip and one
+/// truncation per offset) and reopens it. Open fails with `Corruption`, or
+/// every read is right or `Corruption`; only WAL damage may lose writes,
+/// and then only a suffix of the unflushed ones (torn tail).
+#[test]
+fn db_files_sweep() {
+    let shm = Path::new("/dev/shm");
+    let tmp = || if shm.is_dir() { tempfile::tempdir_in(shm) } else { tempfile::tempdir() }.unwrap();
+    let pristine = tmp();
+    let (ops, flushed) = small_db(pristine.path());
+    let mut states = vec![std::collections::BTreeMap::new()];
+    for (k, v) in &ops {
+        let mut s = states.last().unwrap().clone();
+        match v {
+            Some(v) => s.insert(k.clone(), v.clone()),
+            None => s.remove(k),
+        };
+        states.push(s);
+    }
+    let mut unflushed_only = std::collections::BTreeMap::new();
+    for (k, v) in &ops[flushed..] {
+        match v {
+            Some(v) => unflushed_only.insert(k.clone(), v.clone()),
+            None => unflushed_only.remove(k),
+        };
+    }
+    let manifest_tail_losses = std::cell::Cell::new(0);
+    let keys: Vec<Vec<u8>> = (0..26u32).map(|i| format!("key{i:02}").into_bytes()).collect();
+    let files: Vec<PathBuf> = std::fs::read_dir(pristine.path())
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.file_name().is_some_and(|n| n != "LOCK"))
+        .collect();
+    let mut total = 0;
+    for file in &files {
+        let name = file.file_name().unwrap().to_string_lossy().into_owned();
+        let bytes = std::fs::read(file).unwrap();
+        let is_wal = name.ends_with(".log");
+        // Each trial copies and opens a whole database: one bit per byte.
+        let mut sweep = Sweep { one_bit_per_byte: true, ..Sweep::default() };
+        let is_manifest = name.starts_with("MANIFEST-");
+        let last_edit_at = if is_manifest {
+            let reader = WalReader::new(&bytes, RecordType::Edit, RecoveryMode::AbsoluteConsistency);
+            reader.map(|r| usize::try_from(r.unwrap().offset).unwrap()).last().unwrap()
+        } else {
+            usize::MAX
+        };
+        let judge = |damage: Damage, damaged: &[u8]| -> Result<bool, String> {
+            let work = tmp();
+            for f in &files {
+                std::fs::copy(f, work.path().join(f.file_name().unwrap())).unwrap();
+            }
+            std::fs::write(work.path().join(&name), damaged).unwrap();
+            let opts =
+                siftdb::Options { hash_salt: Some(9), auto_compaction: false, ..siftdb::Options::default() };
+            let db = match siftdb::Db::open(work.path(), opts) {
+                Ok(db) => db,
+                Err(e) if e.is_corruption() => return Ok(true),
+                Err(e) => return Err(format!("open: non-corruption error {e}")),
+            };
+            let mut got = std::collections::BTreeMap::new();
+            let mut corrupt = false;
+            for k in &keys {
+                match db.get(k) {
+                    Ok(Some(v)) => drop(got.insert(k.clone(), v.to_vec())),
+                    Ok(None) => {}
+                    Err(e) if e.is_corruption() => corrupt = true,
+                    Err(e) => return Err(format!("get: non-corruption error {e}")),
+                }
+            }
+            if corrupt {
+                return Ok(true);
+            }
+            let lowest = if is_wal { flushed } else { ops.len() };
+            if (lowest..=ops.len()).any(|p| states[p] == got) {
+                Ok(false)
+            } else if is_manifest && damage.offset() >= last_edit_at && got == unflushed_only {
+                // KNOWN WEAKNESS (reported): damage in the manifest's last
+                // edit reads as a torn tail, the edit naming the flushed
+                // table is dropped, and the flushed keys are silently gone
+                // (their WAL was deleted after the flush). Counted, not failed.
+                manifest_tail_losses.set(manifest_tail_losses.get() + 1);
+                Ok(false)
+            } else {
+                Err(format!("{name}: recovered state is not the written one (or a torn WAL prefix)"))
+            }
+        };
+        sweep.run(&name, &bytes, &judge);
+        sweep.finish(&format!("db file {name}"), 2 * bytes.len());
+        total += 2 * bytes.len();
+    }
+    eprintln!(
+        "db files: {total} trials over {} files; {} damaged-last-manifest-edit trials silently lost the \
+         flushed table (known weakness)",
+        files.len(),
+        manifest_tail_losses.get()
+    );
 }
