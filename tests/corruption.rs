@@ -420,10 +420,13 @@ fn wal_header_is_what_the_sweep_assumes() {
     assert_eq!(log.len(), HEADER_LEN + payload.len());
 }
 
+/// `(key, Some(value))` a put, `(key, None)` a delete.
+type KeyOp = (Vec<u8>, Option<Vec<u8>>);
+
 /// A closed database: 20 puts flushed to a table, then 5 puts and 2
 /// deletes left in the WAL. Returns the ops in order and how many were
 /// flushed.
-fn small_db(dir: &Path) -> (Vec<(Vec<u8>, Option<Vec<u8>>)>, usize) {
+fn small_db(dir: &Path) -> (Vec<KeyOp>, usize) {
     let opts = siftdb::Options { hash_salt: Some(9), auto_compaction: false, ..siftdb::Options::default() };
     let db = siftdb::Db::open(dir, opts).unwrap();
     let mut ops = Vec::new();
@@ -434,7 +437,7 @@ fn small_db(dir: &Path) -> (Vec<(Vec<u8>, Option<Vec<u8>>)>, usize) {
         db.put(k, v.as_ref().unwrap()).unwrap();
     }
     db.flush().unwrap();
-    let tail: Vec<(Vec<u8>, Option<Vec<u8>>)> = (20..25u32)
+    let tail: Vec<KeyOp> = (20..25u32)
         .map(|i| (format!("key{i:02}").into_bytes(), Some(format!("value{i}").into_bytes())))
         .chain([(b"key03".to_vec(), None), (b"key21".to_vec(), None)])
         .collect();
