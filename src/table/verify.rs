@@ -230,7 +230,7 @@ fn check_data(
                 Ok((user, seq, kind)) => {
                     let new_user = match &prev_key {
                         Some(prev) => {
-                            if compare_internal_keys(prev, &key).is_ok_and(|o| o.is_ge()) {
+                            if compare_internal_keys(prev, &key).is_ok_and(std::cmp::Ordering::is_ge) {
                                 report
                                     .problem(at, format!("data block {i}: key {} out of order", show(&key)));
                             }

@@ -8,9 +8,11 @@
 #![warn(missing_docs)]
 
 mod bench_filters;
+mod bytes_arg;
 mod output;
 #[allow(dead_code, reason = "wired into `siftdb bench` once the engine lands")]
 mod readamp;
+mod sst;
 
 use std::process::ExitCode;
 
@@ -30,6 +32,11 @@ enum Command {
     Bench {
         #[command(subcommand)]
         which: BenchCommand,
+    },
+    /// Inspect and check one table file (read-only).
+    Sst {
+        #[command(subcommand)]
+        which: sst::Command,
     },
 }
 
@@ -51,6 +58,7 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Bench { which: BenchCommand::Filters(args) } => bench_filters::run(&args),
+        Command::Sst { which } => sst::run(&which),
     };
     match result {
         Ok(Outcome::Clean) => ExitCode::SUCCESS,
