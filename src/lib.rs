@@ -21,6 +21,7 @@ pub mod codec;
 mod error;
 pub mod filter;
 pub mod fs;
+pub mod inspect;
 pub mod key;
 pub mod manifest;
 pub mod memtable;
