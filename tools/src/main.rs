@@ -9,6 +9,7 @@
 
 mod bench_filters;
 mod bytes_arg;
+mod db;
 mod output;
 #[allow(dead_code, reason = "wired into `siftdb bench` once the engine lands")]
 mod readamp;
@@ -32,6 +33,11 @@ enum Command {
     Bench {
         #[command(subcommand)]
         which: BenchCommand,
+    },
+    /// Inspect, check and use a database directory.
+    Db {
+        #[command(subcommand)]
+        which: db::Command,
     },
     /// Inspect and check one table file (read-only).
     Sst {
@@ -59,6 +65,7 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Bench { which: BenchCommand::Filters(args) } => bench_filters::run(&args),
         Command::Sst { which } => sst::run(&which),
+        Command::Db { which } => db::run(&which),
     };
     match result {
         Ok(Outcome::Clean) => ExitCode::SUCCESS,

@@ -13,15 +13,25 @@ use crate::Outcome;
 use crate::bytes_arg::show;
 use crate::output;
 
+/// `none`, `loaded`, `unknown` or `dropped`.
+#[must_use]
+pub fn status_name(status: &FilterStatus) -> &'static str {
+    match status {
+        FilterStatus::None => "none",
+        FilterStatus::Loaded => "loaded",
+        FilterStatus::Unknown => "unknown",
+        FilterStatus::Dropped(_) => "dropped",
+    }
+}
+
 /// The `filter` object shared by `sst info` and `db info`.
 #[must_use]
 pub fn filter_json(table: &Table) -> Value {
     let d = table.filter_details();
-    let (status, dropped_reason) = match &d.status {
-        FilterStatus::None => ("none", None),
-        FilterStatus::Loaded => ("loaded", None),
-        FilterStatus::Unknown => ("unknown", None),
-        FilterStatus::Dropped(why) => ("dropped", Some(why.clone())),
+    let status = status_name(&d.status);
+    let dropped_reason = match &d.status {
+        FilterStatus::Dropped(why) => Some(why.clone()),
+        _ => None,
     };
     let params = if d.status == FilterStatus::Loaded { filter_params(table.path()) } else { None };
     json!({

@@ -2,7 +2,7 @@
 
 mod filter_params;
 mod fpr;
-mod info;
+pub mod info;
 mod layout;
 pub mod open;
 mod probe;
