@@ -106,6 +106,25 @@ fn info_explains_a_fallback_filter() {
 }
 
 #[test]
+fn info_reports_a_filter_dropped_as_corrupt() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = build(dir.path(), "t.sst", FilterKind::BinaryFuse8);
+    let (_, v) = run_json(&["sst", "info", p(&path), "--json"]);
+    let at = usize::try_from(v["footer"]["filter"]["offset"].as_u64().unwrap()).unwrap();
+    let mut bytes = std::fs::read(&path).unwrap();
+    bytes[at + 40] ^= 0x01;
+    std::fs::write(&path, &bytes).unwrap();
+    let (code, v) = run_json(&["sst", "info", p(&path), "--json"]);
+    assert_eq!(code, 1);
+    assert_eq!(v["filter"]["status"], "dropped");
+    assert_eq!(v["filter"]["dropped_as_corrupt"], true);
+    assert!(v["filter"]["dropped_reason"].as_str().unwrap().contains("checksum"));
+    let (code, v) = run_json(&["sst", "verify", p(&path), "--json"]);
+    assert_eq!(code, 1);
+    assert_eq!(v["tables"][0]["problems"][0]["offset"], at as u64);
+}
+
+#[test]
 fn scan_honours_range_limit_and_hex() {
     let dir = tempfile::tempdir().unwrap();
     let path = build(dir.path(), "t.sst", FilterKind::BinaryFuse8);
