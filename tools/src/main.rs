@@ -61,6 +61,7 @@ pub enum Outcome {
 }
 
 fn main() -> ExitCode {
+    output::exit_quietly_on_broken_pipe();
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Bench { which: BenchCommand::Filters(args) } => bench_filters::run(&args),

@@ -174,7 +174,8 @@ fn report(c: &Common, op: &str, mut doc: Value) {
         output::print_json(&doc);
     } else {
         println!("{op}: ok");
-        for l in doc["levels"].as_array().map(Vec::as_slice).unwrap_or_default() {
+        let levels = doc["levels"].as_array().map(Vec::as_slice).unwrap_or_default();
+        for l in levels.iter().filter(|l| l["tables"].as_u64() != Some(0)) {
             println!("  level {}: {} tables, {} keys, {} bytes", l["level"], l["tables"], l["keys"], l["bytes"]);
         }
     }

@@ -6,7 +6,7 @@ pub mod info;
 mod layout;
 pub mod open;
 mod probe;
-mod scan;
+pub mod scan;
 pub mod verify;
 
 use std::path::PathBuf;
