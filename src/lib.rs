@@ -18,6 +18,8 @@
 
 mod batch;
 pub mod codec;
+mod compaction;
+mod db;
 mod error;
 pub mod filter;
 pub mod fs;
@@ -30,5 +32,15 @@ pub mod table;
 pub mod wal;
 
 pub use batch::{BatchOp, WriteBatch};
+pub use db::{
+    Db, DbIter, LevelStats, MAX_KEY_BYTES, MAX_VALUE_BYTES, Options, Snapshot, Stats, TableInfo, options,
+    stats,
+};
 pub use error::{Error, Result};
 pub use filter::FilterKind;
+pub use wal::RecoveryMode;
+
+/// The README's examples, compiled and run as doctests so they stay true.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeDoctests;

@@ -11,7 +11,6 @@ mod bench_filters;
 mod bytes_arg;
 mod db;
 mod output;
-#[allow(dead_code, reason = "wired into `siftdb bench` once the engine lands")]
 mod readamp;
 mod sst;
 
@@ -30,9 +29,15 @@ struct Cli {
 #[derive(Debug, Subcommand)]
 enum Command {
     /// Benchmarks: filters on their own, or read amplification per filter policy.
+    ///
+    /// With no subcommand: the read-amplification benchmark, every filter
+    /// policy against a no-filter baseline.
+    #[command(args_conflicts_with_subcommands = true)]
     Bench {
         #[command(subcommand)]
-        which: BenchCommand,
+        which: Option<BenchCommand>,
+        #[command(flatten)]
+        readamp: readamp::Args,
     },
     /// Inspect, check and use a database directory.
     Db {
@@ -64,7 +69,8 @@ fn main() -> ExitCode {
     output::exit_quietly_on_broken_pipe();
     let cli = Cli::parse();
     let result = match cli.command {
-        Command::Bench { which: BenchCommand::Filters(args) } => bench_filters::run(&args),
+        Command::Bench { which: Some(BenchCommand::Filters(args)), .. } => bench_filters::run(&args),
+        Command::Bench { which: None, readamp } => readamp::run(&readamp),
         Command::Sst { which } => sst::run(&which),
         Command::Db { which } => db::run(&which),
     };

@@ -1,6 +1,7 @@
 //! `siftdb db`: inspect, check and use a database directory.
 
 mod info;
+mod ops;
 mod verify;
 
 use std::path::Path;
@@ -21,6 +22,18 @@ pub enum Command {
     Info(info::Args),
     /// Check every table, the manifest and the WALs without modifying anything.
     Verify(verify::Args),
+    /// Print the value of a key.
+    Get(ops::KeyArgs),
+    /// Write a key (creates the database if the directory is missing or empty).
+    Put(ops::PutArgs),
+    /// Delete a key.
+    Delete(ops::KeyArgs),
+    /// Live keys in order.
+    Scan(ops::ScanArgs),
+    /// Write the memtable to a level-0 table.
+    Flush(ops::Common),
+    /// Compact until every level is within its target size.
+    Compact(ops::Common),
 }
 
 /// Runs one `db` subcommand.
@@ -32,6 +45,12 @@ pub fn run(cmd: &Command) -> Result<Outcome, String> {
     match cmd {
         Command::Info(a) => info::run(a),
         Command::Verify(a) => verify::run(a),
+        Command::Get(a) => ops::get(a),
+        Command::Put(a) => ops::put(a),
+        Command::Delete(a) => ops::delete(a),
+        Command::Scan(a) => ops::scan(a),
+        Command::Flush(c) => ops::maintain(c, false),
+        Command::Compact(c) => ops::maintain(c, true),
     }
 }
 

@@ -5,8 +5,8 @@ use std::ops::Bound;
 use std::path::{Path, PathBuf};
 
 use serde_json::{Value, json};
-use siftdb::{Db, Options};
 use siftdb::table::ValueKind;
+use siftdb::{Db, Options};
 
 use super::{describe, parse_policy};
 use crate::Outcome;
@@ -176,7 +176,10 @@ fn report(c: &Common, op: &str, mut doc: Value) {
         println!("{op}: ok");
         let levels = doc["levels"].as_array().map(Vec::as_slice).unwrap_or_default();
         for l in levels.iter().filter(|l| l["tables"].as_u64() != Some(0)) {
-            println!("  level {}: {} tables, {} keys, {} bytes", l["level"], l["tables"], l["keys"], l["bytes"]);
+            println!(
+                "  level {}: {} tables, {} keys, {} bytes",
+                l["level"], l["tables"], l["keys"], l["bytes"]
+            );
         }
     }
 }

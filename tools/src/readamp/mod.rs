@@ -1,5 +1,210 @@
 //! `siftdb bench`: read amplification of every filter policy against a
 //! no-filter baseline, on identical data and identical lookups.
+//!
+//! For each policy the same seeded keys are loaded (in the same random
+//! order) into a fresh database, compaction is allowed to settle, and then
+//! each workload runs the same lookup sequence. Block reads, filter probes
+//! and false positives come from the engine's own counters (`Db::stats`),
+//! never from estimates.
 
+mod measure;
+mod report;
 pub mod svg;
 pub mod workload;
+
+use std::path::PathBuf;
+
+use siftdb::policy::FilterPolicy;
+
+use crate::Outcome;
+use workload::Workload;
+
+/// The policies compared when `--policies` is not given.
+pub const DEFAULT_POLICIES: &str = "none,bloom:10,blocked-bloom:10,xor8,xor16,fuse8,fuse16,monkey:10";
+
+/// Options of `siftdb bench`.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// Keys loaded into each database.
+    #[arg(long, default_value_t = 1_000_000)]
+    keys: u64,
+    /// Lookups per workload.
+    #[arg(long, default_value_t = 200_000)]
+    lookups: usize,
+    /// Bytes per value.
+    #[arg(long, default_value_t = 100)]
+    value_bytes: usize,
+    /// Seed for keys, load order and lookup sequences.
+    #[arg(long, default_value_t = 42)]
+    seed: u64,
+    /// Reader threads during the lookup phase.
+    #[arg(long, default_value_t = 1)]
+    threads: usize,
+    /// Comma-separated policies: none, bloom:B, blocked-bloom:B, xor8, xor16, fuse8, fuse16,
+    /// monkey:B, per-level:K1,K2,… (use ';' between policies when a per-level spec has commas),
+    /// each optionally ending in +skip-last.
+    #[arg(long, default_value = DEFAULT_POLICIES)]
+    policies: String,
+    /// Comma-separated workloads: absent, uniform, zipfian, mixed.
+    #[arg(long, default_value = "absent,uniform,zipfian,mixed")]
+    workloads: String,
+    /// Fraction of present keys in the mixed workload.
+    #[arg(long, default_value_t = 0.5)]
+    hit_ratio: f64,
+    /// Directory for the databases (kept afterwards); default: a temp dir, removed at the end.
+    #[arg(long)]
+    dir: Option<PathBuf>,
+    /// Print one JSON document instead of tables.
+    #[arg(long)]
+    json: bool,
+    /// Also write the results as CSV to this file.
+    #[arg(long)]
+    csv: Option<PathBuf>,
+    /// Also write an SVG chart (blocks read per lookup, lookups/s) to this file.
+    #[arg(long)]
+    svg: Option<PathBuf>,
+}
+
+/// Removes the default temp directory when the run ends, however it ends.
+struct RemoveOnDrop(PathBuf);
+
+impl Drop for RemoveOnDrop {
+    fn drop(&mut self) {
+        // Best effort: a leftover temp dir is untidy, not harmful.
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// Parses `--policies`: ';'-separated if any ';' is present, else ','-separated
+/// with `per-level:` specs running to the end of the list.
+fn parse_policies(spec: &str) -> Result<Vec<(String, FilterPolicy)>, String> {
+    let names: Vec<String> = if spec.contains(';') {
+        spec.split(';').map(str::trim).map(String::from).collect()
+    } else {
+        let mut out = Vec::new();
+        let mut rest = spec;
+        while !rest.is_empty() {
+            if rest.starts_with("per-level:") {
+                out.push(rest.trim().to_string());
+                break;
+            }
+            let (head, tail) = rest.split_once(',').unwrap_or((rest, ""));
+            out.push(head.trim().to_string());
+            rest = tail;
+        }
+        out
+    };
+    let mut policies = Vec::new();
+    for name in names.into_iter().filter(|n| !n.is_empty()) {
+        let policy: FilterPolicy = name.parse().map_err(|e| format!("--policies: {e}"))?;
+        if policies.iter().any(|(n, _)| *n == name) {
+            return Err(format!("--policies: '{name}' is listed twice"));
+        }
+        policies.push((name, policy));
+    }
+    if policies.is_empty() {
+        return Err("--policies: no policy given".into());
+    }
+    Ok(policies)
+}
+
+fn parse_workloads(spec: &str) -> Result<Vec<Workload>, String> {
+    let mut out = Vec::new();
+    for name in spec.split(',').map(str::trim).filter(|n| !n.is_empty()) {
+        let w = Workload::parse(name).ok_or_else(|| {
+            format!("--workloads: unknown workload '{name}' (absent, uniform, zipfian, mixed)")
+        })?;
+        if !out.contains(&w) {
+            out.push(w);
+        }
+    }
+    if out.is_empty() {
+        return Err("--workloads: no workload given".into());
+    }
+    Ok(out)
+}
+
+/// Runs the benchmark.
+pub fn run(args: &Args) -> Result<Outcome, String> {
+    if args.keys < 1000 {
+        return Err("--keys must be at least 1000".into());
+    }
+    if args.lookups == 0 || args.threads == 0 {
+        return Err("--lookups and --threads must be at least 1".into());
+    }
+    if !(0.0..=1.0).contains(&args.hit_ratio) {
+        return Err("--hit-ratio must be between 0 and 1".into());
+    }
+    let policies = parse_policies(&args.policies)?;
+    let workloads = parse_workloads(&args.workloads)?;
+    let (root, _cleanup) = match &args.dir {
+        Some(dir) => (dir.clone(), None),
+        None => {
+            let dir = std::env::temp_dir().join(format!("siftdb-bench-{}-{}", std::process::id(), args.seed));
+            (dir.clone(), Some(RemoveOnDrop(dir)))
+        }
+    };
+    std::fs::create_dir_all(&root).map_err(|e| format!("{}: {e}", root.display()))?;
+    let config = measure::Config {
+        keys: args.keys,
+        lookups: args.lookups,
+        value_bytes: args.value_bytes,
+        seed: args.seed,
+        threads: args.threads,
+        hit_ratio: args.hit_ratio,
+        show_progress: !args.json,
+    };
+    let mut results = Vec::with_capacity(policies.len());
+    for (name, policy) in &policies {
+        let dir = root.join(report::file_safe(name));
+        results.push(measure::run_policy(&config, name, policy, &dir, &workloads)?);
+    }
+    let report = report::Report { config, results };
+    if args.json {
+        crate::output::print_json(&report.to_json());
+    } else {
+        print!("{}", report.to_text());
+    }
+    if let Some(path) = &args.csv {
+        std::fs::write(path, report.to_csv()).map_err(|e| format!("{}: {e}", path.display()))?;
+    }
+    if let Some(path) = &args.svg {
+        std::fs::write(path, report.to_svg()).map_err(|e| format!("{}: {e}", path.display()))?;
+    }
+    let wrong: u64 = report.results.iter().flat_map(|r| &r.workloads).map(|w| w.wrong_answers).sum();
+    if wrong > 0 {
+        eprintln!("siftdb: {wrong} lookups returned a wrong answer");
+        return Ok(Outcome::ProblemsFound);
+    }
+    Ok(Outcome::Clean)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn default_policies_parse_in_order() {
+        let p = parse_policies(DEFAULT_POLICIES).unwrap();
+        let names: Vec<&str> = p.iter().map(|(n, _)| n.as_str()).collect();
+        assert_eq!(names, DEFAULT_POLICIES.split(',').collect::<Vec<_>>());
+    }
+
+    #[test]
+    fn per_level_specs_keep_their_commas() {
+        let p = parse_policies("none,per-level:blocked-bloom:10,fuse8").unwrap();
+        assert_eq!(p.len(), 2);
+        assert_eq!(p[1].1.to_string(), "per-level:blocked-bloom:10,fuse8");
+        let p = parse_policies("per-level:xor8,fuse8;none").unwrap();
+        assert_eq!(p.len(), 2);
+    }
+
+    #[test]
+    fn bad_lists_are_rejected() {
+        assert!(parse_policies("").is_err());
+        assert!(parse_policies("none,none").is_err());
+        assert!(parse_policies("bloomy").is_err());
+        assert!(parse_workloads("absent,sideways").is_err());
+        assert_eq!(parse_workloads("absent,absent").unwrap(), vec![Workload::Absent]);
+    }
+}

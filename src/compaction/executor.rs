@@ -1,0 +1,130 @@
+//! Running one compaction: merge the inputs, drop what no reader can see,
+//! write the output tables, and install them in one manifest edit.
+//!
+//! What is dropped, per user key (versions arrive newest first):
+//! - every version newer than the *horizon* (the oldest live snapshot, or
+//!   the newest visible sequence number when there is none) is kept, since
+//!   some reader may still look at it;
+//! - of the versions at or below the horizon only the newest is kept: it
+//!   shadows the rest for every reader;
+//! - that newest version is dropped too if it is a tombstone and no deeper
+//!   level holds the key's range (nothing older can be uncovered).
+//!
+//! Output tables split at `table_target_bytes`, only between user keys, so
+//! the output level stays a set of non-overlapping key ranges. Outputs are
+//! published atomically by the table builder; one manifest edit adds them
+//! and removes the inputs; inputs are deleted once no reader holds them.
+
+use std::sync::Arc;
+
+use crate::Result;
+use crate::db::DbInner;
+use crate::db::iter::{Source, TablesSource, Version};
+use crate::db::stats::bump;
+use crate::db::tree::{TableFile, Tree};
+use crate::key::{SeqNo, ValueKind};
+use crate::manifest::{TableRecord, VersionEdit};
+
+use super::picker::Job;
+use super::writer::OutputWriter;
+
+/// Runs `job` to completion and installs its result.
+pub(crate) fn run(db: &DbInner, job: &Job, tree: &Tree) -> Result<()> {
+    let horizon = db.snapshots.horizon(&db.visible_seq);
+    let output_level = job.output_level();
+    let mut sources: Vec<Box<dyn Source>> = Vec::new();
+    if job.level == 0 {
+        for t in &job.inputs {
+            sources.push(Box::new(TablesSource::new(vec![Arc::clone(t)], b"")?));
+        }
+    } else {
+        sources.push(Box::new(TablesSource::new(job.inputs.clone(), b"")?));
+    }
+    if !job.next_inputs.is_empty() {
+        sources.push(Box::new(TablesSource::new(job.next_inputs.clone(), b"")?));
+    }
+    let deeper: Vec<&[Arc<TableFile>]> =
+        tree.levels.iter().skip(output_level + 1).map(Vec::as_slice).collect();
+    let may_exist_deeper = |key: &[u8]| {
+        deeper.iter().any(|level| {
+            let i = level.partition_point(|t| t.record.largest.as_slice() < key);
+            level.get(i).is_some_and(|t| t.record.smallest.as_slice() <= key)
+        })
+    };
+
+    // The output level gains the upper inputs' entries (its own inputs are
+    // already counted there); the policy plans with that shape.
+    let entries = job.inputs.iter().map(|t| t.record.entries).sum();
+    let mut out = OutputWriter::new(db, output_level, entries);
+    let mut current: Option<bytes::Bytes> = None;
+    let mut kept_at_horizon = false;
+    while let Some(v) = next_min(&mut sources)? {
+        let new_key = current.as_ref() != Some(&v.key);
+        if new_key {
+            current = Some(v.key.clone());
+            kept_at_horizon = false;
+        }
+        if !keep(&v, horizon, &mut kept_at_horizon, &may_exist_deeper) {
+            continue;
+        }
+        out.add(&v, new_key)?;
+    }
+    let outputs = out.finish()?;
+
+    let mut edit = VersionEdit {
+        next_file_number: Some(db.next_file.load(std::sync::atomic::Ordering::SeqCst)),
+        ..VersionEdit::default()
+    };
+    let level_u8 = |l: usize| u8::try_from(l).unwrap_or(u8::MAX);
+    for t in &job.inputs {
+        edit.removed.push((level_u8(job.level), t.number()));
+    }
+    for t in &job.next_inputs {
+        edit.removed.push((level_u8(output_level), t.number()));
+    }
+    let written: u64 = outputs.iter().map(|t| t.record.file_size).sum();
+    for t in &outputs {
+        edit.added.push((level_u8(output_level), TableRecord::clone(&t.record)));
+    }
+    db.install(&edit, outputs, false)?;
+    bump(&db.counters.compactions, 1);
+    bump(&db.counters.compaction_bytes_read, job.input_bytes());
+    bump(&db.counters.compaction_bytes_written, written);
+    Ok(())
+}
+
+/// The drop rules of the module docs for one version.
+fn keep(
+    v: &Version,
+    horizon: SeqNo,
+    kept_at_horizon: &mut bool,
+    may_exist_deeper: &impl Fn(&[u8]) -> bool,
+) -> bool {
+    if v.seq > horizon {
+        return true;
+    }
+    if *kept_at_horizon {
+        return false;
+    }
+    *kept_at_horizon = true;
+    v.kind != ValueKind::Tombstone || may_exist_deeper(&v.key)
+}
+
+/// Takes the smallest head (internal order) among `sources`.
+fn next_min(sources: &mut [Box<dyn Source>]) -> Result<Option<Version>> {
+    let mut best: Option<usize> = None;
+    for (i, s) in sources.iter().enumerate() {
+        let Some(h) = s.head() else { continue };
+        let better = match best.and_then(|b| sources.get(b)).and_then(|b| b.head()) {
+            Some(b) => h.key.cmp(&b.key).then_with(|| b.seq.cmp(&h.seq)).is_lt(),
+            None => true,
+        };
+        if better {
+            best = Some(i);
+        }
+    }
+    let Some(s) = best.and_then(|b| sources.get_mut(b)) else { return Ok(None) };
+    let v = s.head().cloned();
+    s.advance()?;
+    Ok(v)
+}

@@ -1,0 +1,85 @@
+//! Choosing the next compaction.
+//!
+//! - Level 0 (overlapping flushes): once it holds `l0_compaction_trigger`
+//!   tables, all of them merge into level 1 together with every level-1
+//!   table their combined key range overlaps. Taking all of L0 at once keeps
+//!   the rule "a newer version is never below an older one" trivially true.
+//! - Level `i ≥ 1`: when its bytes exceed its target
+//!   (`base_level_bytes × ratio^(i−1)`), one table moves down, merged with
+//!   the tables of level `i+1` it overlaps. The table is chosen round-robin
+//!   by key: the first one after the largest key compacted last time, so
+//!   repeated compactions sweep the whole key space.
+//!
+//! The level whose score (`bytes / target`, or `tables / trigger` for L0) is
+//! highest goes first. The last level has no target.
+
+use std::sync::Arc;
+
+use crate::db::Options;
+use crate::db::tree::{TableFile, Tree};
+
+/// One compaction: tables of `level` (and of `level + 1`) merged into `level + 1`.
+#[derive(Debug, Clone)]
+pub(crate) struct Job {
+    pub level: usize,
+    pub inputs: Vec<Arc<TableFile>>,
+    pub next_inputs: Vec<Arc<TableFile>>,
+}
+
+impl Job {
+    pub fn output_level(&self) -> usize {
+        self.level + 1
+    }
+
+    /// Bytes of every input table.
+    pub fn input_bytes(&self) -> u64 {
+        self.inputs.iter().chain(&self.next_inputs).map(|t| t.record.file_size).sum()
+    }
+}
+
+/// How far over its limit each level is; > 1 needs compaction.
+#[expect(clippy::cast_precision_loss, reason = "scores only rank levels")]
+pub(crate) fn scores(tree: &Tree, opts: &Options) -> Vec<f64> {
+    let last = opts.max_levels - 1;
+    (0..last)
+        .map(|level| {
+            if level == 0 {
+                tree.l0_tables() as f64 / opts.l0_compaction_trigger as f64
+            } else {
+                tree.level_bytes(level) as f64 / opts.level_target_bytes(level) as f64
+            }
+        })
+        .collect()
+}
+
+/// The tables of `tables` (a sorted run) whose key range meets `[lo, hi]`.
+fn overlapping(tables: &[Arc<TableFile>], lo: &[u8], hi: &[u8]) -> Vec<Arc<TableFile>> {
+    tables
+        .iter()
+        .filter(|t| t.record.largest.as_slice() >= lo && t.record.smallest.as_slice() <= hi)
+        .cloned()
+        .collect()
+}
+
+/// The most urgent compaction, if any level needs one. `cursors[level]` is
+/// the largest key compacted last from that level.
+pub(crate) fn pick(tree: &Tree, opts: &Options, cursors: &[Vec<u8>]) -> Option<Job> {
+    let scores = scores(tree, opts);
+    let (level, &score) = scores.iter().enumerate().max_by(|a, b| a.1.total_cmp(b.1))?;
+    if score < 1.0 {
+        return None;
+    }
+    let here = tree.levels.get(level)?;
+    let below = tree.levels.get(level + 1).map_or(&[][..], Vec::as_slice);
+    let inputs: Vec<Arc<TableFile>> = if level == 0 {
+        here.clone()
+    } else {
+        let cursor = cursors.get(level).map_or(&[][..], Vec::as_slice);
+        let next = here.iter().find(|t| t.record.smallest.as_slice() > cursor).or_else(|| here.first())?;
+        vec![Arc::clone(next)]
+    };
+    let lo = inputs.iter().map(|t| t.record.smallest.as_slice()).min()?;
+    let hi = inputs.iter().map(|t| t.record.largest.as_slice()).max()?;
+    let next_inputs = overlapping(below, lo, hi);
+    Some(Job { level, inputs, next_inputs })
+}

@@ -1,0 +1,70 @@
+//! Writing a compaction's output as tables of about `table_target_bytes`.
+
+use std::sync::Arc;
+
+use crate::Result;
+use crate::db::DbInner;
+use crate::db::iter::Version;
+use crate::db::tree::TableFile;
+use crate::filter::FilterKind;
+use crate::manifest::table_file_name;
+use crate::table::{TableBuilder, TableOptions};
+
+/// Builds output tables one after another, splitting between user keys.
+pub(crate) struct OutputWriter<'a> {
+    db: &'a DbInner,
+    level: usize,
+    filter: FilterKind,
+    current: Option<(u64, TableBuilder)>,
+    done: Vec<Arc<TableFile>>,
+}
+
+impl<'a> OutputWriter<'a> {
+    /// A writer for `level`, whose tables will hold about `entries` entries
+    /// in all (for the filter policy's view of the tree).
+    pub fn new(db: &'a DbInner, level: usize, entries: u64) -> Self {
+        let shape = db.shape(&db.current().tree, Some((level, entries)));
+        let filter = db.opts.filter_policy.for_level(level, &shape).kind;
+        OutputWriter { db, level, filter, current: None, done: Vec::new() }
+    }
+
+    /// Adds a version; `new_key` says it starts a new user key (a split point).
+    pub fn add(&mut self, v: &Version, new_key: bool) -> Result<()> {
+        if new_key
+            && let Some((_, b)) = &self.current
+            && b.estimated_size() >= self.db.opts.table_target_bytes
+        {
+            self.finish_current()?;
+        }
+        if self.current.is_none() {
+            let number = self.db.allocate_file_number();
+            let path = self.db.dir.join(table_file_name(number));
+            let opts = TableOptions {
+                block_bytes: self.db.opts.block_bytes,
+                filter: self.filter,
+                level: u32::try_from(self.level).unwrap_or(u32::MAX),
+                seed: self.db.salt,
+                ..TableOptions::default()
+            };
+            self.current = Some((number, TableBuilder::new(Arc::clone(&self.db.fs), &path, opts)?));
+        }
+        if let Some((_, b)) = &mut self.current {
+            b.add(&v.key, v.seq, v.kind, &v.value)?;
+        }
+        Ok(())
+    }
+
+    fn finish_current(&mut self) -> Result<()> {
+        if let Some((number, builder)) = self.current.take() {
+            let table = self.db.finish_table(number, builder)?;
+            self.done.push(Arc::new(table));
+        }
+        Ok(())
+    }
+
+    /// Finishes the last table and returns every output.
+    pub fn finish(mut self) -> Result<Vec<Arc<TableFile>>> {
+        self.finish_current()?;
+        Ok(self.done)
+    }
+}

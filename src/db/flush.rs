@@ -1,0 +1,139 @@
+//! Flushing frozen memtables to level-0 tables, and the background threads.
+//!
+//! The flush thread takes the oldest frozen memtable, writes it as a new
+//! level-0 table (published atomically by the table builder), and installs
+//! a manifest edit that adds the table and advances the log number past the
+//! memtable's WAL. Only after that edit is durable is the WAL deleted: a
+//! crash at any point leaves either the WAL (replayed on open) or the table
+//! (named by the manifest), never neither.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use crossbeam_channel::Receiver;
+
+use std::ops::Bound;
+
+use crate::Result;
+use crate::key::MAX_SEQ;
+use crate::manifest::{TableRecord, VersionEdit, log_file_name, table_file_name};
+use crate::table::{Table, TableBuilder, TableOptions};
+
+use super::stats::bump;
+use super::tree::{MemRef, TableFile};
+use super::{BgSignal, DbInner};
+
+pub(crate) fn flush_loop(db: &DbInner, rx: &Receiver<BgSignal>) {
+    while let Ok(BgSignal::Wake) = rx.recv() {
+        while db.check_writable().is_ok() {
+            // A panic here would leave writers waiting for a flush that never
+            // comes; turn it into a failure they can see instead.
+            match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| db.flush_oldest())) {
+                Ok(Ok(true)) => {
+                    db.notify_bg();
+                    db.wake_compaction();
+                }
+                Ok(Ok(false)) => break,
+                Ok(Err(e)) => {
+                    db.fail(format!("flush failed: {e}"));
+                    break;
+                }
+                Err(_) => {
+                    db.fail("flush thread panicked");
+                    break;
+                }
+            }
+        }
+        db.notify_bg();
+    }
+}
+
+impl DbInner {
+    /// Flushes the oldest frozen memtable; `false` if there is none.
+    pub(crate) fn flush_oldest(&self) -> Result<bool> {
+        let sv = self.current();
+        let Some(imm) = sv.imm.first().cloned() else {
+            return Ok(false);
+        };
+        let next_wal = sv.imm.get(1).map_or(sv.mem.wal_number, |m| m.wal_number);
+        let shape = self.shape(&sv.tree, Some((0, imm.mem.len() as u64)));
+        let filter = self.opts.filter_policy.for_level(0, &shape).kind;
+        drop(sv);
+        let number = self.allocate_file_number();
+        let table = self.write_memtable(&imm, number, filter)?;
+        let last_seq = self.manifest.lock().set.last_seq.max(table.record.max_seq);
+        let edit = VersionEdit {
+            added: vec![(0, TableRecord::clone(&table.record))],
+            log_number: Some(next_wal),
+            next_file_number: Some(self.next_file.load(std::sync::atomic::Ordering::SeqCst)),
+            last_seq: Some(last_seq),
+            ..VersionEdit::default()
+        };
+        self.install(&edit, vec![Arc::new(table)], true)?;
+        bump(&self.counters.flushes, 1);
+        // The edit is durable: the WALs before `next_wal` are no longer needed.
+        for n in super::open::list_logs(&*self.fs, &self.dir)?.into_iter().filter(|&n| n < next_wal) {
+            let _ = self.fs.remove_file(&self.dir.join(log_file_name(n)));
+        }
+        Ok(true)
+    }
+
+    fn write_memtable(&self, imm: &MemRef, number: u64, filter: crate::FilterKind) -> Result<TableFile> {
+        let path = self.dir.join(table_file_name(number));
+        let opts = TableOptions {
+            block_bytes: self.opts.block_bytes,
+            filter,
+            level: 0,
+            seed: self.salt,
+            ..TableOptions::default()
+        };
+        let mut builder = TableBuilder::new(Arc::clone(&self.fs), &path, opts)?;
+        for e in imm.mem.range(Bound::Unbounded, Bound::Unbounded, MAX_SEQ) {
+            builder.add(&e.user_key, e.seq, e.kind, &e.value)?;
+        }
+        self.finish_table(number, builder)
+    }
+
+    /// Finishes (publishes) a table and opens it.
+    pub(crate) fn finish_table(&self, number: u64, builder: TableBuilder) -> Result<TableFile> {
+        let path = self.dir.join(table_file_name(number));
+        let meta = builder.finish()?;
+        let table = Table::open(&*self.fs, &path).map_err(|e| e.at_file(&path, 0))?;
+        let record = TableRecord {
+            file_number: number,
+            file_size: meta.file_size,
+            smallest: meta.smallest_key.unwrap_or_default(),
+            largest: meta.largest_key.unwrap_or_default(),
+            min_seq: meta.min_seq,
+            max_seq: meta.max_seq,
+            entries: meta.entries,
+            filter: meta.filter_kind,
+            filter_bytes: meta.filter_bytes,
+        };
+        Ok(TableFile::new(Arc::new(record), table, path, Arc::clone(&self.fs)))
+    }
+
+    /// Freezes the active memtable (if it holds anything) and waits until
+    /// every frozen memtable is flushed.
+    pub(crate) fn flush_and_wait(&self) -> Result<()> {
+        self.check_writable()?;
+        let target = {
+            let mut w = self.write.lock();
+            self.check_writable()?;
+            if !w.mem.is_empty() {
+                self.rotate(&mut w)?;
+            }
+            w.wal_number
+        };
+        let _ = self.flush_tx.send(BgSignal::Wake);
+        loop {
+            self.check_writable()?;
+            let sv = self.current();
+            if sv.imm.first().is_none_or(|m| m.wal_number >= target) {
+                return Ok(());
+            }
+            drop(sv);
+            self.wait_bg(Duration::from_millis(50));
+        }
+    }
+}

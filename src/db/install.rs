@@ -1,0 +1,95 @@
+//! Making a change to the set of tables durable and visible, in that order.
+//!
+//! Flush and compaction both end here: the manifest edit is appended and
+//! fsynced; only then is the new tree swapped in for readers, and only then
+//! are replaced tables marked for deletion (they are unlinked when the last
+//! reader lets go of them).
+
+use std::sync::Arc;
+
+use crate::Result;
+use std::sync::atomic::Ordering;
+
+use crate::manifest::{ManifestWriter, VersionEdit, manifest_file_name, set_current};
+
+use super::tree::{SuperVersion, TableFile, Tree};
+use super::{DbInner, ManifestState};
+
+impl DbInner {
+    /// Applies `edit` to the manifest (durably) and then to the tree readers
+    /// see. `opened` are the tables the edit adds; `flushed_imm` drops the
+    /// oldest frozen memtable (whose contents the edit's table now holds).
+    ///
+    /// On failure the database turns read-only: the manifest's tail is
+    /// unknown, so no later edit may be appended after it.
+    pub(crate) fn install(
+        &self,
+        edit: &VersionEdit,
+        opened: Vec<Arc<TableFile>>,
+        flushed_imm: bool,
+    ) -> Result<()> {
+        let mut manifest = self.manifest.lock();
+        // Counters only move forward; flush and compaction fill them in
+        // racing each other, so settle them here, under the lock.
+        let mut edit = edit.clone();
+        let next_file = self.next_file.load(Ordering::SeqCst);
+        edit.next_file_number = Some(next_file.max(manifest.set.next_file_number));
+        edit.last_seq = edit.last_seq.map(|s| s.max(manifest.set.last_seq));
+        edit.log_number = edit.log_number.map(|l| l.max(manifest.set.log_number));
+        let edit = &edit;
+        let mut set = manifest.set.clone();
+        set.apply(edit)?;
+        if let Err(e) = manifest.writer.append(edit) {
+            drop(manifest);
+            self.fail(format!("manifest write failed: {e}"));
+            return Err(e);
+        }
+        manifest.set = set;
+        let mut sv = self.sv.write();
+        let mut tables = sv.tree.by_number();
+        for t in opened {
+            tables.insert(t.number(), t);
+        }
+        let tree = Tree::from_version(&manifest.set.version, &tables);
+        for (_, removed) in &edit.removed {
+            if let Some(t) = tables.get(removed) {
+                t.mark_obsolete();
+            }
+        }
+        let imm = if flushed_imm { sv.imm.get(1..).unwrap_or(&[]).to_vec() } else { sv.imm.clone() };
+        *sv = Arc::new(SuperVersion { mem: sv.mem.clone(), imm, tree: Arc::new(tree) });
+        drop(sv);
+        // Roll only once the edits outweigh the snapshot itself, or a large
+        // tree would rewrite its manifest on every edit.
+        let len = manifest.writer.len();
+        if len > self.opts.manifest_roll_bytes && len > 2 * manifest.base_len {
+            self.roll_manifest(&mut manifest);
+        }
+        Ok(())
+    }
+
+    /// Starts a new manifest holding one snapshot edit of the current state,
+    /// points `CURRENT` at it and deletes the old one, so the manifest does
+    /// not grow without bound between opens.
+    ///
+    /// If the new manifest cannot be written the old one stays in use (no
+    /// harm done; the next edit tries again). If `CURRENT` cannot be
+    /// switched it may name either manifest, so the database turns read-only.
+    fn roll_manifest(&self, manifest: &mut ManifestState) {
+        let number = self.allocate_file_number();
+        let mut set = manifest.set.clone();
+        set.next_file_number = set.next_file_number.max(self.next_file.load(Ordering::SeqCst));
+        let Ok(writer) = ManifestWriter::create(&*self.fs, &self.dir, number, &set.snapshot_edit()) else {
+            let _ = self.fs.remove_file(&self.dir.join(manifest_file_name(number)));
+            return;
+        };
+        if let Err(e) = set_current(&*self.fs, &self.dir, number) {
+            self.fail(format!("switching CURRENT to a new manifest failed: {e}"));
+            return;
+        }
+        manifest.base_len = writer.len();
+        let old = std::mem::replace(&mut manifest.writer, writer).number();
+        manifest.set = set;
+        let _ = self.fs.remove_file(&self.dir.join(manifest_file_name(old)));
+    }
+}

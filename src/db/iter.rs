@@ -1,0 +1,322 @@
+//! `range` and `prefix`: a merging iterator over memtables and tables.
+//!
+//! Every source yields versions in internal-key order (user key ascending,
+//! then newest first). The merge repeatedly takes the smallest head among
+//! the sources; for each user key the first version at or below the
+//! snapshot decides: a value is yielded, a tombstone hides the key, and
+//! every older version of the key is skipped. With a handful of sources
+//! (memtables + level-0 tables + one per deeper level) a linear scan for the
+//! minimum beats a heap.
+//!
+//! The iterator owns `Arc`s of every memtable and table it reads, so a
+//! flush or compaction that replaces them does not disturb it. Memtables are
+//! read in chunks, each copied under the memtable's read lock, so no lock is
+//! held between `next` calls.
+
+use std::cmp::Ordering;
+use std::ops::{Bound, RangeBounds};
+use std::sync::Arc;
+
+use bytes::Bytes;
+
+use crate::Result;
+use crate::key::{MAX_SEQ, SeqNo, ValueKind};
+use crate::memtable::{MemEntry, Memtable, MemtableRange};
+use crate::table::TableIter;
+
+use super::DbInner;
+use super::tree::TableFile;
+
+/// One version of one key.
+#[derive(Debug, Clone)]
+pub(crate) struct Version {
+    pub key: Bytes,
+    pub seq: SeqNo,
+    pub kind: ValueKind,
+    pub value: Bytes,
+}
+
+/// A sorted stream of versions.
+pub(crate) trait Source: Send {
+    /// The current version; `None` once exhausted.
+    fn head(&self) -> Option<&Version>;
+    /// Moves to the next version.
+    fn advance(&mut self) -> Result<()>;
+}
+
+/// Reads a memtable from a start key (in chunks, see [`MemtableRange`]).
+pub(crate) struct MemSource {
+    range: MemtableRange,
+    head: Option<Version>,
+}
+
+impl MemSource {
+    pub fn new(mem: &Arc<Memtable>, start: &[u8]) -> Self {
+        let mut range = mem.range(Bound::Included(start), Bound::Unbounded, MAX_SEQ);
+        let head = range.next().map(from_mem);
+        MemSource { range, head }
+    }
+}
+
+fn from_mem(e: MemEntry) -> Version {
+    Version { key: e.user_key, seq: e.seq, kind: e.kind, value: e.value }
+}
+
+impl Source for MemSource {
+    fn head(&self) -> Option<&Version> {
+        self.head.as_ref()
+    }
+
+    fn advance(&mut self) -> Result<()> {
+        self.head = self.range.next().map(from_mem);
+        Ok(())
+    }
+}
+
+/// Reads the tables of one sorted run (a level ≥ 1) in order, or a single
+/// level-0 table, opening each table's iterator only when reached.
+pub(crate) struct TablesSource {
+    tables: Vec<Arc<TableFile>>,
+    next_table: usize,
+    iter: Option<TableIter>,
+    head: Option<Version>,
+}
+
+impl TablesSource {
+    /// Starts at the first version with user key ≥ `start`.
+    pub fn new(tables: Vec<Arc<TableFile>>, start: &[u8]) -> Result<Self> {
+        let first = tables.partition_point(|t| t.record.largest.as_slice() < start);
+        let mut s = TablesSource { tables, next_table: first, iter: None, head: None };
+        s.open_next(Some(start))?;
+        Ok(s)
+    }
+
+    fn open_next(&mut self, seek: Option<&[u8]>) -> Result<()> {
+        loop {
+            let Some(t) = self.tables.get(self.next_table) else {
+                self.iter = None;
+                self.head = None;
+                return Ok(());
+            };
+            self.next_table += 1;
+            let mut it = t.table.iter();
+            if let Some(k) = seek {
+                it.seek(k)?;
+            }
+            self.iter = Some(it);
+            self.pull()?;
+            if self.head.is_some() {
+                return Ok(());
+            }
+        }
+    }
+
+    fn pull(&mut self) -> Result<()> {
+        self.head = match self.iter.as_mut().and_then(Iterator::next) {
+            Some(e) => {
+                let e = e?;
+                Some(Version { key: e.user_key, seq: e.seq, kind: e.kind, value: e.value })
+            }
+            None => None,
+        };
+        Ok(())
+    }
+}
+
+impl Source for TablesSource {
+    fn head(&self) -> Option<&Version> {
+        self.head.as_ref()
+    }
+
+    fn advance(&mut self) -> Result<()> {
+        self.pull()?;
+        if self.head.is_none() {
+            self.open_next(None)?;
+        }
+        Ok(())
+    }
+}
+
+/// Newest-first internal order.
+fn internal_cmp(a: &Version, b: &Version) -> Ordering {
+    a.key.cmp(&b.key).then_with(|| b.seq.cmp(&a.seq))
+}
+
+/// Ascending key-value pairs of a range, as of one sequence number.
+///
+/// Yields `Err` at most once (a table read failed) and then ends.
+pub struct DbIter {
+    sources: Vec<Box<dyn Source>>,
+    start: Bound<Bytes>,
+    end: Bound<Bytes>,
+    snapshot: SeqNo,
+    last_key: Option<Bytes>,
+    done: bool,
+    error: Option<crate::Error>,
+}
+
+impl std::fmt::Debug for DbIter {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("DbIter").field("snapshot", &self.snapshot).finish_non_exhaustive()
+    }
+}
+
+impl DbIter {
+    /// An iterator as of `snapshot`, or (`None`) of the newest visible
+    /// write, read after the sources are fixed (see `DbInner::get_at`).
+    pub(crate) fn new(
+        inner: &DbInner,
+        (start, end): (Bound<Bytes>, Bound<Bytes>),
+        snapshot: Option<SeqNo>,
+    ) -> DbIter {
+        let mut it = DbIter {
+            sources: Vec::new(),
+            start,
+            end,
+            snapshot: snapshot.unwrap_or(0),
+            last_key: None,
+            done: false,
+            error: None,
+        };
+        if let Err(e) = inner.check_open().and_then(|()| it.build(inner)) {
+            it.error = Some(e);
+        }
+        it.snapshot = snapshot.unwrap_or_else(|| inner.visible_seq());
+        it
+    }
+
+    fn build(&mut self, inner: &DbInner) -> Result<()> {
+        let seek: Bytes = match &self.start {
+            Bound::Included(k) | Bound::Excluded(k) => k.clone(),
+            Bound::Unbounded => Bytes::new(),
+        };
+        let sv = inner.current();
+        for m in std::iter::once(&sv.mem).chain(sv.imm.iter().rev()) {
+            self.sources.push(Box::new(MemSource::new(&m.mem, &seek)));
+        }
+        for (level, tables) in sv.tree.levels.iter().enumerate() {
+            if level == 0 {
+                for t in tables {
+                    self.sources.push(Box::new(TablesSource::new(vec![Arc::clone(t)], &seek)?));
+                }
+            } else if !tables.is_empty() {
+                self.sources.push(Box::new(TablesSource::new(tables.clone(), &seek)?));
+            }
+        }
+        Ok(())
+    }
+
+    fn past_end(&self, key: &[u8]) -> bool {
+        match &self.end {
+            Bound::Included(e) => key > e.as_ref(),
+            Bound::Excluded(e) => key >= e.as_ref(),
+            Bound::Unbounded => false,
+        }
+    }
+
+    fn before_start(&self, key: &[u8]) -> bool {
+        match &self.start {
+            Bound::Included(s) => key < s.as_ref(),
+            Bound::Excluded(s) => key <= s.as_ref(),
+            Bound::Unbounded => false,
+        }
+    }
+
+    fn step(&mut self) -> Result<Option<(Bytes, Bytes)>> {
+        loop {
+            let mut best: Option<usize> = None;
+            for (i, s) in self.sources.iter().enumerate() {
+                if let Some(h) = s.head() {
+                    let better = match best.and_then(|b| self.sources.get(b)).and_then(|b| b.head()) {
+                        Some(b) => internal_cmp(h, b) == Ordering::Less,
+                        None => true,
+                    };
+                    if better {
+                        best = Some(i);
+                    }
+                }
+            }
+            let Some(source) = best.and_then(|b| self.sources.get_mut(b)) else {
+                return Ok(None);
+            };
+            let Some(v) = source.head().cloned() else {
+                return Ok(None);
+            };
+            source.advance()?;
+            if self.past_end(&v.key) {
+                return Ok(None);
+            }
+            if v.seq > self.snapshot || self.before_start(&v.key) {
+                continue;
+            }
+            if self.last_key.as_ref() == Some(&v.key) {
+                continue;
+            }
+            self.last_key = Some(v.key.clone());
+            if v.kind == ValueKind::Value {
+                return Ok(Some((v.key, v.value)));
+            }
+        }
+    }
+}
+
+impl Iterator for DbIter {
+    type Item = Result<(Bytes, Bytes)>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.done {
+            return None;
+        }
+        if let Some(e) = self.error.take() {
+            self.done = true;
+            return Some(Err(e));
+        }
+        match self.step() {
+            Ok(Some(kv)) => Some(Ok(kv)),
+            Ok(None) => {
+                self.done = true;
+                None
+            }
+            Err(e) => {
+                self.done = true;
+                Some(Err(e))
+            }
+        }
+    }
+}
+
+/// Copies a borrowed range into owned bounds.
+pub(crate) fn owned_bounds<'a, R: RangeBounds<&'a [u8]>>(range: &R) -> (Bound<Bytes>, Bound<Bytes>) {
+    let own = |b: Bound<&&[u8]>| match b {
+        Bound::Included(k) => Bound::Included(Bytes::copy_from_slice(k)),
+        Bound::Excluded(k) => Bound::Excluded(Bytes::copy_from_slice(k)),
+        Bound::Unbounded => Bound::Unbounded,
+    };
+    (own(range.start_bound()), own(range.end_bound()))
+}
+
+/// The range of keys starting with `prefix`: from the prefix itself up to
+/// (excluding) the smallest key greater than every such key.
+pub(crate) fn prefix_bounds(prefix: &[u8]) -> (Bound<Bytes>, Bound<Bytes>) {
+    let mut upper = prefix.to_vec();
+    while let Some(last) = upper.pop() {
+        if last < u8::MAX {
+            upper.push(last + 1);
+            return (Bound::Included(Bytes::copy_from_slice(prefix)), Bound::Excluded(Bytes::from(upper)));
+        }
+    }
+    (Bound::Included(Bytes::copy_from_slice(prefix)), Bound::Unbounded)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn prefix_bounds_cover_exactly_the_prefix() {
+        assert_eq!(prefix_bounds(b"ab").1, Bound::Excluded(Bytes::from_static(b"ac")));
+        assert_eq!(prefix_bounds(b"a\xff").1, Bound::Excluded(Bytes::from_static(b"b")));
+        assert_eq!(prefix_bounds(b"\xff\xff").1, Bound::Unbounded);
+        assert_eq!(prefix_bounds(b"").1, Bound::Unbounded);
+    }
+}

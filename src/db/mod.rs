@@ -1,0 +1,368 @@
+//! The database: [`Db`] and what it is configured and measured with.
+//!
+//! | file | concept |
+//! |---|---|
+//! | [`options`] | [`Options`] and the key/value limits |
+//! | `open/` | opening: directory checks, manifest and WAL recovery |
+//! | `write` | the write path: WAL, group commit, memtable rotation |
+//! | `read` | point lookups through memtables and tables |
+//! | `iter` | the merging iterator behind `range` and `prefix` |
+//! | `snapshot` | [`Snapshot`] and the live-snapshot registry |
+//! | `flush` | memtable → level-0 table, and the background thread |
+//! | `tree` | the in-memory tree of open tables ([`SuperVersion`](tree::SuperVersion)) |
+//! | [`stats`] | [`Stats`] and the live counters |
+//! | `lock` | the `LOCK` file |
+//!
+//! Lock order (never taken in the other direction): `write` → `manifest` →
+//! `sv`. The background threads never take `write`.
+
+mod flush;
+mod info;
+mod install;
+pub(crate) mod iter;
+mod lock;
+mod open;
+pub mod options;
+mod read;
+mod snapshot;
+pub mod stats;
+pub(crate) mod tree;
+mod workers;
+mod write;
+
+use std::fmt;
+use std::ops::RangeBounds;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::Duration;
+
+use bytes::Bytes;
+use crossbeam_channel::Sender;
+use parking_lot::{Condvar, Mutex, RwLock};
+
+pub use info::TableInfo;
+pub use iter::DbIter;
+pub use options::{MAX_KEY_BYTES, MAX_VALUE_BYTES, Options};
+pub use snapshot::Snapshot;
+pub use stats::{LevelStats, Stats};
+
+use crate::batch::WriteBatch;
+use crate::fs::FileSystem;
+use crate::key::SeqNo;
+use crate::manifest::{ManifestWriter, VersionSet};
+use crate::policy::TreeShape;
+use crate::{Error, Result};
+use lock::DirLock;
+use snapshot::SnapshotList;
+use stats::Counters;
+use tree::{SuperVersion, Tree};
+use workers::{Workers, close_inner};
+use write::{CommitQueue, WriteState};
+
+/// What the background threads are asked to do.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum BgSignal {
+    /// Work may be waiting.
+    Wake,
+    /// Exit.
+    Shutdown,
+}
+
+/// The manifest writer and the state it has made durable.
+#[derive(Debug)]
+pub(crate) struct ManifestState {
+    pub writer: ManifestWriter,
+    pub set: VersionSet,
+    /// The manifest's length right after its snapshot edit.
+    pub base_len: u64,
+}
+
+/// State shared by every handle, snapshot and iterator of one database.
+pub(crate) struct DbInner {
+    pub dir: PathBuf,
+    pub opts: Options,
+    pub fs: Arc<dyn FileSystem>,
+    /// The seed of every table filter (from the manifest).
+    pub salt: u64,
+    lock: Mutex<Option<DirLock>>,
+    pub write: Mutex<WriteState>,
+    /// Synced writers queued for group commit.
+    pub commit: CommitQueue,
+    /// The newest sequence number readers may see.
+    pub visible_seq: AtomicU64,
+    pub sv: RwLock<Arc<SuperVersion>>,
+    pub manifest: Mutex<ManifestState>,
+    /// Held while a compaction runs; holds each level's round-robin cursor.
+    pub compaction: Mutex<Vec<Vec<u8>>>,
+    pub next_file: AtomicU64,
+    pub counters: Counters,
+    pub snapshots: SnapshotList,
+    /// Why the database turned read-only, if it did.
+    pub(crate) failure: Mutex<Option<String>>,
+    pub closed: AtomicBool,
+    /// Notified whenever background work finishes or fails.
+    pub bg_changed: Condvar,
+    pub bg_mutex: Mutex<()>,
+    pub flush_tx: Sender<BgSignal>,
+    pub compact_tx: Sender<BgSignal>,
+}
+
+impl fmt::Debug for DbInner {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("DbInner").field("dir", &self.dir).finish_non_exhaustive()
+    }
+}
+
+impl DbInner {
+    /// The newest sequence number a reader may see.
+    pub fn visible_seq(&self) -> SeqNo {
+        self.visible_seq.load(Ordering::Acquire)
+    }
+
+    pub fn current(&self) -> Arc<SuperVersion> {
+        Arc::clone(&self.sv.read())
+    }
+
+    pub fn allocate_file_number(&self) -> u64 {
+        self.next_file.fetch_add(1, Ordering::SeqCst)
+    }
+
+    /// Turns the database read-only; the first reason sticks.
+    pub fn fail(&self, why: impl fmt::Display) {
+        let mut failure = self.failure.lock();
+        if failure.is_none() {
+            *failure = Some(why.to_string());
+        }
+        drop(failure);
+        self.notify_bg();
+    }
+
+    /// `Closed` or `ReadOnly` if writes are refused.
+    pub fn check_writable(&self) -> Result<()> {
+        if self.closed.load(Ordering::Acquire) {
+            return Err(Error::Closed);
+        }
+        match &*self.failure.lock() {
+            Some(why) => Err(Error::ReadOnly(why.clone())),
+            None => Ok(()),
+        }
+    }
+
+    pub fn check_open(&self) -> Result<()> {
+        if self.closed.load(Ordering::Acquire) { Err(Error::Closed) } else { Ok(()) }
+    }
+
+    pub fn wake_compaction(&self) {
+        let _ = self.compact_tx.send(BgSignal::Wake);
+    }
+
+    pub fn notify_bg(&self) {
+        let _guard = self.bg_mutex.lock();
+        self.bg_changed.notify_all();
+    }
+
+    /// Waits (briefly) for background progress.
+    pub fn wait_bg(&self, timeout: Duration) {
+        let mut guard = self.bg_mutex.lock();
+        let _ = self.bg_changed.wait_for(&mut guard, timeout);
+    }
+
+    /// The shape of the tree as the filter policy sees it: entries per
+    /// level, from level 0 to the deepest level holding data, with `adding`
+    /// (level, entries) counted in first (the table about to be written,
+    /// which may open a new deepest level). Empty levels count as one entry
+    /// so that a young tree still gets a sensible plan; levels below the
+    /// deepest are left out, or Monkey would plan for empty levels.
+    #[expect(clippy::cast_precision_loss, reason = "key counts feed a floating-point model")]
+    pub fn shape(&self, tree: &Tree, adding: Option<(usize, u64)>) -> TreeShape {
+        let mut keys: Vec<u64> = tree.level_keys();
+        keys.truncate(self.opts.max_levels);
+        if let Some((level, n)) = adding
+            && level < self.opts.max_levels
+        {
+            if keys.len() <= level {
+                keys.resize(level + 1, 0);
+            }
+            if let Some(k) = keys.get_mut(level) {
+                *k += n;
+            }
+        }
+        let deepest = keys.iter().rposition(|&k| k > 0).unwrap_or(0);
+        keys.truncate(deepest + 1);
+        TreeShape::from_level_keys(keys.iter().map(|&k| k.max(1) as f64).collect())
+    }
+
+    pub(crate) fn release_lock(&self) {
+        self.lock.lock().take();
+    }
+}
+
+/// An open database. Cheap to clone; every clone is the same database, and
+/// it is `Send + Sync`, so threads may share one through clones or an `Arc`.
+///
+/// ```
+/// # let dir = tempfile::tempdir().unwrap();
+/// let db = siftdb::Db::open(dir.path(), siftdb::Options::default())?;
+/// db.put(b"user:1", b"ada")?;
+/// db.put(b"user:2", b"grace")?;
+/// assert_eq!(db.get(b"user:1")?.as_deref(), Some(&b"ada"[..]));
+/// let users: Vec<_> = db.prefix(b"user:").collect::<Result<_, _>>()?;
+/// assert_eq!(users.len(), 2);
+/// db.close()?;
+/// # Ok::<(), siftdb::Error>(())
+/// ```
+#[derive(Clone)]
+pub struct Db {
+    inner: Arc<DbInner>,
+    workers: Arc<Workers>,
+}
+
+impl fmt::Debug for Db {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Db").field("dir", &self.inner.dir).finish_non_exhaustive()
+    }
+}
+
+impl Db {
+    /// Opens the database in directory `path`, creating it if missing.
+    ///
+    /// # Errors
+    /// - `InvalidArgument` if `path` is a file, or a non-empty directory that
+    ///   is not a siftdb database (nothing is changed then), or for bad options.
+    /// - `Locked` if another `Db` has it open.
+    /// - `Corruption` naming the file for a damaged manifest, a missing or
+    ///   damaged table, or (with strict recovery) a damaged WAL record.
+    /// - `Io` from the file system.
+    pub fn open(path: impl AsRef<Path>, opts: Options) -> Result<Db> {
+        let (inner, flush_rx, compact_rx) = open::open(path.as_ref(), opts)?;
+        let workers = Arc::new(Workers::start(&inner, flush_rx, compact_rx)?);
+        Ok(Db { inner, workers })
+    }
+
+    /// The database directory.
+    #[must_use]
+    pub fn path(&self) -> &Path {
+        &self.inner.dir
+    }
+
+    /// The options the database was opened with.
+    #[must_use]
+    pub fn options(&self) -> &Options {
+        &self.inner.opts
+    }
+
+    /// The salt of every table filter's key hash.
+    #[must_use]
+    pub fn hash_salt(&self) -> u64 {
+        self.inner.salt
+    }
+
+    /// Sets `key` to `value`.
+    ///
+    /// # Errors
+    /// `InvalidArgument` for an oversize key or value; `ReadOnly` after an
+    /// earlier write failure; `Closed`; `Io` if the WAL write (or, with
+    /// `sync`, its fsync) fails, after which the database is read-only.
+    pub fn put(&self, key: &[u8], value: &[u8]) -> Result<()> {
+        let mut batch = WriteBatch::new();
+        batch.put(key, value);
+        self.write(batch)
+    }
+
+    /// Removes `key` (a no-op if absent).
+    ///
+    /// # Errors
+    /// As [`Db::put`].
+    pub fn delete(&self, key: &[u8]) -> Result<()> {
+        let mut batch = WriteBatch::new();
+        batch.delete(key);
+        self.write(batch)
+    }
+
+    /// Applies every op of `batch` atomically: after a crash, all or none of
+    /// it is present, and no reader sees part of it.
+    ///
+    /// # Errors
+    /// As [`Db::put`]; nothing of the batch is applied on error.
+    pub fn write(&self, batch: WriteBatch) -> Result<()> {
+        self.inner.write_batch(batch)
+    }
+
+    /// The value of `key`, if any.
+    ///
+    /// # Errors
+    /// `Corruption` or `Io` from a table read; `Closed`.
+    pub fn get(&self, key: &[u8]) -> Result<Option<Bytes>> {
+        self.inner.get_at(key, None)
+    }
+
+    /// Key-value pairs with keys in `range`, ascending.
+    ///
+    /// ```
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// # let db = siftdb::Db::open(dir.path(), siftdb::Options::default()).unwrap();
+    /// for k in [b"a", b"b", b"c"] { db.put(k, b"v").unwrap(); }
+    /// let keys: Vec<_> = db.range(b"a".as_slice()..b"c".as_slice()).map(|r| r.unwrap().0).collect();
+    /// assert_eq!(keys, [&b"a"[..], &b"b"[..]]);
+    /// ```
+    pub fn range<'a, R: RangeBounds<&'a [u8]>>(&self, range: R) -> DbIter {
+        DbIter::new(&self.inner, iter::owned_bounds(&range), None)
+    }
+
+    /// Key-value pairs whose key starts with `prefix`, ascending.
+    #[must_use]
+    pub fn prefix(&self, prefix: &[u8]) -> DbIter {
+        DbIter::new(&self.inner, iter::prefix_bounds(prefix), None)
+    }
+
+    /// A consistent read-only view as of now.
+    #[must_use]
+    pub fn snapshot(&self) -> Snapshot {
+        Snapshot::new(Arc::clone(&self.inner))
+    }
+
+    /// Freezes the memtable and writes it to a level-0 table; returns once
+    /// the table and the manifest edit naming it are durable. Every write
+    /// acknowledged before the call is then in a table.
+    ///
+    /// # Errors
+    /// `ReadOnly` if the database failed earlier or the flush fails; `Io`.
+    pub fn flush(&self) -> Result<()> {
+        self.inner.flush_and_wait()
+    }
+
+    /// Makes every acknowledged write durable (fsyncs the WAL).
+    ///
+    /// # Errors
+    /// `Io` if the fsync fails (the database is then read-only).
+    pub fn sync(&self) -> Result<()> {
+        self.inner.sync_wal()
+    }
+
+    /// Compacts until every level is within its target size and level 0 is
+    /// below its trigger, then returns. Runs on the calling thread (one
+    /// compaction at a time: it waits for a background one to finish).
+    ///
+    /// # Errors
+    /// `ReadOnly` if the database failed earlier or a compaction fails; `Io`.
+    pub fn compact(&self) -> Result<()> {
+        self.inner.compact_all()
+    }
+
+    /// A snapshot of the counters and the shape of the tree.
+    #[must_use]
+    pub fn stats(&self) -> Stats {
+        self.inner.stats()
+    }
+
+    /// Stops background work, syncs the WAL and releases the lock. Dropping
+    /// the last clone does the same, ignoring errors. Later calls on any
+    /// clone return `Closed`.
+    ///
+    /// # Errors
+    /// `Io` if the final fsync fails.
+    pub fn close(&self) -> Result<()> {
+        close_inner(&self.inner, &self.workers)
+    }
+}

@@ -1,0 +1,77 @@
+//! Deciding what the path handed to `Db::open` is, before touching it.
+
+use std::path::Path;
+
+use crate::fs::FileSystem;
+use crate::manifest::{CURRENT, parse_file_name};
+use crate::{Error, Result};
+
+/// What `Db::open` found at its path.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Found {
+    /// Nothing: create the directory and a new database.
+    Missing,
+    /// An empty directory, or one holding only files siftdb names (left by
+    /// a creation that crashed before `CURRENT` was written): a new database.
+    Fresh,
+    /// A database (`CURRENT` exists).
+    Database,
+}
+
+/// Whether `name` is one siftdb writes, temporary files included.
+pub(crate) fn is_siftdb_name(name: &str) -> bool {
+    let base = name.strip_suffix(".tmp").unwrap_or(name);
+    parse_file_name(base).is_some()
+}
+
+/// Classifies `path` without changing anything.
+///
+/// # Errors
+/// `InvalidArgument` naming the path if it is not a directory, or is a
+/// non-empty directory holding something siftdb did not write and no
+/// `CURRENT`; `Io` if it cannot be read.
+pub(crate) fn classify(fs: &dyn FileSystem, path: &Path) -> Result<Found> {
+    let meta = match std::fs::metadata(path) {
+        Ok(m) => m,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Found::Missing),
+        Err(e) => return Err(Error::Io(e)),
+    };
+    if !meta.is_dir() {
+        return Err(Error::InvalidArgument(format!("{} is not a directory", path.display())));
+    }
+    if fs.exists(&path.join(CURRENT)) {
+        return Ok(Found::Database);
+    }
+    for entry in fs.list_dir(path)? {
+        let name = entry.file_name().and_then(|n| n.to_str()).unwrap_or("");
+        if !is_siftdb_name(name) || entry.is_dir() {
+            return Err(Error::InvalidArgument(format!(
+                "{} is not a siftdb database (it holds '{}' and no CURRENT file)",
+                path.display(),
+                entry.file_name().unwrap_or_default().display()
+            )));
+        }
+    }
+    Ok(Found::Fresh)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fs::StdFs;
+
+    #[test]
+    fn classifies_files_foreign_dirs_and_leftovers() {
+        let dir = tempfile::tempdir().unwrap();
+        assert_eq!(classify(&StdFs, &dir.path().join("new")).unwrap(), Found::Missing);
+        assert_eq!(classify(&StdFs, dir.path()).unwrap(), Found::Fresh);
+        std::fs::write(dir.path().join("LOCK"), b"").unwrap();
+        std::fs::write(dir.path().join("MANIFEST-000001.tmp"), b"x").unwrap();
+        assert_eq!(classify(&StdFs, dir.path()).unwrap(), Found::Fresh);
+        std::fs::write(dir.path().join("notes.txt"), b"x").unwrap();
+        assert!(matches!(classify(&StdFs, dir.path()), Err(Error::InvalidArgument(_))));
+        assert!(matches!(classify(&StdFs, &dir.path().join("notes.txt")), Err(Error::InvalidArgument(_))));
+        std::fs::write(dir.path().join("CURRENT"), b"MANIFEST-000001\n").unwrap();
+        assert_eq!(classify(&StdFs, dir.path()).unwrap(), Found::Database);
+    }
+}

@@ -1,0 +1,187 @@
+//! Opening a database: directory checks, the lock, recovery, a fresh
+//! manifest, and the cleanup of files the durable state no longer names.
+//!
+//! Every open writes a new manifest holding one snapshot edit and points
+//! `CURRENT` at it; only after that is durable are the old manifest,
+//! tables and logs the state does not name, and temporary files deleted.
+
+mod dir_check;
+mod recovery;
+
+use std::collections::HashSet;
+use std::hash::{BuildHasher, Hasher};
+use std::path::Path;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64};
+
+use crossbeam_channel::{Receiver, unbounded};
+use parking_lot::{Condvar, Mutex, RwLock};
+
+use crate::fs::FileSystem;
+use crate::manifest::{
+    FileKind, ManifestWriter, NUM_LEVELS, VersionSet, log_file_name, parse_file_name, set_current,
+};
+use crate::wal::WalWriter;
+use crate::{Error, Result};
+
+use super::lock::DirLock;
+use super::options::Options;
+use super::snapshot::SnapshotList;
+use super::stats::Counters;
+use super::tree::{MemRef, SuperVersion, Tree};
+use super::write::{CommitQueue, WriteState};
+use super::{BgSignal, DbInner, ManifestState};
+use dir_check::{Found, is_siftdb_name};
+
+pub(crate) use recovery::list_logs;
+
+/// The opened state and the receiving ends of the background channels.
+pub(crate) type Opened = (Arc<DbInner>, Receiver<BgSignal>, Receiver<BgSignal>);
+
+/// A random 64-bit salt, from std's per-process random hasher keys mixed
+/// with the time and process id (no extra dependency).
+fn random_salt() -> u64 {
+    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+    h.write_u32(std::process::id());
+    if let Ok(t) = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH) {
+        h.write_u128(t.as_nanos());
+    }
+    h.finish()
+}
+
+pub(crate) fn open(dir: &Path, opts: Options) -> Result<Opened> {
+    opts.validate()?;
+    if opts.max_levels > NUM_LEVELS {
+        return Err(Error::InvalidArgument(format!("option max_levels must be at most {NUM_LEVELS}")));
+    }
+    let fs = Arc::clone(&opts.fs);
+    let found = dir_check::classify(&*fs, dir)?;
+    if found == Found::Missing {
+        fs.create_dir_all(dir)?;
+    }
+    let lock = DirLock::acquire(&*fs, dir)?;
+    // Re-check under the lock: another process may have created it meanwhile.
+    let existing = fs.exists(&dir.join(crate::manifest::CURRENT));
+
+    let (mut set, old_manifest) = if existing {
+        let loaded = recovery::load_manifest(&*fs, dir)?;
+        (loaded.set, Some(loaded.number))
+    } else {
+        let salt = opts.hash_salt.unwrap_or_else(random_salt);
+        (VersionSet { hash_salt: Some(salt), next_file_number: 1, ..VersionSet::default() }, None)
+    };
+    let salt = set.hash_salt.unwrap_or(0);
+    let tables = recovery::open_tables(&fs, dir, &set)?;
+
+    // File numbers continue above anything in the directory, so a file left
+    // by a crash is never reused under a new meaning.
+    let max_in_dir = fs
+        .list_dir(dir)?
+        .iter()
+        .filter_map(|p| p.file_name()?.to_str().and_then(|n| parse_file_name(n.trim_end_matches(".tmp"))))
+        .map(|(_, n)| n)
+        .max()
+        .unwrap_or(0);
+    let mut next_file = set.next_file_number.max(max_in_dir + 1);
+
+    let replayed = recovery::replay_logs(&*fs, dir, set.log_number, set.last_seq, opts.recovery)?;
+    let (wal_number, wal_file) = if let Some(n) = replayed.active_log {
+        (n, fs.open_append(&dir.join(log_file_name(n)))?)
+    } else {
+        let n = next_file;
+        next_file += 1;
+        let f = fs.create(&dir.join(log_file_name(n)))?;
+        fs.sync_dir(dir)?;
+        (n, f)
+    };
+    let manifest_number = next_file;
+    next_file += 1;
+    if replayed.active_log.is_none() {
+        // No log holds unflushed writes: the new one is the oldest needed.
+        set.log_number = wal_number;
+    }
+    set.next_file_number = next_file;
+    set.last_seq = replayed.last_seq;
+    let writer = ManifestWriter::create(&*fs, dir, manifest_number, &set.snapshot_edit())?;
+    set_current(&*fs, dir, manifest_number)?;
+
+    // The new state is durable; what it does not name can go.
+    remove_obsolete(&*fs, dir, &set, manifest_number, wal_number, old_manifest);
+    for path in &replayed.discard {
+        let _ = fs.remove_file(path);
+    }
+
+    let tree = Tree::from_version(&set.version, &tables);
+    let mem = Arc::new(replayed.mem);
+    let last_seq = replayed.last_seq;
+    let (flush_tx, flush_rx) = unbounded();
+    let (compact_tx, compact_rx) = unbounded();
+    let inner = DbInner {
+        dir: dir.to_path_buf(),
+        fs,
+        salt,
+        lock: Mutex::new(Some(lock)),
+        write: Mutex::new(WriteState {
+            wal: WalWriter::new(wal_file),
+            wal_number,
+            mem: Arc::clone(&mem),
+            last_seq,
+        }),
+        commit: CommitQueue::default(),
+        visible_seq: AtomicU64::new(last_seq),
+        sv: RwLock::new(Arc::new(SuperVersion {
+            mem: MemRef { mem, wal_number },
+            imm: Vec::new(),
+            tree: Arc::new(tree),
+        })),
+        manifest: Mutex::new(ManifestState { base_len: writer.len(), writer, set }),
+        compaction: Mutex::new(vec![Vec::new(); NUM_LEVELS]),
+        next_file: AtomicU64::new(next_file),
+        counters: Counters::new(NUM_LEVELS),
+        snapshots: SnapshotList::default(),
+        failure: Mutex::new(None),
+        closed: AtomicBool::new(false),
+        bg_changed: Condvar::new(),
+        bg_mutex: Mutex::new(()),
+        flush_tx,
+        compact_tx,
+        opts,
+    };
+    Ok((Arc::new(inner), flush_rx, compact_rx))
+}
+
+/// Deletes temporary files, old manifests, tables the manifest does not
+/// name, and logs older than the log number. Best effort: a file that stays
+/// is deleted by a later open.
+fn remove_obsolete(
+    fs: &dyn FileSystem,
+    dir: &Path,
+    set: &VersionSet,
+    manifest_number: u64,
+    wal_number: u64,
+    _old_manifest: Option<u64>,
+) {
+    let live: HashSet<u64> = set.version.tables().map(|(_, t)| t.file_number).collect();
+    let Ok(entries) = fs.list_dir(dir) else { return };
+    for path in entries {
+        let Some(name) = path.file_name().and_then(|n| n.to_str()) else { continue };
+        let obsolete = if is_temp_name(name) {
+            is_siftdb_name(name)
+        } else {
+            match parse_file_name(name) {
+                Some((FileKind::Manifest, n)) => n != manifest_number,
+                Some((FileKind::Table, n)) => !live.contains(&n),
+                Some((FileKind::Log, n)) => n < set.log_number || n > wal_number,
+                _ => false,
+            }
+        };
+        if obsolete {
+            let _ = fs.remove_file(&path);
+        }
+    }
+}
+
+/// Whether `name` is a temporary file (siftdb writes the suffix in lower case).
+fn is_temp_name(name: &str) -> bool {
+    std::path::Path::new(name).extension().is_some_and(|e| e == "tmp")
+}

@@ -1,0 +1,201 @@
+//! How a database is configured.
+
+use std::sync::Arc;
+
+use crate::fs::{FileSystem, StdFs};
+use crate::policy::FilterPolicy;
+use crate::wal::RecoveryMode;
+use crate::{Error, Result};
+
+/// The largest user key accepted, in bytes (64 KiB − 1).
+///
+/// Keys are short by nature; a bound keeps index blocks and WAL records of
+/// sane size. Empty keys are allowed: the empty string is a key like any
+/// other, and sorts before every other key.
+pub const MAX_KEY_BYTES: usize = 65_535;
+
+/// The largest value accepted, in bytes (64 MiB).
+///
+/// A value lives inside one data block and one WAL record; far below the
+/// WAL's 1 GiB record limit, it keeps a single write from stalling the log.
+pub const MAX_VALUE_BYTES: usize = 64 << 20;
+
+/// Database configuration. `Options::default()` suits tests and small data.
+///
+/// ```
+/// let opts = siftdb::Options { memtable_bytes: 1 << 20, sync: true, ..Default::default() };
+/// assert_eq!(opts.l0_compaction_trigger, 4);
+/// ```
+#[derive(Debug, Clone)]
+pub struct Options {
+    /// Approximate bytes a memtable holds before it is frozen and flushed to
+    /// a level-0 table.
+    pub memtable_bytes: usize,
+    /// `true`: every write is fsynced before it is acknowledged (concurrent
+    /// writers share fsyncs: group commit). `false`: every write reaches the
+    /// operating system before it is acknowledged (it survives a process
+    /// crash, not a power loss) and is fsynced at flush and by [`crate::Db::sync`].
+    pub sync: bool,
+    /// What replay does with a damaged WAL or manifest record that has valid
+    /// records after it. A torn tail is always dropped.
+    pub recovery: RecoveryMode,
+    /// A fixed filter hash salt, for reproducible tests and benchmarks.
+    /// `None` makes a random one when the database is created. Either way the
+    /// salt is stored in the manifest and an existing database keeps its own.
+    pub hash_salt: Option<u64>,
+    /// Which filter each level's tables carry.
+    pub filter_policy: FilterPolicy,
+    /// Target size of a table's data blocks.
+    pub block_bytes: usize,
+    /// The file system every file goes through (tests inject faults here).
+    pub fs: Arc<dyn FileSystem>,
+    /// Level-0 tables that trigger a compaction into level 1.
+    pub l0_compaction_trigger: usize,
+    /// Level-0 tables past which each write sleeps ~1 ms.
+    pub l0_slowdown_trigger: usize,
+    /// Level-0 tables past which writes wait for compaction.
+    pub l0_stop_trigger: usize,
+    /// Target size of level 1; level `i` aims at `base_level_bytes × ratio^(i−1)`.
+    pub base_level_bytes: u64,
+    /// Size ratio between adjacent levels.
+    pub level_size_ratio: u64,
+    /// Size at which compaction output tables are split.
+    pub table_target_bytes: u64,
+    /// Number of levels, level 0 included.
+    pub max_levels: usize,
+    /// Size past which the manifest is rewritten as one snapshot edit (it
+    /// otherwise grows by one edit per flush and compaction until reopened).
+    pub manifest_roll_bytes: u64,
+    /// Whether background compaction runs on its own; `false` leaves it to
+    /// [`crate::Db::compact`] (writes still stop past `l0_stop_trigger`
+    /// only when this is `true`).
+    pub auto_compaction: bool,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            memtable_bytes: 4 << 20,
+            sync: false,
+            recovery: RecoveryMode::default(),
+            hash_salt: None,
+            filter_policy: FilterPolicy::default(),
+            block_bytes: 4096,
+            fs: Arc::new(StdFs),
+            l0_compaction_trigger: 4,
+            l0_slowdown_trigger: 8,
+            l0_stop_trigger: 12,
+            base_level_bytes: 64 << 20,
+            level_size_ratio: 10,
+            table_target_bytes: 8 << 20,
+            max_levels: 7,
+            manifest_roll_bytes: 4 << 20,
+            auto_compaction: true,
+        }
+    }
+}
+
+impl Options {
+    /// Checks the options for values the engine cannot work with.
+    ///
+    /// # Errors
+    /// `InvalidArgument` naming the bad option.
+    pub fn validate(&self) -> Result<()> {
+        let bad = |what: &str| Err(Error::InvalidArgument(format!("option {what}")));
+        if self.memtable_bytes == 0 {
+            return bad("memtable_bytes must be positive");
+        }
+        if self.block_bytes == 0 {
+            return bad("block_bytes must be positive");
+        }
+        if !(2..=64).contains(&self.max_levels) {
+            return bad("max_levels must be between 2 and 64");
+        }
+        if self.level_size_ratio < 2 {
+            return bad("level_size_ratio must be at least 2");
+        }
+        if self.l0_compaction_trigger == 0 {
+            return bad("l0_compaction_trigger must be positive");
+        }
+        if self.l0_slowdown_trigger < self.l0_compaction_trigger
+            || self.l0_stop_trigger < self.l0_slowdown_trigger
+        {
+            return bad("l0 triggers must satisfy compaction <= slowdown <= stop");
+        }
+        if self.base_level_bytes == 0 || self.table_target_bytes == 0 {
+            return bad("base_level_bytes and table_target_bytes must be positive");
+        }
+        Ok(())
+    }
+
+    /// Target bytes of `level` (≥ 1).
+    #[must_use]
+    pub fn level_target_bytes(&self, level: usize) -> u64 {
+        let mut target = self.base_level_bytes;
+        for _ in 1..level {
+            target = target.saturating_mul(self.level_size_ratio);
+        }
+        target
+    }
+}
+
+/// Checks a key and value against [`MAX_KEY_BYTES`] and [`MAX_VALUE_BYTES`].
+///
+/// # Errors
+/// `InvalidArgument` naming the limit exceeded.
+pub(crate) fn check_entry(key: &[u8], value: &[u8]) -> Result<()> {
+    if key.len() > MAX_KEY_BYTES {
+        return Err(Error::InvalidArgument(format!(
+            "key of {} bytes exceeds the {MAX_KEY_BYTES}-byte limit",
+            key.len()
+        )));
+    }
+    if value.len() > MAX_VALUE_BYTES {
+        return Err(Error::InvalidArgument(format!(
+            "value of {} bytes exceeds the {MAX_VALUE_BYTES}-byte limit",
+            value.len()
+        )));
+    }
+    Ok(())
+}
+
+/// Checks every op of `batch` and the batch's total size (one WAL record).
+///
+/// # Errors
+/// `InvalidArgument` naming the limit exceeded.
+pub(crate) fn check_batch(batch: &crate::WriteBatch) -> Result<()> {
+    for op in batch.iter() {
+        check_entry(op.key(), op.value())?;
+    }
+    // Each op adds at most a kind byte and two 10-byte varints; 12 header bytes.
+    let bound = batch.payload_bytes() + 21 * batch.len() + 12;
+    if bound > crate::wal::MAX_PAYLOAD {
+        return Err(Error::InvalidArgument(format!(
+            "batch of about {bound} bytes exceeds the {}-byte WAL record limit",
+            crate::wal::MAX_PAYLOAD
+        )));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn defaults_validate_and_level_targets_grow_by_the_ratio() {
+        let o = Options::default();
+        o.validate().unwrap();
+        assert_eq!(o.level_target_bytes(1), 64 << 20);
+        assert_eq!(o.level_target_bytes(3), 6400 << 20);
+        let bad = Options { l0_stop_trigger: 1, ..Options::default() };
+        assert!(matches!(bad.validate(), Err(Error::InvalidArgument(_))));
+    }
+
+    #[test]
+    fn entry_limits_are_inclusive() {
+        check_entry(&vec![0; MAX_KEY_BYTES], b"").unwrap();
+        assert!(check_entry(&vec![0; MAX_KEY_BYTES + 1], b"").is_err());
+        check_entry(b"", b"").unwrap();
+    }
+}

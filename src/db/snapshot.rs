@@ -1,0 +1,115 @@
+//! Snapshots: a consistent, read-only view of the database at one sequence
+//! number, and the registry of live snapshots that compaction consults
+//! before it drops an old version.
+
+use std::collections::BTreeMap;
+use std::ops::RangeBounds;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use bytes::Bytes;
+use parking_lot::Mutex;
+
+use super::DbInner;
+use super::iter::DbIter;
+use crate::Result;
+use crate::key::SeqNo;
+
+/// The sequence numbers of live snapshots, with a count per number.
+#[derive(Debug, Default)]
+pub(crate) struct SnapshotList {
+    seqs: Mutex<BTreeMap<SeqNo, usize>>,
+}
+
+impl SnapshotList {
+    /// Registers a snapshot at the current visible sequence number and
+    /// returns it. Reading the number under the list's lock means a
+    /// concurrent [`SnapshotList::horizon`] either sees this snapshot or
+    /// computed a horizon no newer than its sequence number.
+    pub fn acquire(&self, visible: &AtomicU64) -> SeqNo {
+        let mut seqs = self.seqs.lock();
+        let seq = visible.load(Ordering::Acquire);
+        *seqs.entry(seq).or_insert(0) += 1;
+        seq
+    }
+
+    /// The oldest sequence number any reader may still read at: versions
+    /// shadowed by a newer version at or below it are invisible to everyone.
+    pub fn horizon(&self, visible: &AtomicU64) -> SeqNo {
+        let seqs = self.seqs.lock();
+        let now = visible.load(Ordering::Acquire);
+        seqs.keys().next().map_or(now, |&oldest| oldest.min(now))
+    }
+
+    pub fn release(&self, seq: SeqNo) {
+        let mut seqs = self.seqs.lock();
+        if let Some(n) = seqs.get_mut(&seq) {
+            *n -= 1;
+            if *n == 0 {
+                seqs.remove(&seq);
+            }
+        }
+    }
+}
+
+/// A consistent view of the database as of the moment it was taken.
+///
+/// Reads through a snapshot ignore every later write. While a snapshot
+/// lives, compaction keeps the versions it can see.
+///
+/// ```
+/// # let dir = tempfile::tempdir().unwrap();
+/// let db = siftdb::Db::open(dir.path(), siftdb::Options::default()).unwrap();
+/// db.put(b"k", b"old").unwrap();
+/// let snap = db.snapshot();
+/// db.put(b"k", b"new").unwrap();
+/// assert_eq!(snap.get(b"k").unwrap().as_deref(), Some(&b"old"[..]));
+/// ```
+pub struct Snapshot {
+    inner: Arc<DbInner>,
+    seq: SeqNo,
+}
+
+impl std::fmt::Debug for Snapshot {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Snapshot").field("seq", &self.seq).finish_non_exhaustive()
+    }
+}
+
+impl Snapshot {
+    pub(crate) fn new(inner: Arc<DbInner>) -> Snapshot {
+        let seq = inner.snapshots.acquire(&inner.visible_seq);
+        Snapshot { inner, seq }
+    }
+
+    /// The sequence number this snapshot reads at.
+    #[must_use]
+    pub fn seq(&self) -> SeqNo {
+        self.seq
+    }
+
+    /// The value of `key` as of this snapshot.
+    ///
+    /// # Errors
+    /// `Corruption` or `Io` from a table read.
+    pub fn get(&self, key: &[u8]) -> Result<Option<Bytes>> {
+        self.inner.get_at(key, Some(self.seq))
+    }
+
+    /// Key-value pairs in `range`, ascending, as of this snapshot.
+    pub fn range<'a, R: RangeBounds<&'a [u8]>>(&self, range: R) -> DbIter {
+        DbIter::new(&self.inner, super::iter::owned_bounds(&range), Some(self.seq))
+    }
+
+    /// Key-value pairs whose key starts with `prefix`, ascending, as of this snapshot.
+    #[must_use]
+    pub fn prefix(&self, prefix: &[u8]) -> DbIter {
+        DbIter::new(&self.inner, super::iter::prefix_bounds(prefix), Some(self.seq))
+    }
+}
+
+impl Drop for Snapshot {
+    fn drop(&mut self) {
+        self.inner.snapshots.release(self.seq);
+    }
+}

@@ -1,0 +1,385 @@
+//! Counters the engine keeps, and the [`Stats`] snapshot it hands out.
+//!
+//! Filter counters are exact: every table probe on the read path reports
+//! what its filter answered and whether the table held the key, and the
+//! engine adds that to its level's counters. Nothing is sampled or estimated.
+
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+
+use crate::filter::FilterKind;
+
+/// Counters and shape of one level, as of one [`Stats`] snapshot.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct LevelStats {
+    /// The level number (0 = the flushed, overlapping level).
+    pub level: usize,
+    /// Tables in the level.
+    pub tables: u64,
+    /// Entries (versions, tombstones included) in the level's tables.
+    pub keys: u64,
+    /// Bytes of the level's table files.
+    pub bytes: u64,
+    /// Bytes of the level's filter blocks.
+    pub filter_bytes: u64,
+    /// The distinct filter kinds the level's tables carry (tables written
+    /// under an older policy may differ from the current one).
+    pub filter_kinds: Vec<FilterKind>,
+    /// The false-positive rate the policy plans for this level now (1 = no filter).
+    pub target_fpr: f64,
+    /// Table probes that consulted a filter.
+    pub filter_probes: u64,
+    /// Probes the filter answered "absent": index and data reads saved.
+    pub filter_negatives: u64,
+    /// Probes the filter passed and the table held a version of the key.
+    pub filter_true_positives: u64,
+    /// Probes the filter passed but the table held no version of the key
+    /// visible at the reader's snapshot.
+    pub filter_false_positives: u64,
+    /// Probes of tables that have no filter.
+    pub probes_without_filter: u64,
+    /// Data blocks read by point lookups.
+    pub data_blocks_read: u64,
+    /// Bytes of data blocks read by point lookups.
+    pub bytes_read: u64,
+}
+
+impl LevelStats {
+    /// False positives over the probes of keys the tables lacked:
+    /// `false_positives / (probes − true_positives)`; `None` before any such probe.
+    #[must_use]
+    #[expect(clippy::cast_precision_loss, reason = "a rate; 2^53 probes are far away")]
+    pub fn observed_fpr(&self) -> Option<f64> {
+        let negatives_asked = self.filter_probes.saturating_sub(self.filter_true_positives);
+        (negatives_asked > 0).then(|| self.filter_false_positives as f64 / negatives_asked as f64)
+    }
+
+    /// Filter bits per entry in this level, 0 for an empty level.
+    #[must_use]
+    #[expect(clippy::cast_precision_loss, reason = "a ratio for display")]
+    pub fn filter_bits_per_key(&self) -> f64 {
+        if self.keys == 0 { 0.0 } else { self.filter_bytes as f64 * 8.0 / self.keys as f64 }
+    }
+
+    fn since(&self, earlier: &LevelStats) -> LevelStats {
+        LevelStats {
+            filter_probes: self.filter_probes.saturating_sub(earlier.filter_probes),
+            filter_negatives: self.filter_negatives.saturating_sub(earlier.filter_negatives),
+            filter_true_positives: self.filter_true_positives.saturating_sub(earlier.filter_true_positives),
+            filter_false_positives: self
+                .filter_false_positives
+                .saturating_sub(earlier.filter_false_positives),
+            probes_without_filter: self.probes_without_filter.saturating_sub(earlier.probes_without_filter),
+            data_blocks_read: self.data_blocks_read.saturating_sub(earlier.data_blocks_read),
+            bytes_read: self.bytes_read.saturating_sub(earlier.bytes_read),
+            ..self.clone()
+        }
+    }
+}
+
+/// A snapshot of the database's counters and shape.
+///
+/// Counters count from the moment the database was opened. To measure one
+/// phase of a benchmark, take a snapshot before and after and use
+/// [`Stats::since`]:
+///
+/// ```
+/// # let dir = tempfile::tempdir().unwrap();
+/// let db = siftdb::Db::open(dir.path(), siftdb::Options::default()).unwrap();
+/// let before = db.stats();
+/// db.get(b"missing").unwrap();
+/// assert_eq!(db.stats().since(&before).gets, 1);
+/// ```
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Stats {
+    /// Point lookups (`get`, on the database or a snapshot).
+    pub gets: u64,
+    /// Lookups answered by a memtable (active or immutable).
+    pub memtable_hits: u64,
+    /// Write batches acknowledged (a put or delete is a batch of one).
+    pub writes: u64,
+    /// Operations (puts and deletes) in those batches.
+    pub write_ops: u64,
+    /// fsyncs of the WAL (group commit makes this smaller than `writes`).
+    pub wal_syncs: u64,
+    /// Bytes appended to WALs.
+    pub wal_bytes: u64,
+    /// Memtables flushed to level-0 tables.
+    pub flushes: u64,
+    /// Compactions run.
+    pub compactions: u64,
+    /// Bytes of table files compactions read.
+    pub compaction_bytes_read: u64,
+    /// Bytes of table files compactions wrote.
+    pub compaction_bytes_written: u64,
+    /// Writes that were slowed or stopped because level 0 was too full.
+    pub write_stalls: u64,
+    /// Bytes in the active and immutable memtables.
+    pub memtable_bytes: u64,
+    /// Immutable memtables waiting to be flushed.
+    pub immutable_memtables: u64,
+    /// One entry per level, level 0 first.
+    pub levels: Vec<LevelStats>,
+}
+
+impl Stats {
+    /// The counters accumulated since `earlier` (a snapshot of the same
+    /// database); shape fields (tables, bytes, kinds, …) keep `self`'s values.
+    #[must_use]
+    pub fn since(&self, earlier: &Stats) -> Stats {
+        let levels = self
+            .levels
+            .iter()
+            .map(|l| match earlier.levels.iter().find(|e| e.level == l.level) {
+                Some(e) => l.since(e),
+                None => l.clone(),
+            })
+            .collect();
+        Stats {
+            gets: self.gets.saturating_sub(earlier.gets),
+            memtable_hits: self.memtable_hits.saturating_sub(earlier.memtable_hits),
+            writes: self.writes.saturating_sub(earlier.writes),
+            write_ops: self.write_ops.saturating_sub(earlier.write_ops),
+            wal_syncs: self.wal_syncs.saturating_sub(earlier.wal_syncs),
+            wal_bytes: self.wal_bytes.saturating_sub(earlier.wal_bytes),
+            flushes: self.flushes.saturating_sub(earlier.flushes),
+            compactions: self.compactions.saturating_sub(earlier.compactions),
+            compaction_bytes_read: self.compaction_bytes_read.saturating_sub(earlier.compaction_bytes_read),
+            compaction_bytes_written: self
+                .compaction_bytes_written
+                .saturating_sub(earlier.compaction_bytes_written),
+            write_stalls: self.write_stalls.saturating_sub(earlier.write_stalls),
+            memtable_bytes: self.memtable_bytes,
+            immutable_memtables: self.immutable_memtables,
+            levels,
+        }
+    }
+
+    /// Filter probes, negatives and false positives summed over all levels.
+    #[must_use]
+    pub fn filter_totals(&self) -> (u64, u64, u64) {
+        self.levels.iter().fold((0, 0, 0), |(p, n, f), l| {
+            (p + l.filter_probes, n + l.filter_negatives, f + l.filter_false_positives)
+        })
+    }
+}
+
+impl std::fmt::Display for Stats {
+    /// A per-level table for humans (the CLI's `stats`), levels with no
+    /// tables and no probes left out.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        writeln!(
+            f,
+            "gets {} (memtable hits {}), writes {} ({} ops, {} WAL syncs, {} WAL bytes), flushes {}, compactions {}",
+            self.gets,
+            self.memtable_hits,
+            self.writes,
+            self.write_ops,
+            self.wal_syncs,
+            self.wal_bytes,
+            self.flushes,
+            self.compactions
+        )?;
+        writeln!(
+            f,
+            "{:<5} {:>6} {:>10} {:>12} {:<22} {:>6} {:>9} {:>9} {:>9} {:>9} {:>9}",
+            "level",
+            "tables",
+            "keys",
+            "bytes",
+            "filter",
+            "bits/k",
+            "target",
+            "probes",
+            "negative",
+            "false+",
+            "obs.fpr"
+        )?;
+        for l in
+            self.levels.iter().filter(|l| l.tables > 0 || l.filter_probes > 0 || l.probes_without_filter > 0)
+        {
+            let kinds: Vec<String> = l.filter_kinds.iter().map(ToString::to_string).collect();
+            let observed = l.observed_fpr().map_or_else(|| "-".to_string(), |r| format!("{r:.5}"));
+            writeln!(
+                f,
+                "L{:<4} {:>6} {:>10} {:>12} {:<22} {:>6.2} {:>9.5} {:>9} {:>9} {:>9} {:>9}",
+                l.level,
+                l.tables,
+                l.keys,
+                l.bytes,
+                kinds.join(","),
+                l.filter_bits_per_key(),
+                l.target_fpr,
+                l.filter_probes,
+                l.filter_negatives,
+                l.filter_false_positives,
+                observed
+            )?;
+        }
+        Ok(())
+    }
+}
+
+/// The read-path counters of one level.
+#[derive(Debug, Default)]
+pub(crate) struct LevelCounters {
+    pub filter_probes: AtomicU64,
+    pub filter_negatives: AtomicU64,
+    pub filter_true_positives: AtomicU64,
+    pub filter_false_positives: AtomicU64,
+    pub probes_without_filter: AtomicU64,
+    pub data_blocks_read: AtomicU64,
+    pub bytes_read: AtomicU64,
+}
+
+/// The engine's live counters; [`Stats`] is a copy of them plus the tree's shape.
+#[derive(Debug)]
+pub(crate) struct Counters {
+    pub gets: AtomicU64,
+    pub memtable_hits: AtomicU64,
+    pub writes: AtomicU64,
+    pub write_ops: AtomicU64,
+    pub wal_syncs: AtomicU64,
+    pub wal_bytes: AtomicU64,
+    pub flushes: AtomicU64,
+    pub compactions: AtomicU64,
+    pub compaction_bytes_read: AtomicU64,
+    pub compaction_bytes_written: AtomicU64,
+    pub write_stalls: AtomicU64,
+    pub levels: Vec<LevelCounters>,
+}
+
+impl Counters {
+    pub fn new(levels: usize) -> Self {
+        Counters {
+            gets: AtomicU64::new(0),
+            memtable_hits: AtomicU64::new(0),
+            writes: AtomicU64::new(0),
+            write_ops: AtomicU64::new(0),
+            wal_syncs: AtomicU64::new(0),
+            wal_bytes: AtomicU64::new(0),
+            flushes: AtomicU64::new(0),
+            compactions: AtomicU64::new(0),
+            compaction_bytes_read: AtomicU64::new(0),
+            compaction_bytes_written: AtomicU64::new(0),
+            write_stalls: AtomicU64::new(0),
+            levels: (0..levels).map(|_| LevelCounters::default()).collect(),
+        }
+    }
+
+    /// Copies the counters into a [`Stats`] whose `levels` carry only counters.
+    pub fn snapshot(&self) -> Stats {
+        let levels = self
+            .levels
+            .iter()
+            .enumerate()
+            .map(|(level, c)| LevelStats {
+                level,
+                filter_probes: c.filter_probes.load(Relaxed),
+                filter_negatives: c.filter_negatives.load(Relaxed),
+                filter_true_positives: c.filter_true_positives.load(Relaxed),
+                filter_false_positives: c.filter_false_positives.load(Relaxed),
+                probes_without_filter: c.probes_without_filter.load(Relaxed),
+                data_blocks_read: c.data_blocks_read.load(Relaxed),
+                bytes_read: c.bytes_read.load(Relaxed),
+                ..LevelStats::default()
+            })
+            .collect();
+        Stats {
+            gets: self.gets.load(Relaxed),
+            memtable_hits: self.memtable_hits.load(Relaxed),
+            writes: self.writes.load(Relaxed),
+            write_ops: self.write_ops.load(Relaxed),
+            wal_syncs: self.wal_syncs.load(Relaxed),
+            wal_bytes: self.wal_bytes.load(Relaxed),
+            flushes: self.flushes.load(Relaxed),
+            compactions: self.compactions.load(Relaxed),
+            compaction_bytes_read: self.compaction_bytes_read.load(Relaxed),
+            compaction_bytes_written: self.compaction_bytes_written.load(Relaxed),
+            write_stalls: self.write_stalls.load(Relaxed),
+            memtable_bytes: 0,
+            immutable_memtables: 0,
+            levels,
+        }
+    }
+}
+
+/// Adds `n` to a counter.
+pub(crate) fn bump(counter: &AtomicU64, n: u64) {
+    counter.fetch_add(n, Relaxed);
+}
+
+impl super::DbInner {
+    /// Counters plus the current shape of the tree and the policy's plan.
+    pub(crate) fn stats(&self) -> Stats {
+        let mut stats = self.counters.snapshot();
+        let sv = self.current();
+        stats.memtable_bytes =
+            std::iter::once(&sv.mem).chain(sv.imm.iter()).map(|m| m.mem.approximate_bytes() as u64).sum();
+        stats.immutable_memtables = sv.imm.len() as u64;
+        let shape = self.shape(&sv.tree, None);
+        let used = sv.tree.levels.iter().rposition(|l| !l.is_empty()).map_or(0, |i| i + 1);
+        stats.levels.truncate(self.opts.max_levels.max(used));
+        for l in &mut stats.levels {
+            let tables = sv.tree.levels.get(l.level).map_or(&[][..], Vec::as_slice);
+            l.tables = tables.len() as u64;
+            l.keys = tables.iter().map(|t| t.record.entries).sum();
+            l.bytes = tables.iter().map(|t| t.record.file_size).sum();
+            l.filter_bytes = tables.iter().map(|t| t.record.filter_bytes).sum();
+            for t in tables {
+                if !l.filter_kinds.contains(&t.record.filter) {
+                    l.filter_kinds.push(t.record.filter);
+                }
+            }
+            l.target_fpr = self.opts.filter_policy.for_level(l.level, &shape).target_fpr;
+        }
+        stats
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn observed_fpr_excludes_true_positives() {
+        let l = LevelStats {
+            filter_probes: 110,
+            filter_true_positives: 10,
+            filter_false_positives: 2,
+            ..LevelStats::default()
+        };
+        assert_eq!(l.observed_fpr(), Some(0.02));
+        assert_eq!(LevelStats::default().observed_fpr(), None);
+    }
+
+    #[test]
+    fn display_lists_levels_with_tables_or_probes() {
+        let c = Counters::new(3);
+        bump(&c.levels[2].filter_probes, 4);
+        bump(&c.levels[2].filter_false_positives, 1);
+        let mut s = c.snapshot();
+        s.levels[0].tables = 2;
+        s.levels[0].filter_kinds = vec![FilterKind::BinaryFuse8];
+        let text = s.to_string();
+        assert!(text.contains("\nL0 "), "{text}");
+        assert!(!text.contains("\nL1 "), "{text}");
+        assert!(text.contains("\nL2 ") && text.contains("0.25000"), "{text}");
+        assert!(text.contains("fuse8"), "{text}");
+    }
+
+    #[test]
+    fn since_subtracts_counters_and_keeps_shape() {
+        let c = Counters::new(2);
+        bump(&c.gets, 5);
+        bump(&c.levels[1].filter_probes, 3);
+        let before = c.snapshot();
+        bump(&c.gets, 2);
+        bump(&c.levels[1].filter_probes, 4);
+        let mut after = c.snapshot();
+        after.levels[1].tables = 9;
+        let d = after.since(&before);
+        assert_eq!(d.gets, 2);
+        assert_eq!(d.levels[1].filter_probes, 4);
+        assert_eq!(d.levels[1].tables, 9);
+    }
+}

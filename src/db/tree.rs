@@ -1,0 +1,118 @@
+//! The in-memory picture of the tree: open table files by level, and the
+//! memtables, bundled in a [`SuperVersion`] that readers clone in one step.
+//!
+//! A `SuperVersion` is immutable. Writers of state (memtable rotation,
+//! flush, compaction) build a new one and swap it in; a reader that cloned
+//! the old `Arc` keeps every table and memtable it refers to alive, so a
+//! compaction can drop a table from the tree while an iterator still reads
+//! it. A table removed from the tree is deleted from disk when its last
+//! reference goes away (see [`TableFile`]'s `Drop`).
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use crate::fs::FileSystem;
+use crate::manifest::{TableRecord, Version};
+use crate::memtable::Memtable;
+use crate::table::Table;
+
+/// An open table and what the manifest says about it.
+#[derive(Debug)]
+pub(crate) struct TableFile {
+    pub record: Arc<TableRecord>,
+    pub table: Table,
+    pub path: PathBuf,
+    fs: Arc<dyn FileSystem>,
+    obsolete: AtomicBool,
+}
+
+impl TableFile {
+    pub fn new(record: Arc<TableRecord>, table: Table, path: PathBuf, fs: Arc<dyn FileSystem>) -> Self {
+        TableFile { record, table, path, fs, obsolete: AtomicBool::new(false) }
+    }
+
+    pub fn number(&self) -> u64 {
+        self.record.file_number
+    }
+
+    /// Marks the file for deletion once no reader holds it. Call only after
+    /// the manifest edit that removed it is durable.
+    pub fn mark_obsolete(&self) {
+        self.obsolete.store(true, Ordering::Release);
+    }
+
+    /// Whether `key` lies within the table's key range.
+    pub fn covers(&self, key: &[u8]) -> bool {
+        self.record.smallest.as_slice() <= key && key <= self.record.largest.as_slice()
+    }
+}
+
+impl Drop for TableFile {
+    fn drop(&mut self) {
+        if self.obsolete.load(Ordering::Acquire) {
+            // Best effort: a file left behind is not in the manifest and is
+            // removed by the next open.
+            let _ = self.fs.remove_file(&self.path);
+        }
+    }
+}
+
+/// Open tables by level, in the manifest's order: L0 newest first, deeper
+/// levels sorted by smallest key and non-overlapping.
+#[derive(Debug, Default)]
+pub(crate) struct Tree {
+    pub levels: Vec<Vec<Arc<TableFile>>>,
+}
+
+impl Tree {
+    /// The tree matching `version`, taking each table from `open` by number.
+    /// Tables the version names but `open` lacks are skipped (callers open
+    /// every table first, so this does not happen).
+    pub fn from_version(version: &Version, open: &HashMap<u64, Arc<TableFile>>) -> Tree {
+        let levels = version
+            .levels()
+            .iter()
+            .map(|level| level.iter().filter_map(|r| open.get(&r.file_number).cloned()).collect())
+            .collect();
+        Tree { levels }
+    }
+
+    /// Every table, by number.
+    pub fn by_number(&self) -> HashMap<u64, Arc<TableFile>> {
+        self.levels.iter().flatten().map(|t| (t.number(), Arc::clone(t))).collect()
+    }
+
+    /// Entries per level.
+    pub fn level_keys(&self) -> Vec<u64> {
+        self.levels.iter().map(|l| l.iter().map(|t| t.record.entries).sum()).collect()
+    }
+
+    /// Bytes per level.
+    pub fn level_bytes(&self, level: usize) -> u64 {
+        self.levels.get(level).map_or(0, |l| l.iter().map(|t| t.record.file_size).sum())
+    }
+
+    /// Tables in level 0.
+    pub fn l0_tables(&self) -> usize {
+        self.levels.first().map_or(0, Vec::len)
+    }
+}
+
+/// A memtable and the WAL that holds its writes.
+#[derive(Debug, Clone)]
+pub(crate) struct MemRef {
+    pub mem: Arc<Memtable>,
+    pub wal_number: u64,
+}
+
+/// Everything a reader needs, swapped atomically.
+#[derive(Debug)]
+pub(crate) struct SuperVersion {
+    /// The memtable receiving writes.
+    pub mem: MemRef,
+    /// Frozen memtables waiting for flush, oldest first.
+    pub imm: Vec<MemRef>,
+    pub tree: Arc<Tree>,
+}

@@ -1,0 +1,73 @@
+//! The background threads' lifetime: started with the database, stopped
+//! (and the database closed) by `Db::close` or when the last `Db` clone drops.
+
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+use std::thread::JoinHandle;
+
+use crossbeam_channel::Receiver;
+use parking_lot::Mutex;
+
+use crate::{Error, Result};
+
+use super::{BgSignal, DbInner};
+
+/// Owns the background threads; dropping the last `Db` clone stops them.
+pub(crate) struct Workers {
+    inner: Arc<DbInner>,
+    threads: Mutex<Vec<JoinHandle<()>>>,
+}
+
+impl Workers {
+    /// Starts the flush and compaction threads.
+    pub(crate) fn start(
+        inner: &Arc<DbInner>,
+        flush_rx: Receiver<BgSignal>,
+        compact_rx: Receiver<BgSignal>,
+    ) -> Result<Workers> {
+        let mut threads = Vec::with_capacity(2);
+        let db = Arc::clone(inner);
+        threads.push(
+            std::thread::Builder::new()
+                .name("siftdb-flush".into())
+                .spawn(move || super::flush::flush_loop(&db, &flush_rx))
+                .map_err(Error::Io)?,
+        );
+        let db = Arc::clone(inner);
+        threads.push(
+            std::thread::Builder::new()
+                .name("siftdb-compact".into())
+                .spawn(move || crate::compaction::compact_loop(&db, &compact_rx))
+                .map_err(Error::Io)?,
+        );
+        Ok(Workers { inner: Arc::clone(inner), threads: Mutex::new(threads) })
+    }
+
+    fn stop(&self) {
+        let _ = self.inner.flush_tx.send(BgSignal::Shutdown);
+        let _ = self.inner.compact_tx.send(BgSignal::Shutdown);
+        self.inner.notify_bg();
+        let threads = std::mem::take(&mut *self.threads.lock());
+        for t in threads {
+            let _ = t.join();
+        }
+    }
+}
+
+impl Drop for Workers {
+    fn drop(&mut self) {
+        // Dropping without close() is a close whose errors nobody can see;
+        // every acknowledged write is already in the WAL either way.
+        let _ = close_inner(&self.inner, self);
+    }
+}
+
+pub(crate) fn close_inner(inner: &DbInner, workers: &Workers) -> Result<()> {
+    if inner.closed.swap(true, Ordering::AcqRel) {
+        return Ok(());
+    }
+    workers.stop();
+    let result = if inner.failure.lock().is_none() { inner.write.lock().wal.sync() } else { Ok(()) };
+    inner.release_lock();
+    result
+}

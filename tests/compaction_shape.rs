@@ -1,0 +1,99 @@
+//! After `compact()`: levels 1+ are sorted and non-overlapping, every level
+//! is within its target, no key is lost, the last level holds no tombstone,
+//! and each level's tables carry the filter the policy names for it.
+
+mod common;
+
+use std::collections::BTreeMap;
+
+use siftdb::fs::StdFs;
+use siftdb::policy::FilterPolicy;
+use siftdb::table::{Table, ValueKind};
+use siftdb::{Db, FilterKind, Options};
+
+fn opts() -> Options {
+    Options {
+        memtable_bytes: 1024,
+        hash_salt: Some(21),
+        fs: common::no_sync_fs(),
+        block_bytes: 128,
+        l0_compaction_trigger: 2,
+        l0_slowdown_trigger: 100,
+        l0_stop_trigger: 200,
+        base_level_bytes: 2048,
+        level_size_ratio: 2,
+        table_target_bytes: 1024,
+        max_levels: 6,
+        filter_policy: FilterPolicy::per_level(vec![FilterKind::None]),
+        ..Options::default()
+    }
+}
+
+fn fill(db: &Db, model: &mut BTreeMap<Vec<u8>, Vec<u8>>) {
+    let mut x: u64 = 12345;
+    for i in 0..6000u64 {
+        x = x.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1_442_695_040_888_963_407);
+        let k = format!("key{:05}", (x >> 33) % 2000).into_bytes();
+        if i % 5 == 4 {
+            db.delete(&k).unwrap();
+            model.remove(&k);
+        } else {
+            let v = format!("value-{i}").into_bytes();
+            db.put(&k, &v).unwrap();
+            model.insert(k, v);
+        }
+    }
+}
+
+#[test]
+fn compact_leaves_sorted_levels_within_target_and_loses_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let o = opts();
+    let db = Db::open(dir.path(), o.clone()).unwrap();
+    let mut model = BTreeMap::new();
+    fill(&db, &mut model);
+    db.flush().unwrap();
+    db.compact().unwrap();
+
+    let tables = db.tables();
+    let deepest = tables.iter().map(|t| t.level).max().unwrap();
+    assert!(deepest >= 4, "expected a deep tree, got levels up to {deepest}");
+    let l0 = tables.iter().filter(|t| t.level == 0).count();
+    assert!(l0 < o.l0_compaction_trigger, "L0 still has {l0} tables");
+    for level in 1..o.max_levels {
+        let run: Vec<_> = tables.iter().filter(|t| t.level == level).collect();
+        for pair in run.windows(2) {
+            assert!(pair[0].largest < pair[1].smallest, "L{level} overlaps: {:?} / {:?}", pair[0], pair[1]);
+        }
+        if level + 1 < o.max_levels {
+            let bytes: u64 = run.iter().map(|t| t.bytes).sum();
+            assert!(bytes <= o.level_target_bytes(level), "L{level} holds {bytes} bytes");
+        }
+    }
+    let stats = db.stats();
+    assert!(stats.compactions > 0);
+    for l in &stats.levels {
+        assert_eq!(l.tables as usize, tables.iter().filter(|t| t.level == l.level).count());
+    }
+    let got: BTreeMap<Vec<u8>, Vec<u8>> =
+        db.range(..).map(|r| r.unwrap()).map(|(k, v)| (k.to_vec(), v.to_vec())).collect();
+    assert_eq!(got, model);
+    for (k, v) in &model {
+        assert_eq!(db.get(k).unwrap().as_deref(), Some(v.as_slice()));
+    }
+    // The last level holds no tombstone and (no snapshot being live) one
+    // version per key.
+    for t in tables.iter().filter(|t| t.level == deepest) {
+        let table = Table::open(&StdFs, &t.path).unwrap();
+        let mut prev: Option<bytes::Bytes> = None;
+        for e in table.iter() {
+            let e = e.unwrap();
+            assert_eq!(e.kind, ValueKind::Value, "tombstone for {:?} in the last level", e.user_key);
+            assert_ne!(prev.as_ref(), Some(&e.user_key), "two versions of {:?}", e.user_key);
+            prev = Some(e.user_key);
+        }
+    }
+    db.close().unwrap();
+    let db = Db::open(dir.path(), o).unwrap();
+    assert_eq!(db.range(..).count(), model.len());
+}

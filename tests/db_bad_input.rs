@@ -1,0 +1,89 @@
+//! Input the database refuses, and what it accepts at the edges.
+
+use siftdb::{Db, Error, MAX_KEY_BYTES, MAX_VALUE_BYTES, Options, WriteBatch};
+
+fn opts() -> Options {
+    Options {
+        hash_salt: Some(3),
+        filter_policy: siftdb::policy::FilterPolicy::per_level(vec![]),
+        ..Options::default()
+    }
+}
+
+#[test]
+fn empty_key_is_an_ordinary_key() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = Db::open(dir.path(), opts()).unwrap();
+    db.put(b"", b"empty").unwrap();
+    db.put(b"a", b"1").unwrap();
+    assert_eq!(db.get(b"").unwrap().as_deref(), Some(&b"empty"[..]));
+    let first = db.range(..).next().unwrap().unwrap();
+    assert_eq!(&first.0[..], b"");
+    db.flush().unwrap();
+    assert_eq!(db.get(b"").unwrap().as_deref(), Some(&b"empty"[..]));
+    db.delete(b"").unwrap();
+    assert_eq!(db.get(b"").unwrap(), None);
+    assert_eq!(db.range(..).count(), 1);
+}
+
+#[test]
+fn oversize_keys_and_values_are_invalid_arguments_and_write_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = Db::open(dir.path(), opts()).unwrap();
+    let big_key = vec![b'k'; MAX_KEY_BYTES + 1];
+    assert!(matches!(db.put(&big_key, b"v"), Err(Error::InvalidArgument(_))));
+    let big_value = vec![0u8; MAX_VALUE_BYTES + 1];
+    assert!(matches!(db.put(b"k", &big_value), Err(Error::InvalidArgument(_))));
+    let mut batch = WriteBatch::new();
+    batch.put(b"ok", b"1");
+    batch.delete(&big_key);
+    assert!(matches!(db.write(batch), Err(Error::InvalidArgument(_))));
+    assert_eq!(db.get(b"ok").unwrap(), None, "a rejected batch applies nothing");
+    // The limits themselves are accepted.
+    db.put(&vec![b'k'; MAX_KEY_BYTES], b"max key").unwrap();
+    assert_eq!(db.get(&vec![b'k'; MAX_KEY_BYTES]).unwrap().as_deref(), Some(&b"max key"[..]));
+    db.put(b"ok", b"still writable").unwrap();
+}
+
+#[test]
+fn opening_a_regular_file_is_an_error_and_leaves_it_alone() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("data.bin");
+    std::fs::write(&file, b"precious").unwrap();
+    match Db::open(&file, opts()) {
+        Err(Error::InvalidArgument(msg)) => assert!(msg.contains("data.bin"), "{msg}"),
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(std::fs::read(&file).unwrap(), b"precious");
+}
+
+#[test]
+fn opening_a_foreign_directory_is_an_error_and_changes_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("thesis.tex"), b"draft").unwrap();
+    match Db::open(dir.path(), opts()) {
+        Err(Error::InvalidArgument(msg)) => assert!(msg.contains(&*dir.path().to_string_lossy()), "{msg}"),
+        other => panic!("{other:?}"),
+    }
+    let names: Vec<_> = std::fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
+    assert_eq!(names, ["thesis.tex"]);
+}
+
+#[test]
+fn a_second_open_is_locked_until_the_first_closes() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = Db::open(dir.path(), opts()).unwrap();
+    assert!(matches!(Db::open(dir.path(), opts()), Err(Error::Locked(_))));
+    db.close().unwrap();
+    assert!(matches!(db.put(b"k", b"v"), Err(Error::Closed)));
+    let again = Db::open(dir.path(), opts()).unwrap();
+    again.put(b"k", b"v").unwrap();
+}
+
+#[test]
+fn bad_options_are_invalid_arguments() {
+    let dir = tempfile::tempdir().unwrap();
+    let o = Options { max_levels: 99, ..opts() };
+    assert!(matches!(Db::open(dir.path(), o), Err(Error::InvalidArgument(_))));
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+}

@@ -1,0 +1,86 @@
+//! Stats count table probes exactly: for absent keys every filter probe is a
+//! negative or a false positive; for present keys the table holding the key
+//! counts a true positive; `since` isolates one phase.
+
+mod common;
+
+use siftdb::policy::FilterPolicy;
+use siftdb::{Db, FilterKind, Options};
+
+fn opts(policy: FilterPolicy) -> Options {
+    Options {
+        memtable_bytes: 8 << 10,
+        hash_salt: Some(41),
+        fs: common::no_sync_fs(),
+        l0_compaction_trigger: 3,
+        base_level_bytes: 32 << 10,
+        table_target_bytes: 16 << 10,
+        max_levels: 4,
+        filter_policy: policy,
+        ..Options::default()
+    }
+}
+
+fn load(db: &Db) {
+    for i in 0..5000u32 {
+        db.put(format!("present{i:06}").as_bytes(), b"some value bytes").unwrap();
+    }
+    db.flush().unwrap();
+    db.compact().unwrap();
+}
+
+#[test]
+fn absent_keys_count_negatives_and_false_positives_exactly() {
+    let dir = tempfile::tempdir().unwrap();
+    let db =
+        Db::open(dir.path(), opts(FilterPolicy::uniform(FilterKind::BlockedBloom { bits_per_key: 10.0 })))
+            .unwrap();
+    load(&db);
+    let before = db.stats();
+    // Absent keys interleaved with present ones, so key ranges cover them.
+    for i in 0..5000u32 {
+        assert!(db.get(format!("present{i:06}x").as_bytes()).unwrap().is_none());
+    }
+    let d = db.stats().since(&before);
+    assert_eq!(d.gets, 5000);
+    assert_eq!(d.memtable_hits, 0);
+    let (probes, negatives, fps) = d.filter_totals();
+    assert_eq!(d.levels.iter().map(|l| l.filter_true_positives).sum::<u64>(), 0);
+    assert_eq!(probes, negatives + fps);
+    // Keys between two tables of a level (or past the last) probe nothing there.
+    assert!(probes >= 4000, "most absent keys fall in some table's range: {probes}");
+    for l in d.levels.iter().filter(|l| l.filter_probes > 0) {
+        let fpr = l.observed_fpr().unwrap();
+        assert!(fpr < 0.03, "L{} observed FPR {fpr} for a 10 bits/key blocked Bloom", l.level);
+        // Only false positives read data blocks.
+        assert_eq!(l.data_blocks_read, l.filter_false_positives, "L{}", l.level);
+        assert!(l.target_fpr > 0.0 && l.target_fpr < 0.02);
+    }
+}
+
+#[test]
+fn present_keys_count_true_positives_and_unfiltered_tables_count_probes() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = Db::open(dir.path(), opts(FilterPolicy::uniform(FilterKind::BinaryFuse8))).unwrap();
+    load(&db);
+    let before = db.stats();
+    for i in (0..5000u32).step_by(5) {
+        assert!(db.get(format!("present{i:06}").as_bytes()).unwrap().is_some());
+    }
+    let d = db.stats().since(&before);
+    let tps: u64 = d.levels.iter().map(|l| l.filter_true_positives).sum();
+    assert_eq!(tps, 1000, "exactly one table holds each key");
+
+    let dir = tempfile::tempdir().unwrap();
+    let db = Db::open(dir.path(), opts(FilterPolicy::per_level(vec![]))).unwrap();
+    load(&db);
+    let before = db.stats();
+    for i in 0..100u32 {
+        db.get(format!("present{i:06}x").as_bytes()).unwrap();
+    }
+    let d = db.stats().since(&before);
+    let unfiltered: u64 = d.levels.iter().map(|l| l.probes_without_filter).sum();
+    assert!(unfiltered >= 100);
+    assert_eq!(d.filter_totals().0, 0);
+    assert!(d.levels.iter().all(|l| l.filter_bytes == 0 && l.target_fpr == 1.0));
+}

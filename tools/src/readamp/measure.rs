@@ -1,0 +1,271 @@
+//! Loading one database per policy and timing the lookup workloads on it.
+
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use indicatif::{ProgressBar, ProgressStyle};
+use siftdb::policy::FilterPolicy;
+use siftdb::{Db, Options, Stats, WriteBatch};
+
+use super::workload::{self, SplitMix, Workload};
+
+/// What every policy is measured with.
+#[derive(Debug, Clone)]
+pub struct Config {
+    /// Keys loaded.
+    pub keys: u64,
+    /// Lookups per workload.
+    pub lookups: usize,
+    /// Bytes per value.
+    pub value_bytes: usize,
+    /// Seed of keys, load order and lookups.
+    pub seed: u64,
+    /// Reader threads.
+    pub threads: usize,
+    /// Present fraction of the mixed workload.
+    pub hit_ratio: f64,
+    /// Draw progress bars (stderr).
+    pub show_progress: bool,
+}
+
+/// One level of a loaded tree.
+#[derive(Debug, Clone)]
+pub struct LevelShape {
+    /// Level number.
+    pub level: usize,
+    /// Tables.
+    pub tables: u64,
+    /// Entries.
+    pub keys: u64,
+    /// File bytes.
+    pub bytes: u64,
+    /// Filter kinds present, as names.
+    pub filter_kinds: Vec<String>,
+    /// Filter bytes.
+    pub filter_bytes: u64,
+    /// Rate the policy targeted.
+    pub target_fpr: f64,
+}
+
+/// One workload's figures on one policy.
+#[derive(Debug, Clone)]
+pub struct WorkloadResult {
+    /// The workload.
+    pub workload: Workload,
+    /// Lookups run.
+    pub lookups: usize,
+    /// Engine counters over the lookups alone.
+    pub stats: Stats,
+    /// Wall time of the lookup phase.
+    pub elapsed: Duration,
+    /// Sorted per-lookup latencies in nanoseconds.
+    pub latencies_ns: Vec<u64>,
+    /// Lookups whose answer was not the one loaded.
+    pub wrong_answers: u64,
+}
+
+/// Everything measured for one policy.
+#[derive(Debug, Clone)]
+pub struct PolicyResult {
+    /// The policy's name as given.
+    pub name: String,
+    /// Time to load the keys and let compaction settle.
+    pub build: Duration,
+    /// The tree after loading.
+    pub levels: Vec<LevelShape>,
+    /// Per workload.
+    pub workloads: Vec<WorkloadResult>,
+    /// Range-scan sanity check: scans run, entries seen, mismatches.
+    pub scan: ScanCheck,
+}
+
+/// The range-scan sanity check.
+#[derive(Debug, Clone, Default)]
+pub struct ScanCheck {
+    /// Ranges scanned.
+    pub ranges: u64,
+    /// Entries returned.
+    pub entries: u64,
+    /// Entries missing, extra, out of order or with a wrong value.
+    pub mismatches: u64,
+    /// Time spent scanning.
+    pub elapsed: Duration,
+}
+
+fn progress(config: &Config, len: u64, what: &str) -> ProgressBar {
+    if !config.show_progress {
+        return ProgressBar::hidden();
+    }
+    let bar = ProgressBar::new(len);
+    if let Ok(style) = ProgressStyle::with_template("{msg:<32} [{bar:30}] {pos}/{len} ({eta})") {
+        bar.set_style(style.progress_chars("=> "));
+    }
+    bar.set_message(what.to_string());
+    bar
+}
+
+/// Sizes the tree so `keys` entries make at least four levels below L0.
+fn options_for(config: &Config, policy: &FilterPolicy) -> Options {
+    let entry = 16 + config.value_bytes as u64 + 16;
+    let data = config.keys * entry;
+    // Level targets of data/300 × 10^(i-1) spread the keys over L1..L4;
+    // tables of half the L1 target let L1 keep one after compaction.
+    Options {
+        filter_policy: policy.clone(),
+        hash_salt: Some(config.seed),
+        sync: false,
+        memtable_bytes: usize::try_from((data / 32).clamp(256 << 10, 16 << 20)).unwrap_or(16 << 20),
+        base_level_bytes: (data / 300).max(64 << 10),
+        table_target_bytes: (data / 600).clamp(32 << 10, 8 << 20),
+        level_size_ratio: 10,
+        ..Options::default()
+    }
+}
+
+fn load(config: &Config, name: &str, db: &Db) -> Result<(), String> {
+    // Every policy loads the same keys in the same random order.
+    let mut order: Vec<u64> = (0..config.keys).collect();
+    let mut rng = SplitMix::new(config.seed ^ 0x10AD);
+    for i in (1..order.len()).rev() {
+        let j = rng.below(i as u64 + 1) as usize;
+        order.swap(i, j);
+    }
+    let bar = progress(config, config.keys, &format!("{name}: load"));
+    for chunk in order.chunks(1000) {
+        let mut batch = WriteBatch::new();
+        for &i in chunk {
+            batch.put(workload::key(config.seed, i), workload::value(i, config.value_bytes));
+        }
+        db.write(batch).map_err(|e| format!("{name}: load: {e}"))?;
+        bar.inc(chunk.len() as u64);
+    }
+    bar.set_message(format!("{name}: compact"));
+    db.flush().map_err(|e| format!("{name}: flush: {e}"))?;
+    db.compact().map_err(|e| format!("{name}: compact: {e}"))?;
+    bar.finish_and_clear();
+    Ok(())
+}
+
+fn run_lookups(config: &Config, name: &str, db: &Db, workload: Workload) -> Result<WorkloadResult, String> {
+    let seq = workload::lookups(workload, config.keys, config.lookups, config.hit_ratio, config.seed);
+    let bar = progress(config, seq.len() as u64, &format!("{name}: {}", workload.name()));
+    let before = db.stats();
+    let start = Instant::now();
+    let chunk = seq.len().div_ceil(config.threads);
+    let outcomes: Vec<Result<(Vec<u64>, u64), String>> = std::thread::scope(|s| {
+        let handles: Vec<_> = seq
+            .chunks(chunk.max(1))
+            .map(|part| {
+                let bar = bar.clone();
+                s.spawn(move || {
+                    let mut lat = Vec::with_capacity(part.len());
+                    let mut wrong = 0u64;
+                    for (n, &i) in part.iter().enumerate() {
+                        let key = workload::key(config.seed, i);
+                        let t = Instant::now();
+                        let got = db.get(&key).map_err(|e| format!("{name}: get: {e}"))?;
+                        lat.push(u64::try_from(t.elapsed().as_nanos()).unwrap_or(u64::MAX));
+                        let right = if i < config.keys {
+                            got.as_deref() == Some(workload::value(i, config.value_bytes).as_slice())
+                        } else {
+                            got.is_none()
+                        };
+                        wrong += u64::from(!right);
+                        if n % 4096 == 4095 {
+                            bar.inc(4096);
+                        }
+                    }
+                    Ok((lat, wrong))
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().unwrap_or_else(|_| Err("a reader thread panicked".into())))
+            .collect()
+    });
+    let elapsed = start.elapsed();
+    let stats = db.stats().since(&before);
+    bar.finish_and_clear();
+    let mut latencies_ns = Vec::with_capacity(seq.len());
+    let mut wrong_answers = 0;
+    for o in outcomes {
+        let (lat, wrong) = o?;
+        latencies_ns.extend(lat);
+        wrong_answers += wrong;
+    }
+    latencies_ns.sort_unstable();
+    Ok(WorkloadResult { workload, lookups: seq.len(), stats, elapsed, latencies_ns, wrong_answers })
+}
+
+/// Scans a few seeded ranges and checks them against the sorted key set.
+fn scan_check(config: &Config, db: &Db, sorted: &[([u8; 16], u64)]) -> ScanCheck {
+    let mut check = ScanCheck::default();
+    let mut rng = SplitMix::new(config.seed ^ 0x5CA7);
+    let start = Instant::now();
+    for _ in 0..20 {
+        let from = rng.below(sorted.len() as u64) as usize;
+        let to = (from + 500).min(sorted.len() - 1);
+        let (lo, hi) = (sorted[from].0, sorted[to].0);
+        let mut expected = sorted[from..to].iter();
+        for item in db.range(lo.as_slice()..hi.as_slice()) {
+            check.entries += 1;
+            let ok = match (item, expected.next()) {
+                (Ok((k, v)), Some((want_k, i))) => {
+                    k.as_ref() == want_k.as_slice()
+                        && v.as_ref() == workload::value(*i, config.value_bytes).as_slice()
+                }
+                _ => false,
+            };
+            check.mismatches += u64::from(!ok);
+        }
+        check.mismatches += expected.count() as u64;
+        check.ranges += 1;
+    }
+    check.elapsed = start.elapsed();
+    check
+}
+
+fn shape(stats: &Stats) -> Vec<LevelShape> {
+    stats
+        .levels
+        .iter()
+        .map(|l| LevelShape {
+            level: l.level,
+            tables: l.tables,
+            keys: l.keys,
+            bytes: l.bytes,
+            filter_kinds: l.filter_kinds.iter().map(ToString::to_string).collect(),
+            filter_bytes: l.filter_bytes,
+            target_fpr: l.target_fpr,
+        })
+        .collect()
+}
+
+/// Loads `policy` into a fresh database under `dir` and runs every workload.
+pub fn run_policy(
+    config: &Config,
+    name: &str,
+    policy: &FilterPolicy,
+    dir: &Path,
+    workloads: &[Workload],
+) -> Result<PolicyResult, String> {
+    if dir.exists() {
+        std::fs::remove_dir_all(dir).map_err(|e| format!("{}: cannot clear: {e}", dir.display()))?;
+    }
+    let db = Db::open(dir, options_for(config, policy)).map_err(|e| format!("{}: {e}", dir.display()))?;
+    let start = Instant::now();
+    load(config, name, &db)?;
+    let build = start.elapsed();
+    let levels = shape(&db.stats());
+    let mut results = Vec::with_capacity(workloads.len());
+    for &w in workloads {
+        results.push(run_lookups(config, name, &db, w)?);
+    }
+    let mut sorted: Vec<([u8; 16], u64)> =
+        (0..config.keys).map(|i| (workload::key(config.seed, i), i)).collect();
+    sorted.sort_unstable();
+    let scan = scan_check(config, &db, &sorted);
+    db.close().map_err(|e| format!("{name}: close: {e}"))?;
+    Ok(PolicyResult { name: name.to_string(), build, levels, workloads: results, scan })
+}

@@ -1,0 +1,366 @@
+//! The benchmark's report: derived figures, and their renderings as text
+//! tables, JSON, CSV and an SVG chart.
+
+use std::fmt::Write as _;
+
+use serde_json::{Value, json};
+
+use super::measure::{Config, PolicyResult, WorkloadResult};
+use super::svg;
+use super::workload::Workload;
+use crate::output;
+
+/// Absent-key lookups may read at most Σ(level FPR) + this many blocks each.
+pub const BOUND_SLACK: f64 = 0.001;
+
+/// A policy name usable as a directory name.
+pub fn file_safe(name: &str) -> String {
+    name.chars().map(|c| if c.is_ascii_alphanumeric() || c == '-' || c == '.' { c } else { '_' }).collect()
+}
+
+/// Figures derived from one workload run.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Figures {
+    /// Data blocks read per lookup.
+    pub blocks_per_lookup: f64,
+    /// Filter probes per lookup.
+    pub probes_per_lookup: f64,
+    /// False positives over probes of tables lacking the key.
+    pub observed_fpr: Option<f64>,
+    /// Lookups per second.
+    pub lookups_per_second: f64,
+    /// Mean latency, ns.
+    pub mean_ns: f64,
+    /// Median latency, ns.
+    pub p50_ns: u64,
+    /// 99th percentile, ns.
+    pub p99_ns: u64,
+    /// 99.9th percentile, ns.
+    pub p999_ns: u64,
+}
+
+fn percentile(sorted: &[u64], q: f64) -> u64 {
+    if sorted.is_empty() {
+        return 0;
+    }
+    let i = ((sorted.len() as f64 - 1.0) * q).round() as usize;
+    sorted[i.min(sorted.len() - 1)]
+}
+
+/// Derives the per-lookup figures of `w`.
+pub fn figures(w: &WorkloadResult) -> Figures {
+    let n = w.lookups.max(1) as f64;
+    let blocks: u64 = w.stats.levels.iter().map(|l| l.data_blocks_read).sum();
+    let probes: u64 = w.stats.levels.iter().map(|l| l.filter_probes).sum();
+    let fp: u64 = w.stats.levels.iter().map(|l| l.filter_false_positives).sum();
+    let asked: u64 =
+        w.stats.levels.iter().map(|l| l.filter_probes.saturating_sub(l.filter_true_positives)).sum();
+    let secs = w.elapsed.as_secs_f64();
+    Figures {
+        blocks_per_lookup: blocks as f64 / n,
+        probes_per_lookup: probes as f64 / n,
+        observed_fpr: (asked > 0).then(|| fp as f64 / asked as f64),
+        lookups_per_second: if secs > 0.0 { n / secs } else { 0.0 },
+        mean_ns: w.latencies_ns.iter().map(|&x| x as f64).sum::<f64>() / n,
+        p50_ns: percentile(&w.latencies_ns, 0.5),
+        p99_ns: percentile(&w.latencies_ns, 0.99),
+        p999_ns: percentile(&w.latencies_ns, 0.999),
+    }
+}
+
+/// The sum of the targeted false-positive rates of the levels holding data:
+/// what an absent-key lookup should cost in block reads.
+pub fn theoretical_fpr_sum(r: &PolicyResult) -> f64 {
+    r.levels.iter().filter(|l| l.tables > 0).map(|l| l.target_fpr.min(1.0) * l.tables.min(1) as f64).sum()
+}
+
+fn filter_bytes(r: &PolicyResult) -> u64 {
+    r.levels.iter().map(|l| l.filter_bytes).sum()
+}
+
+fn bits_per_key(r: &PolicyResult) -> f64 {
+    let keys: u64 = r.levels.iter().map(|l| l.keys).sum();
+    if keys == 0 { 0.0 } else { filter_bytes(r) as f64 * 8.0 / keys as f64 }
+}
+
+/// Whether an absent-key run met the bound Σ FPR + 0.1% (always true for
+/// other workloads and for the no-filter baseline).
+pub fn within_bound(r: &PolicyResult, w: &WorkloadResult) -> bool {
+    if w.workload != Workload::Absent || r.levels.iter().all(|l| l.filter_kinds.iter().all(|k| k == "none")) {
+        return true;
+    }
+    figures(w).blocks_per_lookup <= theoretical_fpr_sum(r) + BOUND_SLACK
+}
+
+fn ratio(a: f64, b: f64) -> Option<f64> {
+    (b > 0.0).then(|| a / b)
+}
+
+/// The full result of a run.
+pub struct Report {
+    /// What was run.
+    pub config: Config,
+    /// One entry per policy, in the order given.
+    pub results: Vec<PolicyResult>,
+}
+
+impl Report {
+    fn baseline(&self, workload: Workload) -> Option<Figures> {
+        self.results
+            .iter()
+            .find(|r| r.name == "none")
+            .and_then(|r| r.workloads.iter().find(|w| w.workload == workload))
+            .map(figures)
+    }
+
+    /// Human-readable tables.
+    pub fn to_text(&self) -> String {
+        let c = &self.config;
+        let mut s = format!(
+            "siftdb read-amplification benchmark: {} keys, {}-byte values, {} lookups per workload, {} thread(s), seed {}\n\n",
+            c.keys, c.value_bytes, c.lookups, c.threads, c.seed
+        );
+        let mut rows = Vec::new();
+        for r in &self.results {
+            for w in &r.workloads {
+                let f = figures(w);
+                let base = self.baseline(w.workload);
+                let vs = |x: Option<f64>| x.map_or("-".to_string(), |v| format!("{v:.3}x"));
+                rows.push(vec![
+                    r.name.clone(),
+                    w.workload.name().to_string(),
+                    format!("{:.4}", f.blocks_per_lookup),
+                    vs(base.and_then(|b| ratio(f.blocks_per_lookup, b.blocks_per_lookup))),
+                    format!("{:.2}", f.probes_per_lookup),
+                    f.observed_fpr.map_or("-".into(), |v| format!("{:.3}%", v * 100.0)),
+                    format!("{:.0}", f.lookups_per_second),
+                    vs(base.and_then(|b| ratio(f.lookups_per_second, b.lookups_per_second))),
+                    format!("{:.1}", f.p50_ns as f64 / 1000.0),
+                    format!("{:.1}", f.p99_ns as f64 / 1000.0),
+                    format!("{:.1}", f.p999_ns as f64 / 1000.0),
+                    if within_bound(r, w) { "ok".into() } else { "EXCEEDED".into() },
+                ]);
+            }
+        }
+        s.push_str(&output::table(
+            &[
+                "policy",
+                "workload",
+                "blocks/lookup",
+                "vs none",
+                "probes/lookup",
+                "obs fpr",
+                "lookups/s",
+                "vs none",
+                "p50 us",
+                "p99 us",
+                "p99.9 us",
+                "bound",
+            ],
+            &rows,
+        ));
+        s.push_str("\nFilter memory and tree (after load and compaction):\n");
+        let rows: Vec<Vec<String>> = self
+            .results
+            .iter()
+            .map(|r| {
+                vec![
+                    r.name.clone(),
+                    format!("{:.2}", filter_bytes(r) as f64 / (1 << 20) as f64),
+                    format!("{:.2}", bits_per_key(r)),
+                    format!("{:.3}%", theoretical_fpr_sum(r) * 100.0),
+                    format!("{:.1}", r.build.as_secs_f64()),
+                    r.levels
+                        .iter()
+                        .filter(|l| l.tables > 0)
+                        .map(|l| format!("L{}:{}", l.level, l.tables))
+                        .collect::<Vec<_>>()
+                        .join(" "),
+                    format!("{}/{} ok", r.scan.ranges - u64::from(r.scan.mismatches > 0), r.scan.ranges),
+                ]
+            })
+            .collect();
+        s.push_str(&output::table(
+            &["policy", "filter MiB", "bits/key", "sum target fpr", "build s", "tables per level", "scans"],
+            &rows,
+        ));
+        s.push_str("\nPer level, absent keys (blocks read per lookup; observed vs targeted FPR):\n");
+        let mut rows = Vec::new();
+        for r in &self.results {
+            let Some(w) = r.workloads.iter().find(|w| w.workload == Workload::Absent) else { continue };
+            for (shape, l) in r.levels.iter().zip(&w.stats.levels).filter(|(s, _)| s.tables > 0) {
+                rows.push(vec![
+                    r.name.clone(),
+                    format!("L{}", shape.level),
+                    shape.keys.to_string(),
+                    shape.filter_kinds.join(","),
+                    format!(
+                        "{:.2}",
+                        if shape.keys > 0 {
+                            shape.filter_bytes as f64 * 8.0 / shape.keys as f64
+                        } else {
+                            0.0
+                        }
+                    ),
+                    format!("{:.4}%", shape.target_fpr * 100.0),
+                    l.observed_fpr().map_or("-".into(), |v| format!("{:.4}%", v * 100.0)),
+                    format!("{:.4}", l.data_blocks_read as f64 / w.lookups.max(1) as f64),
+                ]);
+            }
+        }
+        s.push_str(&output::table(
+            &["policy", "level", "keys", "filter", "bits/key", "target fpr", "observed fpr", "blocks/lookup"],
+            &rows,
+        ));
+        s
+    }
+
+    /// One JSON document; field names are documented in the README.
+    pub fn to_json(&self) -> Value {
+        let c = &self.config;
+        let policies: Vec<Value> = self
+            .results
+            .iter()
+            .map(|r| {
+                let workloads: Vec<Value> = r
+                    .workloads
+                    .iter()
+                    .map(|w| {
+                        let f = figures(w);
+                        let base = self.baseline(w.workload);
+                        json!({
+                            "workload": w.workload.name(),
+                            "lookups": w.lookups,
+                            "blocks_per_lookup": f.blocks_per_lookup,
+                            "blocks_per_lookup_by_level": w.stats.levels.iter().map(|l| l.data_blocks_read as f64 / w.lookups.max(1) as f64).collect::<Vec<_>>(),
+                            "filter_probes_per_lookup": f.probes_per_lookup,
+                            "observed_fpr": f.observed_fpr,
+                            "observed_fpr_by_level": w.stats.levels.iter().map(|l| l.observed_fpr()).collect::<Vec<_>>(),
+                            "theoretical_fpr_sum": theoretical_fpr_sum(r),
+                            "within_bound": within_bound(r, w),
+                            "lookups_per_second": f.lookups_per_second,
+                            "latency_ns": { "mean": f.mean_ns, "p50": f.p50_ns, "p99": f.p99_ns, "p999": f.p999_ns },
+                            "vs_baseline": {
+                                "blocks_per_lookup": base.and_then(|b| ratio(f.blocks_per_lookup, b.blocks_per_lookup)),
+                                "lookups_per_second": base.and_then(|b| ratio(f.lookups_per_second, b.lookups_per_second)),
+                                "p99": base.and_then(|b| ratio(f.p99_ns as f64, b.p99_ns as f64)),
+                            },
+                            "wrong_answers": w.wrong_answers,
+                        })
+                    })
+                    .collect();
+                json!({
+                    "policy": r.name,
+                    "build_seconds": r.build.as_secs_f64(),
+                    "filter_bytes": filter_bytes(r),
+                    "filter_bits_per_key": bits_per_key(r),
+                    "levels": r.levels.iter().map(|l| json!({
+                        "level": l.level, "tables": l.tables, "keys": l.keys, "bytes": l.bytes,
+                        "filter_kinds": l.filter_kinds, "filter_bytes": l.filter_bytes, "target_fpr": l.target_fpr,
+                    })).collect::<Vec<_>>(),
+                    "workloads": workloads,
+                    "scan": { "ranges": r.scan.ranges, "entries": r.scan.entries, "mismatches": r.scan.mismatches, "seconds": r.scan.elapsed.as_secs_f64() },
+                })
+            })
+            .collect();
+        json!({
+            "config": {
+                "keys": c.keys, "lookups": c.lookups, "value_bytes": c.value_bytes,
+                "seed": c.seed, "threads": c.threads, "hit_ratio": c.hit_ratio,
+            },
+            "policies": policies,
+        })
+    }
+
+    /// One CSV row per (policy, workload).
+    pub fn to_csv(&self) -> String {
+        let mut s = String::from(
+            "policy,workload,lookups,blocks_per_lookup,blocks_vs_none,filter_probes_per_lookup,observed_fpr,theoretical_fpr_sum,lookups_per_second,lookups_vs_none,mean_ns,p50_ns,p99_ns,p999_ns,filter_bytes,filter_bits_per_key,build_seconds,within_bound,wrong_answers\n",
+        );
+        for r in &self.results {
+            for w in &r.workloads {
+                let f = figures(w);
+                let base = self.baseline(w.workload);
+                let opt = |x: Option<f64>| x.map_or(String::new(), |v| format!("{v}"));
+                let _ = writeln!(
+                    s,
+                    "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}",
+                    r.name.replace(',', ";"),
+                    w.workload.name(),
+                    w.lookups,
+                    f.blocks_per_lookup,
+                    opt(base.and_then(|b| ratio(f.blocks_per_lookup, b.blocks_per_lookup))),
+                    f.probes_per_lookup,
+                    opt(f.observed_fpr),
+                    theoretical_fpr_sum(r),
+                    f.lookups_per_second,
+                    opt(base.and_then(|b| ratio(f.lookups_per_second, b.lookups_per_second))),
+                    f.mean_ns,
+                    f.p50_ns,
+                    f.p99_ns,
+                    f.p999_ns,
+                    filter_bytes(r),
+                    bits_per_key(r),
+                    r.build.as_secs_f64(),
+                    within_bound(r, w),
+                    w.wrong_answers
+                );
+            }
+        }
+        s
+    }
+
+    /// A chart of blocks read per lookup and lookups per second.
+    pub fn to_svg(&self) -> String {
+        let policies: Vec<String> = self.results.iter().map(|r| r.name.clone()).collect();
+        let mut series: Vec<Workload> = Vec::new();
+        for w in self.results.iter().flat_map(|r| &r.workloads) {
+            if !series.contains(&w.workload) {
+                series.push(w.workload);
+            }
+        }
+        let panel = |title: &str, pick: fn(&Figures) -> f64| svg::Panel {
+            title: title.to_string(),
+            values: self
+                .results
+                .iter()
+                .map(|r| {
+                    series
+                        .iter()
+                        .map(|s| r.workloads.iter().find(|w| w.workload == *s).map(|w| pick(&figures(w))))
+                        .collect()
+                })
+                .collect(),
+        };
+        let panels = [
+            panel("data blocks read per lookup", |f| f.blocks_per_lookup),
+            panel("lookups per second", |f| f.lookups_per_second),
+        ];
+        let c = &self.config;
+        svg::render(
+            &format!("siftdb read amplification: {} keys, {} lookups per workload", c.keys, c.lookups),
+            &policies,
+            &series.iter().map(|w| w.name().to_string()).collect::<Vec<_>>(),
+            &panels,
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn percentiles_pick_the_right_rank() {
+        let v: Vec<u64> = (1..=1000).collect();
+        assert_eq!(percentile(&v, 0.5), 501);
+        assert_eq!(percentile(&v, 0.99), 990);
+        assert_eq!(percentile(&v, 0.999), 999);
+        assert_eq!(percentile(&[], 0.5), 0);
+    }
+
+    #[test]
+    fn file_safe_names_have_no_separators() {
+        assert_eq!(file_safe("per-level:bloom:10,fuse8+skip-last"), "per-level_bloom_10_fuse8_skip-last");
+    }
+}
