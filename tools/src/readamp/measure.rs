@@ -235,7 +235,14 @@ fn shape(stats: &Stats) -> Vec<LevelShape> {
             tables: l.tables,
             keys: l.keys,
             bytes: l.bytes,
-            filter_kinds: l.filter_kinds.iter().map(ToString::to_string).collect(),
+            filter_kinds: {
+                // Monkey re-plans as the tree grows, so one level can hold
+                // tables of several kinds; list each kind once.
+                let mut kinds: Vec<String> = l.filter_kinds.iter().map(ToString::to_string).collect();
+                kinds.sort();
+                kinds.dedup();
+                kinds
+            },
             filter_bytes: l.filter_bytes,
             target_fpr: l.target_fpr,
         })

@@ -29,7 +29,7 @@ pub struct Args {
     #[arg(long, default_value_t = 1_000_000)]
     keys: u64,
     /// Lookups per workload.
-    #[arg(long, default_value_t = 200_000)]
+    #[arg(long, default_value_t = 100_000)]
     lookups: usize,
     /// Bytes per value.
     #[arg(long, default_value_t = 100)]

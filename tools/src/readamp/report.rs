@@ -92,6 +92,14 @@ pub fn within_bound(r: &PolicyResult, w: &WorkloadResult) -> bool {
     figures(w).blocks_per_lookup <= theoretical_fpr_sum(r) + BOUND_SLACK
 }
 
+/// A level's filter kinds for a table cell: all of them when few.
+fn kinds_summary(kinds: &[String]) -> String {
+    match kinds.len() {
+        0..=3 => kinds.join(","),
+        n => format!("{},{} +{} more", kinds[0], kinds[1], n - 2),
+    }
+}
+
 fn ratio(a: f64, b: f64) -> Option<f64> {
     (b > 0.0).then(|| a / b)
 }
@@ -193,7 +201,7 @@ impl Report {
                     r.name.clone(),
                     format!("L{}", shape.level),
                     shape.keys.to_string(),
-                    shape.filter_kinds.join(","),
+                    kinds_summary(&shape.filter_kinds),
                     format!(
                         "{:.2}",
                         if shape.keys > 0 {

@@ -1,0 +1,105 @@
+//! `siftdb bench` and `siftdb bench filters` end to end on small key sets: the
+//! reports come from the engine and the filters, and say what filters save.
+
+use std::process::Command;
+
+fn siftdb() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_siftdb"))
+}
+
+#[test]
+fn filters_save_block_reads_and_every_output_is_written() {
+    let dir = tempfile::tempdir().unwrap();
+    let csv = dir.path().join("out.csv");
+    let svg = dir.path().join("out.svg");
+    let out = siftdb()
+        .args(["bench", "--keys", "20000", "--lookups", "4000", "--value-bytes", "40", "--threads", "2"])
+        .args(["--policies", "none,fuse8,monkey:10", "--workloads", "absent,uniform,mixed", "--json"])
+        .arg("--dir")
+        .arg(dir.path().join("dbs"))
+        .arg("--csv")
+        .arg(&csv)
+        .arg("--svg")
+        .arg(&svg)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "stderr: {}", String::from_utf8_lossy(&out.stderr));
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(report["config"]["keys"], 20000);
+    let policies = report["policies"].as_array().unwrap();
+    assert_eq!(policies.len(), 3);
+
+    let absent = |p: &serde_json::Value| {
+        p["workloads"].as_array().unwrap().iter().find(|w| w["workload"] == "absent").cloned().unwrap()
+    };
+    let none = absent(&policies[0]);
+    let fuse8 = absent(&policies[1]);
+    // Without filters an absent key costs a block read in most levels whose
+    // range covers it; with fuse8 it costs about Σ FPR.
+    let none_blocks = none["blocks_per_lookup"].as_f64().unwrap();
+    let fuse_blocks = fuse8["blocks_per_lookup"].as_f64().unwrap();
+    assert!(none_blocks > 0.5, "{none_blocks}");
+    assert!(fuse_blocks < 0.05, "{fuse_blocks}");
+    assert_eq!(fuse8["within_bound"], true);
+    assert!(fuse8["vs_baseline"]["blocks_per_lookup"].as_f64().unwrap() < 0.1);
+    assert_eq!(policies[0]["filter_bytes"], 0);
+    assert!(policies[1]["filter_bits_per_key"].as_f64().unwrap() > 8.0);
+    for p in policies {
+        assert_eq!(p["scan"]["mismatches"], 0);
+        for w in p["workloads"].as_array().unwrap() {
+            assert_eq!(w["wrong_answers"], 0, "{}: {}", p["policy"], w["workload"]);
+            assert_eq!(w["lookups"], 4000);
+        }
+        let levels = p["levels"].as_array().unwrap();
+        assert!(levels.iter().filter(|l| l["tables"].as_u64().unwrap() > 0).count() >= 3, "{levels:?}");
+    }
+    // Present keys are found: uniform lookups read at least one block each.
+    let uniform =
+        policies[1]["workloads"].as_array().unwrap().iter().find(|w| w["workload"] == "uniform").unwrap();
+    assert!(uniform["blocks_per_lookup"].as_f64().unwrap() >= 1.0);
+
+    let csv = std::fs::read_to_string(csv).unwrap();
+    assert_eq!(csv.lines().count(), 1 + 3 * 3);
+    assert!(csv.starts_with("policy,workload,"));
+    let svg = std::fs::read_to_string(svg).unwrap();
+    assert!(svg.starts_with("<svg") && svg.contains("fuse8") && svg.contains("monkey:10"));
+}
+
+#[test]
+fn bad_arguments_exit_2_with_one_line() {
+    for args in [
+        vec!["bench", "--policies", "bogus"],
+        vec!["bench", "--workloads", "sideways"],
+        vec!["bench", "--keys", "5"],
+        vec!["bench", "--hit-ratio", "2"],
+    ] {
+        let out = siftdb().args(&args).output().unwrap();
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(err.trim().lines().count(), 1, "{args:?}: {err}");
+    }
+}
+
+#[test]
+fn filter_bench_reports_every_structure_near_its_theory() {
+    let out = siftdb()
+        .args(["bench", "filters", "--keys", "50000", "--probes", "200000", "--json"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "stderr: {}", String::from_utf8_lossy(&out.stderr));
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let filters = report["filters"].as_array().unwrap();
+    let names: Vec<&str> = filters.iter().map(|f| f["name"].as_str().unwrap()).collect();
+    for want in
+        ["bloom:10", "blocked-bloom:10", "counting-bloom:10", "cuckoo:12", "xor8", "xor16", "fuse8", "fuse16"]
+    {
+        assert!(names.contains(&want), "{want} missing from {names:?}");
+    }
+    for f in filters {
+        let (fpr, theory) = (f["fpr"].as_f64().unwrap(), f["theoretical_fpr"].as_f64().unwrap());
+        // 200k probes: loose bounds that still catch a broken filter.
+        assert!(fpr <= theory * 1.5 + 1e-4, "{}: {fpr} vs {theory}", f["name"]);
+        assert!(f["bits_per_key"].as_f64().unwrap() > 0.0);
+    }
+    assert!(report["errors"].as_array().unwrap().is_empty());
+}
