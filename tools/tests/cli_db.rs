@@ -222,3 +222,23 @@ fn every_db_command_has_help() {
         assert_eq!(out.status.code(), Some(0), "{cmd}");
     }
 }
+
+#[test]
+fn verify_flags_tables_newer_than_the_manifest_says() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let t3 = table(dir, 3, 1, 0..400, FilterKind::BinaryFuse8);
+    let edit = VersionEdit {
+        added: vec![(1, t3)],
+        next_file_number: Some(5),
+        last_seq: Some(100),
+        log_number: Some(4),
+        hash_salt: Some(1),
+        ..VersionEdit::default()
+    };
+    ManifestWriter::create(&StdFs, dir, 2, &edit).unwrap();
+    set_current(&StdFs, dir, 2).unwrap();
+    let (code, v) = run_json(&["db", "verify", p(dir), "--json"]);
+    assert_eq!(code, 1);
+    assert!(v["problems"][0]["what"].as_str().unwrap().contains("beyond the manifest's last seq 100"), "{v}");
+}

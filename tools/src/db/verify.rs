@@ -59,6 +59,16 @@ pub fn run(a: &Args) -> Result<Outcome, String> {
                 );
                 continue;
             };
+            if r.max_seq > i.manifest.state.last_seq {
+                problem(
+                    &path,
+                    None,
+                    format!(
+                        "holds seq {} beyond the manifest's last seq {}",
+                        r.max_seq, i.manifest.state.last_seq
+                    ),
+                );
+            }
             if size != r.file_size {
                 problem(&path, None, format!("file is {size} bytes, the manifest says {}", r.file_size));
             }
