@@ -23,6 +23,7 @@ mod db;
 mod error;
 pub mod filter;
 pub mod fs;
+pub mod inspect;
 pub mod key;
 pub mod manifest;
 pub mod memtable;

@@ -33,6 +33,7 @@ mod iter;
 pub mod properties;
 mod reader;
 mod stats;
+pub mod verify;
 
 pub use builder::{TableBuilder, TableMeta, TableOptions};
 pub use filter_block::FilterHeader;
@@ -42,3 +43,4 @@ pub use iter::{TableEntry, TableIter};
 pub use properties::TableProperties;
 pub use reader::{FilterDetails, FilterStatus, Table};
 pub use stats::{CounterSnapshot, Entry, FilterAnswer, Lookup};
+pub use verify::{Problem, VerifyReport, verify_table};

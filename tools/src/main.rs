@@ -8,8 +8,11 @@
 #![warn(missing_docs)]
 
 mod bench_filters;
+mod bytes_arg;
+mod db;
 mod output;
 mod readamp;
+mod sst;
 
 use std::process::ExitCode;
 
@@ -36,6 +39,16 @@ enum Command {
         #[command(flatten)]
         readamp: readamp::Args,
     },
+    /// Inspect, check and use a database directory.
+    Db {
+        #[command(subcommand)]
+        which: db::Command,
+    },
+    /// Inspect and check one table file (read-only).
+    Sst {
+        #[command(subcommand)]
+        which: sst::Command,
+    },
 }
 
 #[derive(Debug, Subcommand)]
@@ -53,10 +66,13 @@ pub enum Outcome {
 }
 
 fn main() -> ExitCode {
+    output::exit_quietly_on_broken_pipe();
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Bench { which: Some(BenchCommand::Filters(args)), .. } => bench_filters::run(&args),
         Command::Bench { which: None, readamp } => readamp::run(&readamp),
+        Command::Sst { which } => sst::run(&which),
+        Command::Db { which } => db::run(&which),
     };
     match result {
         Ok(Outcome::Clean) => ExitCode::SUCCESS,

@@ -43,6 +43,25 @@ pub fn print_json(value: &serde_json::Value) {
     }
 }
 
+/// Makes a closed stdout (`siftdb sst scan t.sst | head`) end the process
+/// quietly with exit 0, as `ripgrep` and most command-line tools do, instead
+/// of the panic `println!` raises on a broken pipe.
+pub fn exit_quietly_on_broken_pipe() {
+    let default = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        let payload = info.payload();
+        let msg = payload
+            .downcast_ref::<String>()
+            .map(String::as_str)
+            .or_else(|| payload.downcast_ref::<&str>().copied())
+            .unwrap_or_default();
+        if msg.contains("Broken pipe") {
+            std::process::exit(0);
+        }
+        default(info);
+    }));
+}
+
 #[cfg(test)]
 mod tests {
     #[test]

@@ -1,0 +1,309 @@
+//! `siftdb db info`: the tree level by level, its filters, and the state of
+//! the manifest and the write-ahead logs, read without opening the database.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+use serde_json::{Value, json};
+use siftdb::inspect::{DbInspection, LogInfo};
+use siftdb::manifest::NUM_LEVELS;
+use siftdb::policy::TreeShape;
+use siftdb::table::Table;
+use siftdb::wal::LogEnd;
+
+use super::{inspect, parse_policy};
+use crate::Outcome;
+use crate::bytes_arg::show;
+use crate::output;
+use crate::sst::info::{fmt_rate, status_name};
+
+/// Arguments of `db info`.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// The database directory.
+    dir: PathBuf,
+    /// The filter policy to compute each level's target rate under (the
+    /// database's options are not stored on disk): `default`, `monkey:B`,
+    /// or kinds per level such as `blocked-bloom:10,fuse8`.
+    #[arg(long, default_value = "default")]
+    policy: String,
+    /// List every table, not only the per-level totals (text output; JSON always lists them).
+    #[arg(long)]
+    tables: bool,
+    /// Print keys as hex.
+    #[arg(long)]
+    hex: bool,
+    /// Print one JSON document.
+    #[arg(long)]
+    json: bool,
+}
+
+/// How a log or manifest ended, as a word.
+#[must_use]
+pub fn end_name(end: Option<&LogEnd>) -> &'static str {
+    match end {
+        Some(LogEnd::Clean) => "clean",
+        Some(LogEnd::TornTail { .. }) => "torn_tail",
+        Some(LogEnd::Stopped { .. }) => "stopped",
+        None => "damaged",
+    }
+}
+
+fn torn_bytes(end: Option<&LogEnd>) -> u64 {
+    match end {
+        Some(LogEnd::TornTail { dropped, .. }) => *dropped,
+        _ => 0,
+    }
+}
+
+/// The JSON object for one log, shared with `db verify`.
+#[must_use]
+pub fn log_json(l: &LogInfo) -> Value {
+    json!({
+        "number": l.number,
+        "path": l.path.display().to_string(),
+        "size": l.size,
+        "live": l.live,
+        "records": l.records,
+        "ops": l.ops,
+        "last_seq": l.last_seq,
+        "valid_len": l.valid_len,
+        "end": end_name(l.end.as_ref()),
+        "torn_bytes": torn_bytes(l.end.as_ref()),
+        "error": l.error.as_ref().map(ToString::to_string),
+    })
+}
+
+#[expect(clippy::too_many_lines, reason = "one JSON document assembled in order")]
+fn document(i: &DbInspection, a: &Args) -> Result<Value, String> {
+    let policy = parse_policy(&a.policy)?;
+    let mut levels: Vec<Vec<Value>> = vec![Vec::new(); NUM_LEVELS];
+    let mut level_keys = [0f64; NUM_LEVELS];
+    for t in &i.tables {
+        let r = &t.record;
+        let opened = Table::open_path(&t.path);
+        let (distinct, filter) = match &opened {
+            Ok(table) => (table.properties().distinct_keys, Some(table.filter_details())),
+            Err(_) => (0, None),
+        };
+        #[expect(clippy::cast_precision_loss, reason = "key counts for a planning model")]
+        if let Some(k) = level_keys.get_mut(t.level) {
+            *k += distinct as f64;
+        }
+        let fpr = filter.as_ref().map_or(1.0, |d| d.theoretical_fpr.unwrap_or(1.0));
+        if let Some(l) = levels.get_mut(t.level) {
+            l.push(json!({
+                "number": r.file_number,
+                "path": t.path.display().to_string(),
+                "size": r.file_size,
+                "missing": t.actual_size.is_none(),
+                "open_error": opened.as_ref().err().map(ToString::to_string),
+                "entries": r.entries,
+                "distinct_keys": distinct,
+                "smallest_key": show(&r.smallest, a.hex),
+                "largest_key": show(&r.largest, a.hex),
+                "min_seq": r.min_seq,
+                "max_seq": r.max_seq,
+                "filter_kind": r.filter.to_string(),
+                "filter_bytes": r.filter_bytes,
+                "filter_status": filter.as_ref().map(|d| status_name(&d.status)),
+                "bits_per_key": filter.as_ref().map(|d| d.bits_per_key),
+                "theoretical_fpr": fpr,
+            }));
+        }
+    }
+    let deepest = levels.iter().rposition(|l| !l.is_empty()).unwrap_or(0);
+    let shape = TreeShape::from_level_keys(level_keys.get(..=deepest).unwrap_or_default().to_vec());
+    let mut expected_fp_reads = 0.0;
+    let mut total_filter_bytes = 0u64;
+    let level_docs: Vec<Value> = levels
+        .iter()
+        .enumerate()
+        .take(deepest + 1)
+        .map(|(n, tables)| {
+            let sum = |f: &str| tables.iter().filter_map(|t| t[f].as_u64()).sum::<u64>();
+            let filter_bytes = sum("filter_bytes");
+            total_filter_bytes += filter_bytes;
+            let keys = sum("distinct_keys");
+            let mut kinds: BTreeMap<String, u64> = BTreeMap::new();
+            for t in tables {
+                *kinds.entry(t["filter_kind"].as_str().unwrap_or("?").to_string()).or_default() += 1;
+            }
+            let fprs: Vec<f64> = tables.iter().filter_map(|t| t["theoretical_fpr"].as_f64()).collect();
+            #[expect(clippy::cast_precision_loss, reason = "averages for display")]
+            let mean_fpr =
+                if fprs.is_empty() { None } else { Some(fprs.iter().sum::<f64>() / fprs.len() as f64) };
+            // Level 0 tables overlap, so an absent key probes each one;
+            // deeper levels are partitioned, so it probes one.
+            expected_fp_reads += if n == 0 { fprs.iter().sum() } else { mean_fpr.unwrap_or(0.0) };
+            #[expect(clippy::cast_precision_loss, reason = "a ratio for display")]
+            let bpk = if keys == 0 { 0.0 } else { (filter_bytes * 8) as f64 / keys as f64 };
+            let plan = policy.for_level(n, &shape);
+            json!({
+                "level": n,
+                "tables": tables.len(),
+                "entries": sum("entries"),
+                "keys": keys,
+                "bytes": sum("size"),
+                "filter_bytes": filter_bytes,
+                "filter_kinds": kinds,
+                "bits_per_key": bpk,
+                "mean_theoretical_fpr": mean_fpr,
+                "target_filter_kind": plan.kind.to_string(),
+                "target_fpr": plan.target_fpr,
+                "table_list": tables,
+            })
+        })
+        .collect();
+    let s = &i.manifest.state;
+    Ok(json!({
+        "path": i.dir.display().to_string(),
+        "policy": a.policy,
+        "manifest": {
+            "number": i.manifest.number,
+            "path": i.manifest.path.display().to_string(),
+            "size": i.manifest.size,
+            "edits": i.manifest.edits,
+            "valid_len": i.manifest.valid_len,
+            "end": end_name(Some(&i.manifest.end)),
+            "torn_bytes": torn_bytes(Some(&i.manifest.end)),
+        },
+        "next_file_number": s.next_file_number,
+        "manifest_last_seq": s.last_seq,
+        "last_seq": i.last_seq(),
+        "log_number": s.log_number,
+        "hash_salt": s.hash_salt,
+        "tables": i.tables.len(),
+        "filter_memory_bytes": total_filter_bytes,
+        "expected_false_positive_reads": expected_fp_reads,
+        "levels": level_docs,
+        "wal": i.logs.iter().map(log_json).collect::<Vec<_>>(),
+        "unreferenced_tables": i.unreferenced_tables.iter().map(|p| p.display().to_string()).collect::<Vec<_>>(),
+        "old_manifests": i.old_manifests.iter().map(|p| p.display().to_string()).collect::<Vec<_>>(),
+    }))
+}
+
+/// Runs `db info`.
+///
+/// # Errors
+/// A one-line message if the directory is not a readable database or the
+/// policy does not parse.
+pub fn run(a: &Args) -> Result<Outcome, String> {
+    let i = inspect(&a.dir)?;
+    let doc = document(&i, a)?;
+    if a.json {
+        output::print_json(&doc);
+        return Ok(Outcome::Clean);
+    }
+    let g = |v: &Value, k: &str| match &v[k] {
+        Value::String(s) => s.clone(),
+        Value::Null => "-".to_string(),
+        other => other.to_string(),
+    };
+    println!("database        {}", g(&doc, "path"));
+    println!(
+        "manifest        {} ({} bytes, {} edits, {})",
+        g(&doc["manifest"], "path"),
+        g(&doc["manifest"], "size"),
+        g(&doc["manifest"], "edits"),
+        g(&doc["manifest"], "end")
+    );
+    println!(
+        "sequence        last {} (manifest {}), next file number {}, log number {}",
+        g(&doc, "last_seq"),
+        g(&doc, "manifest_last_seq"),
+        g(&doc, "next_file_number"),
+        g(&doc, "log_number")
+    );
+    println!("filter memory   {} bytes", g(&doc, "filter_memory_bytes"));
+    println!(
+        "expected false-positive reads per absent lookup: {:.5}",
+        doc["expected_false_positive_reads"].as_f64().unwrap_or(0.0)
+    );
+    let levels = doc["levels"].as_array().map(Vec::as_slice).unwrap_or_default();
+    let rows: Vec<Vec<String>> = levels
+        .iter()
+        .map(|l| {
+            vec![
+                g(l, "level"),
+                g(l, "tables"),
+                g(l, "keys"),
+                g(l, "bytes"),
+                l["filter_kinds"]
+                    .as_object()
+                    .map(|m| m.keys().cloned().collect::<Vec<_>>().join(","))
+                    .unwrap_or_default(),
+                g(l, "filter_bytes"),
+                format!("{:.2}", l["bits_per_key"].as_f64().unwrap_or(0.0)),
+                fmt_rate(l["mean_theoretical_fpr"].as_f64()),
+                format!("{} {}", g(l, "target_filter_kind"), fmt_rate(l["target_fpr"].as_f64())),
+            ]
+        })
+        .collect();
+    println!();
+    print!(
+        "{}",
+        output::table(
+            &[
+                "level",
+                "tables",
+                "keys",
+                "bytes",
+                "filters",
+                "filter bytes",
+                "bits/key",
+                "FPR",
+                "target (policy)"
+            ],
+            &rows
+        )
+    );
+    if a.tables {
+        let rows: Vec<Vec<String>> = levels
+            .iter()
+            .flat_map(|l| {
+                l["table_list"]
+                    .as_array()
+                    .cloned()
+                    .unwrap_or_default()
+                    .into_iter()
+                    .map(move |t| (l["level"].clone(), t))
+            })
+            .map(|(lvl, t)| {
+                vec![
+                    lvl.to_string(),
+                    g(&t, "number"),
+                    g(&t, "size"),
+                    g(&t, "entries"),
+                    format!("{} .. {}", g(&t, "smallest_key"), g(&t, "largest_key")),
+                    format!("{} .. {}", g(&t, "min_seq"), g(&t, "max_seq")),
+                    g(&t, "filter_kind"),
+                ]
+            })
+            .collect();
+        println!();
+        print!("{}", output::table(&["level", "table", "bytes", "entries", "keys", "seq", "filter"], &rows));
+    }
+    let rows: Vec<Vec<String>> = doc["wal"]
+        .as_array()
+        .map(Vec::as_slice)
+        .unwrap_or_default()
+        .iter()
+        .map(|l| {
+            vec![
+                g(l, "path"),
+                g(l, "size"),
+                if l["live"] == Value::Bool(true) { "live".into() } else { "flushed".into() },
+                g(l, "records"),
+                g(l, "last_seq"),
+                g(l, "end"),
+            ]
+        })
+        .collect();
+    println!();
+    print!("{}", output::table(&["wal", "bytes", "state", "records", "last seq", "end"], &rows));
+    for p in doc["unreferenced_tables"].as_array().map(Vec::as_slice).unwrap_or_default() {
+        println!("unreferenced table (removed at next open): {}", p.as_str().unwrap_or_default());
+    }
+    Ok(Outcome::Clean)
+}

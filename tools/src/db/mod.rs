@@ -1,0 +1,97 @@
+//! `siftdb db`: inspect, check and use a database directory.
+
+mod info;
+mod ops;
+mod verify;
+
+use std::path::Path;
+
+use clap::Subcommand;
+use siftdb::Error;
+use siftdb::filter::FilterKind;
+use siftdb::fs::StdFs;
+use siftdb::inspect::{DbInspection, inspect_db};
+use siftdb::policy::FilterPolicy;
+
+use crate::Outcome;
+
+/// The `db` subcommands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Levels, tables, filters and their memory, target rates, WAL and manifest state (read-only).
+    Info(info::Args),
+    /// Check every table, the manifest and the WALs without modifying anything.
+    Verify(verify::Args),
+    /// Print the value of a key.
+    Get(ops::KeyArgs),
+    /// Write a key (creates the database if the directory is missing or empty).
+    Put(ops::PutArgs),
+    /// Delete a key.
+    Delete(ops::KeyArgs),
+    /// Live keys in order.
+    Scan(ops::ScanArgs),
+    /// Write the memtable to a level-0 table.
+    Flush(ops::Common),
+    /// Compact until every level is within its target size.
+    Compact(ops::Common),
+}
+
+/// Runs one `db` subcommand.
+///
+/// # Errors
+/// A one-line message (exit 2) for bad arguments or a directory that is
+/// not a database.
+pub fn run(cmd: &Command) -> Result<Outcome, String> {
+    match cmd {
+        Command::Info(a) => info::run(a),
+        Command::Verify(a) => verify::run(a),
+        Command::Get(a) => ops::get(a),
+        Command::Put(a) => ops::put(a),
+        Command::Delete(a) => ops::delete(a),
+        Command::Scan(a) => ops::scan(a),
+        Command::Flush(c) => ops::maintain(c, false),
+        Command::Compact(c) => ops::maintain(c, true),
+    }
+}
+
+/// One line naming `dir` for an inspection error.
+#[must_use]
+pub fn describe(dir: &Path, e: &Error) -> String {
+    match e {
+        Error::InvalidArgument(msg) => msg.clone(),
+        Error::Corruption { file: Some(_), .. } => e.to_string(),
+        Error::Io(io) => format!("{}: {io}", dir.display()),
+        other => format!("{}: {other}", dir.display()),
+    }
+}
+
+/// Reads the database in `dir` read-only.
+///
+/// # Errors
+/// As [`describe`] renders [`inspect_db`]'s errors.
+pub fn inspect(dir: &Path) -> Result<DbInspection, String> {
+    inspect_db(&StdFs, dir).map_err(|e| describe(dir, &e))
+}
+
+/// Parses `--policy`: `default`, `monkey:B` (Monkey over B bits/key on
+/// average), or a comma-separated list of filter kinds, level 0 first (the
+/// last repeats for deeper levels).
+///
+/// # Errors
+/// A message naming the bad part.
+pub fn parse_policy(s: &str) -> Result<FilterPolicy, String> {
+    if s == "default" {
+        return Ok(FilterPolicy::default());
+    }
+    if let Some(bits) = s.strip_prefix("monkey:") {
+        return match bits.parse::<f64>() {
+            Ok(b) if b.is_finite() && b > 0.0 => Ok(FilterPolicy::monkey(b)),
+            _ => Err(format!("policy '{s}': bits per key must be a positive number")),
+        };
+    }
+    let kinds = s
+        .split(',')
+        .map(|k| k.trim().parse::<FilterKind>().map_err(|e| format!("policy '{s}': {e}")))
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(FilterPolicy::per_level(kinds))
+}

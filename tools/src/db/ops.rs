@@ -1,0 +1,239 @@
+//! `siftdb db get|put|delete|scan|flush|compact`: using a database from
+//! the shell. These open the database for writing (taking its lock).
+
+use std::ops::Bound;
+use std::path::{Path, PathBuf};
+
+use serde_json::{Value, json};
+use siftdb::table::ValueKind;
+use siftdb::{Db, Options};
+
+use super::{describe, parse_policy};
+use crate::Outcome;
+use crate::bytes_arg::{parse, show};
+use crate::output;
+use crate::sst::scan::entry_json;
+
+/// Options shared by the commands that open a database.
+#[derive(Debug, clap::Args)]
+pub struct Common {
+    /// The database directory.
+    pub dir: PathBuf,
+    /// Read and print keys and values as hex.
+    #[arg(long)]
+    pub hex: bool,
+    /// Print one JSON document.
+    #[arg(long)]
+    pub json: bool,
+    /// Filter policy for tables this command writes: `default`, `monkey:B`,
+    /// or kinds per level such as `blocked-bloom:10,fuse8`.
+    #[arg(long, default_value = "default")]
+    pub policy: String,
+}
+
+/// Arguments of `db get` / `db delete`.
+#[derive(Debug, clap::Args)]
+pub struct KeyArgs {
+    #[command(flatten)]
+    common: Common,
+    /// The key.
+    key: String,
+}
+
+/// Arguments of `db put`.
+#[derive(Debug, clap::Args)]
+pub struct PutArgs {
+    #[command(flatten)]
+    common: Common,
+    /// The key.
+    key: String,
+    /// The value.
+    value: String,
+}
+
+/// Arguments of `db scan`.
+#[derive(Debug, clap::Args)]
+pub struct ScanArgs {
+    #[command(flatten)]
+    common: Common,
+    /// First key to show (inclusive).
+    #[arg(long)]
+    from: Option<String>,
+    /// Key to stop before (exclusive).
+    #[arg(long)]
+    to: Option<String>,
+    /// Only keys starting with this prefix.
+    #[arg(long)]
+    prefix: Option<String>,
+    /// Show at most this many entries.
+    #[arg(long)]
+    limit: Option<usize>,
+}
+
+/// Opens the database in `c.dir`. Only `put` may create one; every other
+/// command refuses a directory without a database.
+fn open(c: &Common, create: bool) -> Result<Db, String> {
+    let dir = &c.dir;
+    let exists = dir.join(siftdb::manifest::CURRENT).is_file();
+    if !exists && !create {
+        return Err(if dir.is_dir() {
+            format!("{}: not a siftdb database (no CURRENT file)", dir.display())
+        } else {
+            format!("{}: no such database directory", dir.display())
+        });
+    }
+    let opts = Options { filter_policy: parse_policy(&c.policy)?, ..Options::default() };
+    Db::open(dir, opts).map_err(|e| describe(dir, &e))
+}
+
+fn close(db: &Db, dir: &Path) -> Result<(), String> {
+    db.close().map_err(|e| describe(dir, &e))
+}
+
+/// Runs `db get`: prints the value (exit 0 whether or not the key exists;
+/// `found` says which).
+///
+/// # Errors
+/// A one-line message if the database cannot be opened or read.
+pub fn get(a: &KeyArgs) -> Result<Outcome, String> {
+    let c = &a.common;
+    let key = parse(&a.key, c.hex)?;
+    let db = open(c, false)?;
+    let value = db.get(&key).map_err(|e| describe(&c.dir, &e))?;
+    close(&db, &c.dir)?;
+    if c.json {
+        output::print_json(&json!({
+            "key": show(&key, c.hex),
+            "found": value.is_some(),
+            "value": value.as_ref().map(|v| show(v, c.hex)),
+        }));
+    } else {
+        match &value {
+            Some(v) => println!("{}", show(v, c.hex)),
+            None => println!("(not found)"),
+        }
+    }
+    Ok(Outcome::Clean)
+}
+
+/// Runs `db put` (creating the database if the directory is missing or empty).
+///
+/// # Errors
+/// A one-line message if the database cannot be opened or written.
+pub fn put(a: &PutArgs) -> Result<Outcome, String> {
+    let c = &a.common;
+    let key = parse(&a.key, c.hex)?;
+    let value = parse(&a.value, c.hex)?;
+    let db = open(c, true)?;
+    db.put(&key, &value).map_err(|e| describe(&c.dir, &e))?;
+    close(&db, &c.dir)?;
+    report(c, "put", json!({ "key": show(&key, c.hex), "value_bytes": value.len() }));
+    Ok(Outcome::Clean)
+}
+
+/// Runs `db delete`.
+///
+/// # Errors
+/// A one-line message if the database cannot be opened or written.
+pub fn delete(a: &KeyArgs) -> Result<Outcome, String> {
+    let c = &a.common;
+    let key = parse(&a.key, c.hex)?;
+    let db = open(c, false)?;
+    db.delete(&key).map_err(|e| describe(&c.dir, &e))?;
+    close(&db, &c.dir)?;
+    report(c, "delete", json!({ "key": show(&key, c.hex) }));
+    Ok(Outcome::Clean)
+}
+
+/// Runs `db flush` or `db compact`.
+///
+/// # Errors
+/// A one-line message if the database cannot be opened or the work fails.
+pub fn maintain(c: &Common, compact: bool) -> Result<Outcome, String> {
+    let db = open(c, false)?;
+    let r = if compact { db.compact() } else { db.flush() };
+    r.map_err(|e| describe(&c.dir, &e))?;
+    let levels: Vec<Value> = db
+        .stats()
+        .levels
+        .iter()
+        .map(|l| json!({ "level": l.level, "tables": l.tables, "keys": l.keys, "bytes": l.bytes }))
+        .collect();
+    close(&db, &c.dir)?;
+    report(c, if compact { "compact" } else { "flush" }, json!({ "levels": levels }));
+    Ok(Outcome::Clean)
+}
+
+fn report(c: &Common, op: &str, mut doc: Value) {
+    if let Some(m) = doc.as_object_mut() {
+        m.insert("op".into(), json!(op));
+        m.insert("path".into(), json!(c.dir.display().to_string()));
+        m.insert("ok".into(), json!(true));
+    }
+    if c.json {
+        output::print_json(&doc);
+    } else {
+        println!("{op}: ok");
+        let levels = doc["levels"].as_array().map(Vec::as_slice).unwrap_or_default();
+        for l in levels.iter().filter(|l| l["tables"].as_u64() != Some(0)) {
+            println!(
+                "  level {}: {} tables, {} keys, {} bytes",
+                l["level"], l["tables"], l["keys"], l["bytes"]
+            );
+        }
+    }
+}
+
+/// Runs `db scan`: live keys in order (tombstones and older versions hidden).
+///
+/// # Errors
+/// A one-line message for bad keys or a database that cannot be read.
+pub fn scan(a: &ScanArgs) -> Result<Outcome, String> {
+    let c = &a.common;
+    let from = a.from.as_deref().map(|k| parse(k, c.hex)).transpose()?;
+    let to = a.to.as_deref().map(|k| parse(k, c.hex)).transpose()?;
+    let prefix = a.prefix.as_deref().map(|k| parse(k, c.hex)).transpose()?;
+    let db = open(c, false)?;
+    let lo = from.as_deref().map_or(Bound::Unbounded, Bound::Included);
+    let hi = to.as_deref().map_or(Bound::Unbounded, Bound::Excluded);
+    let iter = match &prefix {
+        Some(p) => db.prefix(p),
+        None => db.range((lo, hi)),
+    };
+    let limit = a.limit.unwrap_or(usize::MAX);
+    let mut rows = Vec::new();
+    let mut truncated = false;
+    for kv in iter {
+        let (k, v) = kv.map_err(|e| describe(&c.dir, &e))?;
+        if from.as_deref().is_some_and(|f| k.as_ref() < f) {
+            continue;
+        }
+        if to.as_deref().is_some_and(|t| k.as_ref() >= t) {
+            break;
+        }
+        if rows.len() == limit {
+            truncated = true;
+            break;
+        }
+        rows.push((k, v));
+    }
+    close(&db, &c.dir)?;
+    if c.json {
+        let list: Vec<Value> =
+            rows.iter().map(|(k, v)| entry_json(k, None, ValueKind::Value, v, c.hex)).collect();
+        output::print_json(&json!({
+            "path": c.dir.display().to_string(),
+            "count": list.len(),
+            "truncated": truncated,
+            "entries": list,
+        }));
+    } else {
+        for (k, v) in &rows {
+            println!("{} = {}", show(k, c.hex), show(v, c.hex));
+        }
+        if truncated {
+            println!("(limit {limit} reached)");
+        }
+    }
+    Ok(Outcome::Clean)
+}

@@ -1,0 +1,177 @@
+//! `siftdb sst info`: everything about a table that does not need a scan.
+
+use std::fmt::Write as _;
+use std::path::Path;
+
+use serde_json::{Value, json};
+use siftdb::table::format::{BLOCK_TRAILER_LEN, FOOTER_LEN};
+use siftdb::table::{BlockHandle, FilterStatus, Table};
+
+use super::filter_params::filter_params;
+use super::open::open_table;
+use crate::Outcome;
+use crate::bytes_arg::show;
+use crate::output;
+
+/// `none`, `loaded`, `unknown` or `dropped`.
+#[must_use]
+pub fn status_name(status: &FilterStatus) -> &'static str {
+    match status {
+        FilterStatus::None => "none",
+        FilterStatus::Loaded => "loaded",
+        FilterStatus::Unknown => "unknown",
+        FilterStatus::Dropped(_) => "dropped",
+    }
+}
+
+/// The `filter` object shared by `sst info` and `db info`.
+#[must_use]
+pub fn filter_json(table: &Table) -> Value {
+    let d = table.filter_details();
+    let status = status_name(&d.status);
+    let dropped_reason = match &d.status {
+        FilterStatus::Dropped(why) => Some(why.clone()),
+        _ => None,
+    };
+    let params = if d.status == FilterStatus::Loaded { filter_params(table.path()) } else { None };
+    json!({
+        "status": status,
+        "kind": d.kind.map(|k| k.to_string()).unwrap_or_else(|| table.properties().filter_kind.clone()),
+        "requested": d.requested,
+        "fell_back": d.fallback_reason.is_some(),
+        "fallback_reason": d.fallback_reason,
+        "dropped_as_corrupt": matches!(d.status, FilterStatus::Dropped(_)),
+        "dropped_reason": dropped_reason,
+        "hash_seed": d.header.map(|h| h.seed),
+        "header_version": d.header.map(|h| h.version),
+        "header_kind_tag": d.header.map(|h| h.tag),
+        "keys": d.header.map(|h| h.keys),
+        "bits_per_key_parameter": table.properties().filter_bits_per_key,
+        "bytes": d.block_bytes,
+        "bits_per_key": d.bits_per_key,
+        "theoretical_fpr": d.theoretical_fpr,
+        "params": params,
+    })
+}
+
+fn handle_json(h: BlockHandle) -> Value {
+    json!({ "offset": h.offset, "size": h.size, "size_with_trailer": h.size_with_trailer() })
+}
+
+/// Runs `sst info`.
+///
+/// # Errors
+/// A one-line message if the file is not a readable table.
+pub fn run(path: &Path, hex: bool, as_json: bool) -> Result<Outcome, String> {
+    let table = open_table(path)?;
+    let p = table.properties();
+    let f = table.footer();
+    let file_size = table.file_size();
+    let key = |k: &Option<Vec<u8>>| k.as_deref().map(|k| show(k, hex));
+    let filter_bytes = if f.filter.is_null() { 0 } else { f.filter.size_with_trailer() };
+    let doc = json!({
+        "path": path.display().to_string(),
+        "file_size": file_size,
+        "format_version": f.version,
+        "footer": {
+            "offset": file_size.saturating_sub(FOOTER_LEN as u64),
+            "size": FOOTER_LEN,
+            "index": handle_json(f.index),
+            "filter": if f.filter.is_null() { Value::Null } else { handle_json(f.filter) },
+            "properties": handle_json(f.properties),
+        },
+        "blocks": {
+            "trailer_bytes": BLOCK_TRAILER_LEN,
+            "data": { "count": p.data_blocks, "bytes": p.data_bytes },
+            "index": { "count": 1, "bytes": f.index.size_with_trailer() },
+            "filter": { "count": u8::from(!f.filter.is_null()), "bytes": filter_bytes },
+            "properties": { "count": 1, "bytes": f.properties.size_with_trailer() },
+        },
+        "entries": p.entries,
+        "tombstones": p.tombstones,
+        "distinct_keys": p.distinct_keys,
+        "smallest_key": key(&p.smallest_key),
+        "largest_key": key(&p.largest_key),
+        "min_seq": p.min_seq,
+        "max_seq": p.max_seq,
+        "level": p.level,
+        "created_unix_secs": p.created_unix_secs,
+        "filter": filter_json(&table),
+    });
+    if as_json {
+        output::print_json(&doc);
+    } else {
+        print!("{}", render(&doc));
+    }
+    // A filter dropped as corrupt is damage worth an exit status: the table
+    // still answers correctly, but every lookup now costs a block read.
+    Ok(if table.filter_dropped() { Outcome::ProblemsFound } else { Outcome::Clean })
+}
+
+/// The text form of an `sst info` document.
+fn render(doc: &Value) -> String {
+    let mut s = String::new();
+    let v = |path: &str| -> String {
+        match doc.pointer(path) {
+            Some(Value::String(t)) => t.clone(),
+            Some(Value::Null) | None => "-".to_string(),
+            Some(other) => other.to_string(),
+        }
+    };
+    let _ = writeln!(s, "table        {}", v("/path"));
+    let _ = writeln!(s, "file size    {} bytes, format version {}", v("/file_size"), v("/format_version"));
+    let _ = writeln!(
+        s,
+        "entries      {} ({} tombstones, {} distinct keys)",
+        v("/entries"),
+        v("/tombstones"),
+        v("/distinct_keys")
+    );
+    let _ = writeln!(s, "keys         {} .. {}", v("/smallest_key"), v("/largest_key"));
+    let _ = writeln!(s, "seq          {} .. {}", v("/min_seq"), v("/max_seq"));
+    let _ = writeln!(s, "level        {} (created {} unix)", v("/level"), v("/created_unix_secs"));
+    let rows: Vec<Vec<String>> = ["data", "index", "filter", "properties"]
+        .iter()
+        .map(|b| vec![(*b).to_string(), v(&format!("/blocks/{b}/count")), v(&format!("/blocks/{b}/bytes"))])
+        .chain(std::iter::once(vec!["footer".into(), "1".into(), v("/footer/size")]))
+        .collect();
+    let _ = writeln!(s, "\nblocks (bytes include {}-byte trailers)", v("/blocks/trailer_bytes"));
+    s.push_str(&output::table(&["block", "count", "bytes"], &rows));
+    let _ = writeln!(s, "\nfilter");
+    let _ = writeln!(s, "  status           {}", v("/filter/status"));
+    let _ = writeln!(s, "  kind             {} (requested {})", v("/filter/kind"), v("/filter/requested"));
+    if doc.pointer("/filter/fell_back") == Some(&Value::Bool(true)) {
+        let _ = writeln!(s, "  fallback reason  {}", v("/filter/fallback_reason"));
+    }
+    if doc.pointer("/filter/dropped_as_corrupt") == Some(&Value::Bool(true)) {
+        let _ = writeln!(s, "  DROPPED          {}", v("/filter/dropped_reason"));
+    }
+    let _ = writeln!(
+        s,
+        "  bytes            {} ({:.3} bits/key)",
+        v("/filter/bytes"),
+        doc.pointer("/filter/bits_per_key").and_then(Value::as_f64).unwrap_or(0.0)
+    );
+    let _ = writeln!(
+        s,
+        "  theoretical FPR  {}",
+        fmt_rate(doc.pointer("/filter/theoretical_fpr").and_then(Value::as_f64))
+    );
+    let _ = writeln!(s, "  hash seed        {}", v("/filter/hash_seed"));
+    let _ = writeln!(s, "  keys             {}", v("/filter/keys"));
+    if let Some(Value::Object(params)) = doc.pointer("/filter/params") {
+        for (k, val) in params {
+            let _ = writeln!(s, "  {:<16} {val}", k.replace('_', " "));
+        }
+    }
+    s
+}
+
+/// A rate as a percentage with enough digits for small values.
+#[must_use]
+pub fn fmt_rate(rate: Option<f64>) -> String {
+    match rate {
+        None => "-".to_string(),
+        Some(r) => format!("{:.4}% ({r:.3e})", r * 100.0),
+    }
+}

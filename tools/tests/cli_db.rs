@@ -1,0 +1,244 @@
+//! `siftdb db info|verify` run as a process on databases built file by file
+//! in a temp dir (the same files the engine writes), damaged ones included.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use serde_json::Value;
+use siftdb::FilterKind;
+use siftdb::WriteBatch;
+use siftdb::fs::{FileSystem, StdFs};
+use siftdb::manifest::{
+    ManifestWriter, TableRecord, VersionEdit, log_file_name, manifest_file_name, set_current, table_file_name,
+};
+use siftdb::table::{TableBuilder, TableOptions, ValueKind};
+use siftdb::wal::WalWriter;
+
+fn siftdb(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_siftdb")).args(args).output().unwrap()
+}
+
+fn run_json(args: &[&str]) -> (i32, Value) {
+    let out = siftdb(args);
+    let text = String::from_utf8(out.stdout).unwrap();
+    let v: Value = serde_json::from_str(&text).unwrap_or_else(|e| panic!("{e}: {text}"));
+    (out.status.code().unwrap(), v)
+}
+
+fn p(path: &Path) -> &str {
+    path.to_str().unwrap()
+}
+
+fn table(dir: &Path, number: u64, level: u32, keys: std::ops::Range<u32>, filter: FilterKind) -> TableRecord {
+    let opts = TableOptions { filter, level, block_bytes: 512, ..TableOptions::default() };
+    let mut b = TableBuilder::create(dir.join(table_file_name(number)), opts).unwrap();
+    for i in keys.clone() {
+        b.add(format!("k{i:05}").as_bytes(), u64::from(i) + 1, ValueKind::Value, b"v").unwrap();
+    }
+    let m = b.finish().unwrap();
+    TableRecord {
+        file_number: number,
+        file_size: m.file_size,
+        smallest: m.smallest_key.unwrap(),
+        largest: m.largest_key.unwrap(),
+        min_seq: m.min_seq,
+        max_seq: m.max_seq,
+        entries: m.entries,
+        filter: m.filter_kind,
+        filter_bytes: m.filter_bytes,
+    }
+}
+
+/// Level 0: table 5 (blocked Bloom); level 1: tables 3 and 4 (fuse8);
+/// manifest 2; live log 6 holding seqs 1001..=1003.
+fn make_db(dir: &Path) -> PathBuf {
+    let t3 = table(dir, 3, 1, 0..400, FilterKind::BinaryFuse8);
+    let t4 = table(dir, 4, 1, 400..800, FilterKind::BinaryFuse8);
+    let t5 = table(dir, 5, 0, 800..1000, FilterKind::BlockedBloom { bits_per_key: 10.0 });
+    let edit = VersionEdit {
+        added: vec![(1, t3), (1, t4), (0, t5)],
+        next_file_number: Some(7),
+        last_seq: Some(1000),
+        log_number: Some(6),
+        hash_salt: Some(1),
+        ..VersionEdit::default()
+    };
+    ManifestWriter::create(&StdFs, dir, 2, &edit).unwrap();
+    set_current(&StdFs, dir, 2).unwrap();
+    let mut w = WalWriter::new(StdFs.create(&dir.join(log_file_name(6))).unwrap());
+    for seq in 1001..=1003u64 {
+        let mut b = WriteBatch::new();
+        b.put(format!("w{seq}"), "x");
+        w.append(&b.encode(seq)).unwrap();
+    }
+    w.sync().unwrap();
+    dir.to_path_buf()
+}
+
+fn snapshot(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
+    let mut v: Vec<_> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .map(|p| (p.clone(), std::fs::read(p).unwrap()))
+        .collect();
+    v.sort();
+    v
+}
+
+#[test]
+fn info_shows_levels_filters_wal_and_manifest() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = make_db(tmp.path());
+    let before = snapshot(&dir);
+    let (code, v) = run_json(&["db", "info", p(&dir), "--json"]);
+    assert_eq!(code, 0, "{v}");
+    assert_eq!(v["tables"], 3);
+    assert_eq!(v["next_file_number"], 7);
+    assert_eq!(v["manifest_last_seq"], 1000);
+    assert_eq!(v["last_seq"], 1003);
+    assert_eq!(v["log_number"], 6);
+    assert_eq!(v["manifest"]["number"], 2);
+    assert_eq!(v["manifest"]["end"], "clean");
+    let l0 = &v["levels"][0];
+    let l1 = &v["levels"][1];
+    assert_eq!((l0["tables"].as_u64(), l0["keys"].as_u64()), (Some(1), Some(200)));
+    assert_eq!((l1["tables"].as_u64(), l1["keys"].as_u64()), (Some(2), Some(800)));
+    assert_eq!(l1["filter_kinds"]["fuse8"], 2);
+    assert_eq!(l0["filter_kinds"]["blocked-bloom:10"], 1);
+    // The default policy plans blocked Bloom 10 on level 0, fuse8 below.
+    assert_eq!(l0["target_filter_kind"], "blocked-bloom:10");
+    assert_eq!(l1["target_filter_kind"], "fuse8");
+    assert!((l1["target_fpr"].as_f64().unwrap() - 1.0 / 256.0).abs() < 1e-3);
+    let mem: u64 = [l0, l1].iter().map(|l| l["filter_bytes"].as_u64().unwrap()).sum();
+    assert_eq!(v["filter_memory_bytes"], mem);
+    let bpk = l1["bits_per_key"].as_f64().unwrap();
+    assert!(bpk > 8.0 && bpk < 14.0, "{bpk}");
+    // One absent lookup probes the L0 table and one L1 table.
+    let expected = v["expected_false_positive_reads"].as_f64().unwrap();
+    let want = l0["mean_theoretical_fpr"].as_f64().unwrap() + l1["mean_theoretical_fpr"].as_f64().unwrap();
+    assert!((expected - want).abs() < 1e-12);
+    let wal = &v["wal"][0];
+    assert_eq!(
+        (wal["records"].as_u64(), wal["last_seq"].as_u64(), wal["live"].as_bool()),
+        (Some(3), Some(1003), Some(true))
+    );
+    assert_eq!(wal["end"], "clean");
+    assert_eq!(v["levels"][1]["table_list"][0]["smallest_key"], "k00000");
+    let text = String::from_utf8(siftdb(&["db", "info", p(&dir), "--tables"]).stdout).unwrap();
+    assert!(
+        text.contains("fuse8") && text.contains("000006.log") && text.contains("k00400 .. k00799"),
+        "{text}"
+    );
+    let (_, m) = run_json(&["db", "info", p(&dir), "--policy", "monkey:10", "--json"]);
+    assert!(m["levels"][0]["target_fpr"].as_f64().unwrap() < 1.0);
+    assert_eq!(siftdb(&["db", "info", p(&dir), "--policy", "nonsense"]).status.code(), Some(2));
+    assert_eq!(snapshot(&dir), before, "info must not modify the database");
+}
+
+#[test]
+fn verify_passes_a_sound_database_and_finds_each_kind_of_damage() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = make_db(tmp.path());
+    let before = snapshot(&dir);
+    let (code, v) = run_json(&["db", "verify", p(&dir), "--json"]);
+    assert_eq!(code, 0, "{v}");
+    assert_eq!((v["tables_checked"].as_u64(), v["logs_checked"].as_u64()), (Some(3), Some(1)));
+    assert_eq!(snapshot(&dir), before, "verify must not modify the database");
+
+    // A flipped byte in a table's first data block.
+    let t4 = dir.join(table_file_name(4));
+    let mut bytes = std::fs::read(&t4).unwrap();
+    bytes[20] ^= 0x08;
+    std::fs::write(&t4, &bytes).unwrap();
+    let (code, v) = run_json(&["db", "verify", p(&dir), "--json"]);
+    assert_eq!(code, 1);
+    let problems = v["problems"].as_array().unwrap();
+    assert!(problems.iter().any(|x| x["path"] == p(&t4) && x["offset"] == 0), "{problems:?}");
+    bytes[20] ^= 0x08;
+    std::fs::write(&t4, &bytes).unwrap();
+
+    // A damaged WAL record with a valid one after it.
+    let log = dir.join(log_file_name(6));
+    let good_log = std::fs::read(&log).unwrap();
+    let mut bad = good_log.clone();
+    bad[10] ^= 0xff;
+    std::fs::write(&log, &bad).unwrap();
+    let (code, v) = run_json(&["db", "verify", p(&dir), "--json"]);
+    assert_eq!(code, 1);
+    assert!(v["problems"][0]["what"].as_str().unwrap().contains("WAL"), "{v}");
+    // A torn tail is only a note.
+    let mut torn = good_log.clone();
+    torn.extend_from_slice(&[1, 2, 3]);
+    std::fs::write(&log, &torn).unwrap();
+    let (code, v) = run_json(&["db", "verify", p(&dir), "--json"]);
+    assert_eq!(code, 0, "{v}");
+    assert!(v["notes"][0].as_str().unwrap().contains("torn"));
+    std::fs::write(&log, &good_log).unwrap();
+
+    // A table the manifest names is missing.
+    let t3 = dir.join(table_file_name(3));
+    let t3_bytes = std::fs::read(&t3).unwrap();
+    std::fs::remove_file(&t3).unwrap();
+    let out = siftdb(&["db", "verify", p(&dir)]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8(out.stdout).unwrap().contains("missing"));
+    std::fs::write(&t3, &t3_bytes).unwrap();
+
+    // A damaged manifest.
+    let m = dir.join(manifest_file_name(2));
+    let mut mb = std::fs::read(&m).unwrap();
+    let last = mb.len() / 2;
+    mb[last] ^= 0x55;
+    std::fs::write(&m, &mb).unwrap();
+    let (code, v) = run_json(&["db", "verify", p(&dir), "--json"]);
+    assert_eq!((code, v["manifest_ok"].as_bool()), (1, Some(false)), "{v}");
+}
+
+#[test]
+fn non_databases_exit_2_naming_the_path() {
+    let tmp = tempfile::tempdir().unwrap();
+    let empty = tmp.path().join("empty");
+    std::fs::create_dir(&empty).unwrap();
+    let file = tmp.path().join("file");
+    std::fs::write(&file, b"x").unwrap();
+    let missing = tmp.path().join("missing");
+    for path in [&empty, &file, &missing] {
+        for cmd in ["info", "verify"] {
+            let out = siftdb(&["db", cmd, p(path)]);
+            assert_eq!(out.status.code(), Some(2), "{cmd} {path:?}");
+            let err = String::from_utf8(out.stderr).unwrap();
+            assert_eq!(err.lines().count(), 1);
+            assert!(err.contains(p(path)), "{err}");
+        }
+    }
+    assert!(std::fs::read_dir(&empty).unwrap().next().is_none(), "nothing created");
+    assert!(!missing.exists());
+}
+
+#[test]
+fn every_db_command_has_help() {
+    for cmd in ["info", "verify"] {
+        let out = siftdb(&["db", cmd, "--help"]);
+        assert_eq!(out.status.code(), Some(0), "{cmd}");
+    }
+}
+
+#[test]
+fn verify_flags_tables_newer_than_the_manifest_says() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let t3 = table(dir, 3, 1, 0..400, FilterKind::BinaryFuse8);
+    let edit = VersionEdit {
+        added: vec![(1, t3)],
+        next_file_number: Some(5),
+        last_seq: Some(100),
+        log_number: Some(4),
+        hash_salt: Some(1),
+        ..VersionEdit::default()
+    };
+    ManifestWriter::create(&StdFs, dir, 2, &edit).unwrap();
+    set_current(&StdFs, dir, 2).unwrap();
+    let (code, v) = run_json(&["db", "verify", p(dir), "--json"]);
+    assert_eq!(code, 1);
+    assert!(v["problems"][0]["what"].as_str().unwrap().contains("beyond the manifest's last seq 100"), "{v}");
+}

@@ -1,0 +1,358 @@
+//! `siftdb sst ...` run as a process on tables built in a temp dir.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use serde_json::Value;
+use siftdb::FilterKind;
+use siftdb::table::{Table, TableBuilder, TableOptions, ValueKind};
+
+fn siftdb(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_siftdb")).args(args).output().unwrap()
+}
+
+fn run_json(args: &[&str]) -> (i32, Value) {
+    let out = siftdb(args);
+    let text = String::from_utf8(out.stdout).unwrap();
+    let v: Value = serde_json::from_str(&text).unwrap_or_else(|e| panic!("{e}: {text}"));
+    (out.status.code().unwrap(), v)
+}
+
+/// 300 keys `key00000`.. (every 7th also has an older tombstone), plus a
+/// key with a NUL byte, in 256-byte blocks.
+fn build(dir: &Path, name: &str, filter: FilterKind) -> PathBuf {
+    let path = dir.join(name);
+    let opts = TableOptions { block_bytes: 256, filter, seed: 42, ..TableOptions::default() };
+    let mut b = TableBuilder::create(&path, opts).unwrap();
+    b.add(b"a\x00nul", 5, ValueKind::Value, b"v\x01").unwrap();
+    for i in 0..300u32 {
+        let key = format!("key{i:05}");
+        b.add(key.as_bytes(), u64::from(i) + 1000, ValueKind::Value, format!("value{i}").as_bytes()).unwrap();
+        if i % 7 == 0 {
+            b.add(key.as_bytes(), u64::from(i) + 10, ValueKind::Tombstone, b"").unwrap();
+        }
+    }
+    b.finish().unwrap();
+    path
+}
+
+fn p(path: &Path) -> &str {
+    path.to_str().unwrap()
+}
+
+#[test]
+fn info_reports_counts_ranges_and_filter_parameters() {
+    let dir = tempfile::tempdir().unwrap();
+    let cases = [
+        (FilterKind::BinaryFuse8, "fuse8", "segment_length"),
+        (FilterKind::Xor16, "xor16", "block_length"),
+        (FilterKind::BlockedBloom { bits_per_key: 10.0 }, "blocked-bloom:10", "blocks"),
+        (FilterKind::Bloom { bits_per_key: 12.0 }, "bloom:12", "probes"),
+    ];
+    for (kind, name, param) in cases {
+        let path = build(dir.path(), &format!("{name}.sst").replace(':', "_"), kind);
+        let before = std::fs::read(&path).unwrap();
+        let (code, v) = run_json(&["sst", "info", p(&path), "--json"]);
+        assert_eq!(code, 0);
+        assert_eq!(v["entries"], 301 + 43);
+        assert_eq!(v["tombstones"], 43);
+        assert_eq!(v["distinct_keys"], 301);
+        assert_eq!(v["smallest_key"], "a\\x00nul");
+        assert_eq!(v["largest_key"], "key00299");
+        assert_eq!(v["min_seq"], 5);
+        assert_eq!(v["max_seq"], 1299);
+        assert_eq!(v["format_version"], 1);
+        assert_eq!(v["file_size"], before.len() as u64);
+        assert!(v["blocks"]["data"]["count"].as_u64().unwrap() > 5);
+        let f = &v["filter"];
+        assert_eq!(f["status"], "loaded", "{f}");
+        assert_eq!(f["kind"], name);
+        assert_eq!(f["hash_seed"], 42);
+        assert_eq!(f["keys"], 301);
+        assert_eq!(f["fell_back"], false);
+        assert!(f["params"][param].as_u64().unwrap() > 0, "{name}: {f}");
+        let fpr = f["theoretical_fpr"].as_f64().unwrap();
+        assert!(fpr > 0.0 && fpr < 0.05, "{name}: {fpr}");
+        let bpk = f["bits_per_key"].as_f64().unwrap();
+        let expected = f["bytes"].as_f64().unwrap() * 8.0 / 301.0;
+        assert!((bpk - expected).abs() < 1e-9);
+        assert_eq!(std::fs::read(&path).unwrap(), before, "info must not modify the file");
+    }
+    // The text form names the same things.
+    let path = dir.path().join("fuse8.sst");
+    let out = siftdb(&["sst", "info", p(&path)]);
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(text.contains("fuse8") && text.contains("segment length") && text.contains("theoretical FPR"));
+}
+
+#[test]
+fn info_explains_a_fallback_filter() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("fb.sst");
+    let opts = TableOptions {
+        filter: FilterKind::Xor8,
+        inject_filter_build_failure: true,
+        ..TableOptions::default()
+    };
+    let mut b = TableBuilder::create(&path, opts).unwrap();
+    b.add(b"k", 1, ValueKind::Value, b"v").unwrap();
+    b.finish().unwrap();
+    let (code, v) = run_json(&["sst", "info", p(&path), "--json"]);
+    assert_eq!(code, 0);
+    assert_eq!(v["filter"]["requested"], "xor8");
+    assert_eq!(v["filter"]["fell_back"], true);
+    assert!(v["filter"]["kind"].as_str().unwrap().starts_with("blocked-bloom"));
+    assert!(v["filter"]["fallback_reason"].as_str().unwrap().contains("injected"));
+}
+
+#[test]
+fn info_reports_a_filter_dropped_as_corrupt() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = build(dir.path(), "t.sst", FilterKind::BinaryFuse8);
+    let (_, v) = run_json(&["sst", "info", p(&path), "--json"]);
+    let at = usize::try_from(v["footer"]["filter"]["offset"].as_u64().unwrap()).unwrap();
+    let mut bytes = std::fs::read(&path).unwrap();
+    bytes[at + 40] ^= 0x01;
+    std::fs::write(&path, &bytes).unwrap();
+    let (code, v) = run_json(&["sst", "info", p(&path), "--json"]);
+    assert_eq!(code, 1);
+    assert_eq!(v["filter"]["status"], "dropped");
+    assert_eq!(v["filter"]["dropped_as_corrupt"], true);
+    assert!(v["filter"]["dropped_reason"].as_str().unwrap().contains("checksum"));
+    let (code, v) = run_json(&["sst", "verify", p(&path), "--json"]);
+    assert_eq!(code, 1);
+    assert_eq!(v["tables"][0]["problems"][0]["offset"], at as u64);
+}
+
+#[test]
+fn scan_honours_range_limit_and_hex() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = build(dir.path(), "t.sst", FilterKind::BinaryFuse8);
+    let (code, v) = run_json(&["sst", "scan", p(&path), "--from", "key00007", "--to", "key00009", "--json"]);
+    assert_eq!(code, 0);
+    let e = v["entries"].as_array().unwrap();
+    // key00007 has a value and an older tombstone, key00008 one value.
+    let got: Vec<(String, u64, String)> = e
+        .iter()
+        .map(|x| {
+            (
+                x["key"].as_str().unwrap().into(),
+                x["seq"].as_u64().unwrap(),
+                x["kind"].as_str().unwrap().into(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        got,
+        [
+            ("key00007".into(), 1007, "value".into()),
+            ("key00007".into(), 17, "tombstone".into()),
+            ("key00008".into(), 1008, "value".into())
+        ]
+    );
+    assert_eq!(e[0]["value"], "value7");
+    assert!(e[1]["value"].is_null());
+    let (_, v) = run_json(&["sst", "scan", p(&path), "--limit", "2", "--hex", "--json"]);
+    assert_eq!(v["count"], 2);
+    assert_eq!(v["truncated"], true);
+    assert_eq!(v["entries"][0]["key"], "61006e756c");
+    assert_eq!(v["entries"][0]["value"], "7601");
+    let (_, v) = run_json(&["sst", "scan", p(&path), "--from", "6b6579303032393900", "--hex", "--json"]);
+    assert_eq!(v["count"], 0);
+    let out = siftdb(&["sst", "scan", p(&path), "--limit", "1"]);
+    assert_eq!(String::from_utf8(out.stdout).unwrap().lines().next().unwrap(), "a\\x00nul @5 value v\\x01");
+    assert_eq!(siftdb(&["sst", "scan", p(&path), "--hex", "--from", "xyz"]).status.code(), Some(2));
+}
+
+#[test]
+fn verify_passes_a_sound_table_and_names_the_offset_of_a_flipped_byte() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = build(dir.path(), "t.sst", FilterKind::BinaryFuse8);
+    let (code, v) = run_json(&["sst", "verify", p(&path), "--json"]);
+    assert_eq!(code, 0, "{v}");
+    assert_eq!(v["ok"], true);
+    assert_eq!(v["tables"][0]["entries_checked"], 344);
+    assert_eq!(v["tables"][0]["keys_probed"], 301);
+    // Flip a byte inside data block 2.
+    let (_, layout) = run_json(&["sst", "layout", p(&path), "--json"]);
+    let block2 = layout["regions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["kind"] == "data" && r["block"] == 2)
+        .unwrap();
+    let offset = block2["offset"].as_u64().unwrap();
+    let mut bytes = std::fs::read(&path).unwrap();
+    bytes[usize::try_from(offset).unwrap() + 10] ^= 0x20;
+    std::fs::write(&path, &bytes).unwrap();
+    let (code, v) = run_json(&["sst", "verify", p(&path), "--json"]);
+    assert_eq!(code, 1);
+    assert_eq!(v["ok"], false);
+    let problems = v["tables"][0]["problems"].as_array().unwrap();
+    assert!(problems.iter().any(|x| x["offset"] == offset), "{problems:?}");
+    assert_eq!(std::fs::read(&path).unwrap(), bytes, "verify must not modify the file");
+    let out = siftdb(&["sst", "verify", p(&path)]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8(out.stdout).unwrap().contains(&format!("offset {offset}")));
+}
+
+#[test]
+fn verify_dir_checks_every_table_and_counts_unreadable_ones_as_problems() {
+    let dir = tempfile::tempdir().unwrap();
+    build(dir.path(), "000001.sst", FilterKind::BinaryFuse8);
+    build(dir.path(), "000002.sst", FilterKind::Bloom { bits_per_key: 10.0 });
+    std::fs::write(dir.path().join("notes.txt"), "ignored").unwrap();
+    let (code, v) = run_json(&["sst", "verify", p(dir.path()), "--json"]);
+    assert_eq!((code, v["tables_checked"].as_u64()), (0, Some(2)));
+    std::fs::write(dir.path().join("000003.sst"), "not a table").unwrap();
+    let (code, v) = run_json(&["sst", "verify", p(dir.path()), "--json"]);
+    assert_eq!((code, v["tables_checked"].as_u64(), v["problems"].as_u64()), (1, Some(3), Some(1)));
+    assert!(v["tables"][2]["error"].as_str().unwrap().contains("000003.sst"));
+}
+
+#[test]
+fn bad_inputs_exit_2_with_the_path_and_leave_files_alone() {
+    let dir = tempfile::tempdir().unwrap();
+    let good = build(dir.path(), "t.sst", FilterKind::BinaryFuse8);
+    let bytes = std::fs::read(&good).unwrap();
+    let truncated = dir.path().join("truncated.sst");
+    std::fs::write(&truncated, &bytes[..bytes.len() - 20]).unwrap();
+    let foreign = dir.path().join("foreign.sst");
+    std::fs::write(&foreign, vec![7u8; 500]).unwrap();
+    let tiny = dir.path().join("tiny.sst");
+    std::fs::write(&tiny, b"abc").unwrap();
+    let missing = dir.path().join("missing.sst");
+    for path in [&truncated, &foreign, &tiny, &missing] {
+        let before = std::fs::read(path).ok();
+        for cmd in [&["info"][..], &["scan"], &["verify"], &["fpr", "--probes", "10"], &["layout"]] {
+            let mut args = vec!["sst"];
+            args.extend_from_slice(&cmd[..1]);
+            args.push(p(path));
+            args.extend_from_slice(&cmd[1..]);
+            let out = siftdb(&args);
+            assert_eq!(out.status.code(), Some(2), "{args:?}");
+            let err = String::from_utf8(out.stderr).unwrap();
+            assert_eq!(err.lines().count(), 1, "{err}");
+            assert!(err.contains(p(path)), "{args:?}: {err}");
+        }
+        assert_eq!(std::fs::read(path).ok(), before);
+    }
+    let out = siftdb(&["sst", "info", p(dir.path())]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8(out.stderr).unwrap().contains("directory"));
+    assert_eq!(siftdb(&["sst", "info"]).status.code(), Some(2), "missing argument is a usage error");
+    assert_eq!(siftdb(&["sst", "bogus"]).status.code(), Some(2));
+}
+
+#[test]
+fn fpr_measures_close_to_theory_on_keys_the_table_lacks() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = build(dir.path(), "b.sst", FilterKind::Bloom { bits_per_key: 4.0 });
+    let (code, v) = run_json(&["sst", "fpr", p(&path), "--probes", "20000", "--json"]);
+    assert_eq!(code, 0);
+    assert_eq!(v["probes"], 20000);
+    let measured = v["measured_fpr"].as_f64().unwrap();
+    let theory = v["theoretical_fpr"].as_f64().unwrap();
+    // 4 bits/key Bloom: ~15%; the measurement on 20k probes is within a few points.
+    assert!((measured - theory).abs() < 0.04, "measured {measured}, theory {theory}");
+    assert!(v["ci95_low"].as_f64().unwrap() <= measured && measured <= v["ci95_high"].as_f64().unwrap());
+    let none = build(dir.path(), "n.sst", FilterKind::None);
+    let (code, v) = run_json(&["sst", "fpr", p(&none), "--probes", "100", "--json"]);
+    assert_eq!((code, v["filter_usable"].as_bool()), (0, Some(false)));
+    assert!(v["measured_fpr"].is_null());
+}
+
+#[test]
+fn probe_reports_the_filter_answer_and_the_truth() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = build(dir.path(), "t.sst", FilterKind::BinaryFuse8);
+    let (code, v) = run_json(&["sst", "probe", p(&path), "key00014", "--json"]);
+    assert_eq!(code, 0);
+    assert_eq!(v["filter"], "may_contain");
+    assert_eq!(v["held"], true);
+    assert_eq!(v["newest"]["seq"], 1014);
+    assert_eq!(v["newest"]["value"], "value14");
+    assert_eq!(v["versions"][1]["kind"], "tombstone");
+    let (code, v) = run_json(&["sst", "probe", p(&path), "610000", "--hex", "--json"]);
+    assert_eq!(code, 0);
+    assert_eq!(v["held"], false);
+    let answer = v["filter"].as_str().unwrap();
+    assert_eq!(v["false_positive"], answer == "may_contain");
+    // Agrees with the library's own lookup.
+    let t = Table::open_path(&path).unwrap();
+    assert_eq!(t.get(b"a\x00\x00", u64::MAX >> 8).unwrap().entry, None);
+}
+
+#[test]
+fn layout_tiles_the_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = build(dir.path(), "t.sst", FilterKind::Xor8);
+    let (code, v) = run_json(&["sst", "layout", p(&path), "--json"]);
+    assert_eq!(code, 0);
+    assert_eq!(v["anomalies"], 0);
+    let regions = v["regions"].as_array().unwrap();
+    let mut at = 0;
+    for r in regions {
+        assert_eq!(r["offset"].as_u64().unwrap(), at, "{r}");
+        at += r["size"].as_u64().unwrap();
+    }
+    assert_eq!(at, v["file_size"].as_u64().unwrap());
+    let kinds: Vec<&str> =
+        regions.iter().map(|r| r["kind"].as_str().unwrap()).filter(|k| *k != "trailer").collect();
+    let tail: Vec<&str> = kinds.iter().rev().take(4).rev().copied().collect();
+    assert_eq!(tail, ["index", "filter", "properties", "footer"]);
+    assert_eq!(regions.iter().filter(|r| r["kind"] == "trailer").count(), kinds.len() - 1);
+}
+
+#[test]
+fn every_command_has_help() {
+    for cmd in ["info", "scan", "verify", "fpr", "probe", "layout"] {
+        let out = siftdb(&["sst", cmd, "--help"]);
+        assert_eq!(out.status.code(), Some(0), "{cmd}");
+        assert!(String::from_utf8(out.stdout).unwrap().contains("Usage"));
+    }
+}
+
+#[test]
+fn damaged_tables_never_crash_any_command() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("small.sst");
+    let opts = TableOptions { block_bytes: 128, filter: FilterKind::BinaryFuse8, ..TableOptions::default() };
+    let mut b = TableBuilder::create(&path, opts).unwrap();
+    for i in 0..60u32 {
+        b.add(format!("k{i:03}").as_bytes(), u64::from(i) + 1, ValueKind::Value, b"v").unwrap();
+    }
+    b.finish().unwrap();
+    let good = std::fs::read(&path).unwrap();
+    let bad = dir.path().join("bad.sst");
+    let mut flips = 0;
+    for i in (0..good.len()).step_by(29) {
+        let mut bytes = good.clone();
+        bytes[i] ^= 0x5a;
+        std::fs::write(&bad, &bytes).unwrap();
+        for cmd in
+            [&["info", "--json"][..], &["scan"], &["verify"], &["probe", "--json", "k007"], &["layout"]]
+        {
+            let mut args = vec!["sst", cmd[0], p(&bad)];
+            args.extend_from_slice(&cmd[1..]);
+            let out = siftdb(&args);
+            let code = out.status.code();
+            assert!(matches!(code, Some(0..=2)), "{args:?} after a flip at {i}: {code:?}");
+            if cmd[0] == "verify" {
+                assert_ne!(code, Some(0), "verify missed a flip at {i}");
+            }
+        }
+        assert_eq!(std::fs::read(&bad).unwrap(), bytes);
+        flips += 1;
+    }
+    assert!(flips > 20);
+}
+
+#[test]
+fn info_prints_keys_as_hex_on_request() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = build(dir.path(), "t.sst", FilterKind::BinaryFuse8);
+    let (_, v) = run_json(&["sst", "info", p(&path), "--hex", "--json"]);
+    assert_eq!(v["smallest_key"], "61006e756c");
+    assert_eq!(v["largest_key"], "6b65793030323939");
+}
