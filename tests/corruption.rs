@@ -529,12 +529,11 @@ fn db_files_sweep() {
             if (lowest..=ops.len()).any(|p| states[p] == got) {
                 Ok(false)
             } else if is_manifest && damage.offset() >= last_edit_at && got == unflushed_only {
-                // KNOWN WEAKNESS (reported): damage in the manifest's last
-                // edit reads as a torn tail, the edit naming the flushed
-                // table is dropped, and the flushed keys are silently gone
-                // (their WAL was deleted after the flush). Counted, not failed.
+                // Regression: damage in the manifest's last edit used to read
+                // as a torn tail, dropping the edit that named the flushed
+                // table (whose WAL was already deleted). Open now reports it.
                 manifest_tail_losses.set(manifest_tail_losses.get() + 1);
-                Ok(false)
+                Err(format!("{name}: damaged last manifest edit silently lost the flushed table"))
             } else {
                 Err(format!("{name}: recovered state is not the written one (or a torn WAL prefix)"))
             }
@@ -545,7 +544,7 @@ fn db_files_sweep() {
     }
     eprintln!(
         "db files: {total} trials over {} files; {} damaged-last-manifest-edit trials silently lost the \
-         flushed table (known weakness)",
+         flushed table",
         files.len(),
         manifest_tail_losses.get()
     );

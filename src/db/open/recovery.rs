@@ -107,7 +107,21 @@ pub(crate) fn replay_logs(
     let mut active_log = None;
     let mut discard = Vec::new();
     let mut stopped = false;
-    for number in list_logs(fs, dir)?.into_iter().filter(|&n| n >= log_number) {
+    let logs = list_logs(fs, dir)?;
+    // The WAL the manifest names as oldest live one is created before the
+    // edit naming it and deleted only after a later edit supersedes it. If it
+    // is gone while newer WALs exist, the manifest has lost that later edit
+    // (damage its reader took for a torn tail): the flushed table that edit
+    // installed, whose WAL is deleted, would silently vanish.
+    if log_number > 0 && !logs.contains(&log_number) && logs.iter().any(|&n| n > log_number) {
+        return Err(Error::corruption_in(
+            &dir.join(crate::manifest::log_file_name(log_number)),
+            0,
+            "the manifest's oldest live WAL is missing while newer ones exist: \
+             the manifest has lost an edit (a flush or compaction)",
+        ));
+    }
+    for number in logs.into_iter().filter(|&n| n >= log_number) {
         let path = dir.join(crate::manifest::log_file_name(number));
         if stopped {
             discard.push(path);
