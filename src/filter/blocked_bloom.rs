@@ -10,7 +10,7 @@
 //! instead of k: present keys are ~1.9× faster than a classic Bloom filter
 //! at 10^7 keys. Absent keys measured only at parity there (a classic
 //! filter's first probe already rejects half of them and its other probes
-//! overlap), ~1.2× faster at 10^5–10^6 keys; see docs/design/bloom.md.
+//! overlap), ~1.2× faster at 10^5–10^6 keys; see DESIGN.md, "Bloom filters".
 //!
 //! # Choosing k
 //!
@@ -312,7 +312,7 @@ impl Filter for BlockedBloom {
         // Probe 0 (multiplier 1) may exit early: half of all absent keys stop
         // here. The remaining probes hit the same, now cached, line and are
         // combined without branches: their outcome is a coin flip the branch
-        // predictor cannot learn. Measured best overall (docs/design/bloom.md):
+        // predictor cannot learn. Measured best overall (DESIGN.md, "Bloom filters"):
         // fully branch-free is faster while the filter fits in L2 but far
         // slower once it spills to L3/DRAM; full early exit is the reverse.
         let pos = h >> 23;
