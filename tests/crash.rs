@@ -12,7 +12,7 @@
 //!
 //! The same database is carried through every cycle, so recovery runs on
 //! the leftovers of earlier recoveries. `SIFTDB_CRASH_CYCLES=N` (default
-//! 50) sets the number of cycles.
+//! 100) sets the number of cycles.
 
 #[path = "common/workload.rs"]
 mod workload;
@@ -249,7 +249,7 @@ fn crash_child_workload() {
 
 #[test]
 fn crash_loop() {
-    let cycles: u64 = std::env::var("SIFTDB_CRASH_CYCLES").map_or(50, |s| s.parse().unwrap());
+    let cycles: u64 = std::env::var("SIFTDB_CRASH_CYCLES").map_or(100, |s| s.parse().unwrap());
     let shm = Path::new("/dev/shm");
     let dir = if shm.is_dir() { tempfile::tempdir_in(shm) } else { tempfile::tempdir() }.unwrap();
     let exe = std::env::current_exe().unwrap();
