@@ -87,3 +87,68 @@ fn bad_options_are_invalid_arguments() {
     assert!(matches!(Db::open(dir.path(), o), Err(Error::InvalidArgument(_))));
     assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
 }
+
+/// Every file in `dir` with its contents, sorted by name.
+fn snapshot_files(dir: &std::path::Path) -> Vec<(String, Vec<u8>)> {
+    let mut out: Vec<_> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| {
+            let e = e.unwrap();
+            (e.file_name().to_string_lossy().into_owned(), std::fs::read(e.path()).unwrap())
+        })
+        .collect();
+    out.sort();
+    out
+}
+
+/// Regression: a database whose `CURRENT` was lost was taken for a fresh
+/// directory and its tables, manifest and log were deleted.
+#[test]
+fn a_missing_current_with_data_is_corruption_and_changes_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = Db::open(dir.path(), opts()).unwrap();
+    for k in [b"k1", b"k2", b"k3"] {
+        db.put(k, b"v").unwrap();
+    }
+    db.flush().unwrap();
+    db.put(b"k9", b"v").unwrap();
+    drop(db);
+    std::fs::remove_file(dir.path().join("CURRENT")).unwrap();
+    let before = snapshot_files(dir.path());
+    assert!(before.iter().any(|(n, _)| n.ends_with(".sst")), "{before:?}");
+    for _ in 0..2 {
+        match Db::open(dir.path(), opts()) {
+            Err(Error::Corruption { file: Some(f), what, .. }) => {
+                assert!(f.ends_with("CURRENT"), "{f:?}");
+                assert!(what.contains("CURRENT is missing"), "{what}");
+            }
+            other => panic!("{other:?}"),
+        }
+        assert_eq!(snapshot_files(dir.path()), before, "a refused open changed the directory");
+    }
+    // The same holds with only the unflushed write (a log with records) left.
+    for (name, _) in &before {
+        if name.ends_with(".sst") || name.starts_with("MANIFEST-") {
+            std::fs::remove_file(dir.path().join(name)).unwrap();
+        }
+    }
+    let logs_only = snapshot_files(dir.path());
+    assert!(matches!(Db::open(dir.path(), opts()), Err(Error::Corruption { .. })));
+    assert_eq!(snapshot_files(dir.path()), logs_only);
+}
+
+/// What a creation that crashed before writing `CURRENT` leaves (a lock
+/// file, an empty log, the manifest of an empty database, temporary files)
+/// is still initialised as a new database.
+#[test]
+fn leftovers_of_an_unfinished_create_are_a_fresh_database() {
+    let dir = tempfile::tempdir().unwrap();
+    Db::open(dir.path(), opts()).unwrap().close().unwrap();
+    std::fs::remove_file(dir.path().join("CURRENT")).unwrap();
+    std::fs::write(dir.path().join("CURRENT.tmp"), b"MANI").unwrap();
+    let db = Db::open(dir.path(), opts()).unwrap();
+    db.put(b"k", b"v").unwrap();
+    drop(db);
+    let db = Db::open(dir.path(), opts()).unwrap();
+    assert_eq!(db.get(b"k").unwrap().as_deref(), Some(&b"v"[..]));
+}

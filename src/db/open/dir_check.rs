@@ -3,7 +3,7 @@
 use std::path::Path;
 
 use crate::fs::FileSystem;
-use crate::manifest::{CURRENT, parse_file_name};
+use crate::manifest::{CURRENT, FileKind, parse_file_name, replay};
 use crate::{Error, Result};
 
 /// What `Db::open` found at its path.
@@ -11,8 +11,9 @@ use crate::{Error, Result};
 pub(crate) enum Found {
     /// Nothing: create the directory and a new database.
     Missing,
-    /// An empty directory, or one holding only files siftdb names (left by
-    /// a creation that crashed before `CURRENT` was written): a new database.
+    /// An empty directory, or one holding only what a creation that crashed
+    /// before `CURRENT` was written leaves (a lock file, temporary files, an
+    /// empty log, a manifest of an empty database): a new database.
     Fresh,
     /// A database (`CURRENT` exists).
     Database,
@@ -29,7 +30,8 @@ pub(crate) fn is_siftdb_name(name: &str) -> bool {
 /// # Errors
 /// `InvalidArgument` naming the path if it is not a directory, or is a
 /// non-empty directory holding something siftdb did not write and no
-/// `CURRENT`; `Io` if it cannot be read.
+/// `CURRENT`; `Corruption` naming `CURRENT` if it is missing but the
+/// directory holds data (see [`check_fresh`]); `Io` if it cannot be read.
 pub(crate) fn classify(fs: &dyn FileSystem, path: &Path) -> Result<Found> {
     let meta = match std::fs::metadata(path) {
         Ok(m) => m,
@@ -52,7 +54,49 @@ pub(crate) fn classify(fs: &dyn FileSystem, path: &Path) -> Result<Found> {
             )));
         }
     }
+    check_fresh(fs, path)?;
     Ok(Found::Fresh)
+}
+
+/// Checks that a directory without `CURRENT` holds no data, so creating a
+/// database there (which deletes the files the new state does not name)
+/// loses nothing.
+///
+/// A creation that crashed before `CURRENT` was written leaves at most a
+/// lock file, temporary files, an empty log and a manifest holding the one
+/// snapshot edit of an empty database. Anything more (a table, a log with
+/// records, a manifest naming tables or writes, or one that does not
+/// replay) means `CURRENT` was lost from a real database.
+///
+/// # Errors
+/// `Corruption` naming the missing `CURRENT` and the file that holds data;
+/// `Io` if a file cannot be read.
+pub(crate) fn check_fresh(fs: &dyn FileSystem, path: &Path) -> Result<()> {
+    for entry in fs.list_dir(path)? {
+        let Some(name) = entry.file_name().and_then(|n| n.to_str()) else { continue };
+        let holds_data = match parse_file_name(name) {
+            Some((FileKind::Table, _)) => true,
+            Some((FileKind::Log, _)) => !fs.read(&entry)?.is_empty(),
+            Some((FileKind::Manifest, _)) => {
+                let bytes = fs.read(&entry)?;
+                !bytes.is_empty()
+                    && replay(&bytes)
+                        .map_or(true, |r| r.state.version.tables().next().is_some() || r.state.last_seq > 0)
+            }
+            _ => false,
+        };
+        if holds_data {
+            return Err(Error::corruption_in(
+                &path.join(CURRENT),
+                0,
+                format!(
+                    "CURRENT is missing but the directory holds data ({name}); \
+                     refusing to create a new database over it"
+                ),
+            ));
+        }
+    }
+    Ok(())
 }
 
 #[cfg(test)]

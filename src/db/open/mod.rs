@@ -62,6 +62,9 @@ pub(crate) fn open(dir: &Path, opts: Options) -> Result<Opened> {
     let lock = DirLock::acquire(&*fs, dir)?;
     // Re-check under the lock: another process may have created it meanwhile.
     let existing = fs.exists(&dir.join(crate::manifest::CURRENT));
+    if !existing {
+        dir_check::check_fresh(&*fs, dir)?;
+    }
 
     let (mut set, old_manifest) = if existing {
         let loaded = recovery::load_manifest(&*fs, dir)?;
