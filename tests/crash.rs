@@ -8,12 +8,20 @@
 //! - every acknowledged write is present;
 //! - an op in flight at the kill (intent, no ack) left old or new values;
 //! - a batch is all-or-nothing;
-//! - no key exists that the oracle does not explain.
+//! - no key exists that the oracle does not explain;
+//! - what `siftdb db verify` checks is clean, both on the killed child's
+//!   files and after the reopen (every table verifies and matches its
+//!   manifest record, every log replays strictly).
+//!
+//! Sizes are chosen so that compactions push data past L1: the test
+//! asserts that a table reached level 2 or deeper in some cycle.
 //!
 //! The same database is carried through every cycle, so recovery runs on
 //! the leftovers of earlier recoveries. `SIFTDB_CRASH_CYCLES=N` (default
 //! 100) sets the number of cycles.
 
+#[path = "common/db_verify.rs"]
+mod db_verify;
 #[path = "common/workload.rs"]
 mod workload;
 
@@ -30,7 +38,7 @@ use workload::Rng;
 const CHILD_DIR: &str = "SIFTDB_CRASH_CHILD_DIR";
 const CHILD_CYCLE: &str = "SIFTDB_CRASH_CHILD_CYCLE";
 const WRITERS: u64 = 3;
-const KEYS_PER_WRITER: u64 = 16;
+const KEYS_PER_WRITER: u64 = 64;
 /// A child left running this long (the parent died) stops by itself.
 const CHILD_MAX_RUN: Duration = Duration::from_secs(20);
 
@@ -40,8 +48,11 @@ fn options(cycle: u64) -> Options {
         sync: cycle.is_multiple_of(2),
         memtable_bytes: 4096,
         block_bytes: 512,
-        table_target_bytes: 8192,
-        base_level_bytes: 16 << 10,
+        // About 3 × 64 keys × 100 bytes live: L1 (4 KiB) overflows into
+        // L2 (16 KiB), and L2 at times into L3.
+        table_target_bytes: 4096,
+        base_level_bytes: 4 << 10,
+        level_size_ratio: 4,
         l0_compaction_trigger: 2,
         hash_salt: Some(0xC0DE),
         ..Options::default()
@@ -69,7 +80,7 @@ fn writer(db: &Db, dir: &Path, cycle: u64, w: u64, stop: &AtomicBool, max_ops: u
         let entries: Vec<(Vec<u8>, Option<String>)> = (0..width)
             .map(|j| {
                 let k = key(w, rng.below(KEYS_PER_WRITER));
-                let v = (rng.below(5) != 0).then(|| format!("c{cycle}w{w}o{op}.{j}{}", "-".repeat(40)));
+                let v = (rng.below(5) != 0).then(|| format!("c{cycle}w{w}o{op}.{j}{}", "-".repeat(80)));
                 (k, v)
             })
             .collect();
@@ -245,6 +256,15 @@ fn crash_child_workload() {
     let (acked, flying) = verify(&db, dir.path(), 1, &mut model);
     assert_eq!((acked, flying), (200 * WRITERS as usize, 0));
     db.close().unwrap();
+    assert_verified(&dir.path().join("db"), 1, "after a clean run");
+}
+
+/// Fails if `db verify` would report a problem; returns the deepest level
+/// holding a table.
+fn assert_verified(db_dir: &Path, cycle: u64, when: &str) -> Option<usize> {
+    let (problems, deepest) = db_verify::db_problems(db_dir);
+    assert!(problems.is_empty(), "cycle {cycle}: db verify {when}: {problems:#?}");
+    deepest
 }
 
 #[test]
@@ -256,6 +276,7 @@ fn crash_loop() {
     let mut rng = Rng::new(0xC4A5);
     let mut model = State::new();
     let (mut acked, mut flying) = (0, 0);
+    let mut deepest = None;
     let start = Instant::now();
     for cycle in 0..cycles {
         let stderr = std::fs::File::create(dir.path().join("child-stderr")).unwrap();
@@ -274,20 +295,25 @@ fn crash_loop() {
         }
         child.kill().unwrap(); // SIGKILL on unix
         child.wait().unwrap();
+        deepest = deepest.max(assert_verified(&dir.path().join("db"), cycle, "after the kill"));
         let db = Db::open(dir.path().join("db"), options(cycle)).unwrap();
         let (a, f) = verify(&db, dir.path(), cycle, &mut model);
         acked += a;
         flying += f;
         db.close().unwrap();
+        deepest = deepest.max(assert_verified(&dir.path().join("db"), cycle, "after the reopen"));
         for w in 0..WRITERS {
             let _ = std::fs::remove_file(oracle_path(dir.path(), cycle, w));
         }
     }
     eprintln!(
         "crash loop: {cycles} cycles in {:.1}s, {acked} acknowledged ops all present, {flying} in-flight ops \
-         all-or-nothing, {} live keys",
+         all-or-nothing, {} live keys, db verify clean twice per cycle, deepest level {deepest:?}",
         start.elapsed().as_secs_f64(),
         model.len()
     );
     assert!(acked > cycles as usize, "children made too little progress to test anything");
+    if cycles >= 20 {
+        assert!(deepest >= Some(2), "no table ever reached level 2: compactions past L1 were not tested");
+    }
 }
