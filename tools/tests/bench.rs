@@ -53,6 +53,31 @@ fn filters_save_block_reads_and_every_output_is_written() {
         let levels = p["levels"].as_array().unwrap();
         assert!(levels.iter().filter(|l| l["tables"].as_u64().unwrap() > 0).count() >= 3, "{levels:?}");
     }
+    // The bound is (present fraction) + Σ over probed filters of their FPR +
+    // 0.1%: every L0 table, one table per deeper level.
+    for p in policies {
+        let probed: f64 = p["levels"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|l| {
+                let tables = l["tables"].as_u64().unwrap();
+                let probed = if l["level"] == 0 { tables } else { tables.min(1) };
+                probed as f64 * l["filter_fpr"].as_f64().unwrap()
+            })
+            .sum();
+        for w in p["workloads"].as_array().unwrap() {
+            let present = w["present_lookups"].as_f64().unwrap() / w["lookups"].as_f64().unwrap();
+            let bound = w["bound_blocks_per_lookup"].as_f64().unwrap();
+            assert!(
+                (bound - (present + probed + 0.001)).abs() < 1e-9,
+                "{}: {bound} vs {probed}",
+                p["policy"]
+            );
+            assert_eq!(w["within_bound"], true, "{}: {}", p["policy"], w["workload"]);
+            assert!(w["blocks_per_lookup"].as_f64().unwrap() <= bound);
+        }
+    }
     // Present keys are found: uniform lookups read at least one block each.
     let uniform =
         policies[1]["workloads"].as_array().unwrap().iter().find(|w| w["workload"] == "uniform").unwrap();
@@ -63,6 +88,34 @@ fn filters_save_block_reads_and_every_output_is_written() {
     assert!(csv.starts_with("policy,workload,"));
     let svg = std::fs::read_to_string(svg).unwrap();
     assert!(svg.starts_with("<svg") && svg.contains("fuse8") && svg.contains("monkey:10"));
+}
+
+#[test]
+fn several_l0_tables_each_count_in_the_absent_key_bound() {
+    // Issue 7's repro: few keys leave several overlapping L0 tables, and an
+    // absent key probes every one of them.
+    let out = siftdb()
+        .args(["bench", "--keys", "5000", "--lookups", "50000", "--workloads", "absent", "--json"])
+        .args(["--policies", "none,bloom:10,blocked-bloom:10"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "stderr: {}", String::from_utf8_lossy(&out.stderr));
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    for p in report["policies"].as_array().unwrap() {
+        let l0 = &p["levels"][0];
+        let l0_tables = l0["tables"].as_u64().unwrap();
+        assert!(l0_tables >= 2, "{}: {l0}", p["policy"]);
+        let w = &p["workloads"][0];
+        assert_eq!(w["within_bound"], true, "{}: {w}", p["policy"]);
+        let bound = w["bound_blocks_per_lookup"].as_f64().unwrap();
+        assert!(bound >= l0_tables as f64 * l0["filter_fpr"].as_f64().unwrap(), "{}: {bound}", p["policy"]);
+        if p["policy"] != "none" {
+            // Each L0 filter passes ~1% of absent keys: blocks/lookup is
+            // about L0 tables × FPR, well above one table's FPR.
+            let blocks = w["blocks_per_lookup"].as_f64().unwrap();
+            assert!(blocks > l0["filter_fpr"].as_f64().unwrap() * 1.2, "{}: {blocks}", p["policy"]);
+        }
+    }
 }
 
 #[test]

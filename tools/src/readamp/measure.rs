@@ -5,7 +5,7 @@ use std::time::{Duration, Instant};
 
 use indicatif::{ProgressBar, ProgressStyle};
 use siftdb::policy::FilterPolicy;
-use siftdb::{Db, Options, Stats, WriteBatch};
+use siftdb::{Db, FilterKind, Options, Stats, WriteBatch};
 
 use super::workload::{self, SplitMix, Workload};
 
@@ -43,8 +43,13 @@ pub struct LevelShape {
     pub filter_kinds: Vec<String>,
     /// Filter bytes.
     pub filter_bytes: u64,
-    /// Rate the policy targeted.
+    /// Rate the policy targets for the level now (as `Stats` reports it).
     pub target_fpr: f64,
+    /// The theoretical false-positive rate of the level's filters as built:
+    /// the highest among the kinds its tables carry (1 for a table without a
+    /// filter, 0 for an empty level). A lookup that probes one of the level's
+    /// tables for a key it lacks reads a data block with at most this chance.
+    pub filter_fpr: f64,
 }
 
 /// One workload's figures on one policy.
@@ -54,6 +59,8 @@ pub struct WorkloadResult {
     pub workload: Workload,
     /// Lookups run.
     pub lookups: usize,
+    /// Lookups of keys that were loaded (the rest were absent).
+    pub present_lookups: u64,
     /// Engine counters over the lookups alone.
     pub stats: Stats,
     /// Wall time of the lookup phase.
@@ -195,7 +202,16 @@ fn run_lookups(config: &Config, name: &str, db: &Db, workload: Workload) -> Resu
         wrong_answers += wrong;
     }
     latencies_ns.sort_unstable();
-    Ok(WorkloadResult { workload, lookups: seq.len(), stats, elapsed, latencies_ns, wrong_answers })
+    let present_lookups = seq.iter().filter(|&&i| i < config.keys).count() as u64;
+    Ok(WorkloadResult {
+        workload,
+        lookups: seq.len(),
+        present_lookups,
+        stats,
+        elapsed,
+        latencies_ns,
+        wrong_answers,
+    })
 }
 
 /// Scans a few seeded ranges and checks them against the sorted key set.
@@ -245,6 +261,7 @@ fn shape(stats: &Stats) -> Vec<LevelShape> {
             },
             filter_bytes: l.filter_bytes,
             target_fpr: l.target_fpr,
+            filter_fpr: l.filter_kinds.iter().map(FilterKind::theoretical_fpr).fold(0.0, f64::max),
         })
         .collect()
 }

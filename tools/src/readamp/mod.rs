@@ -171,12 +171,11 @@ pub fn run(args: &Args) -> Result<Outcome, String> {
     if let Some(path) = &args.svg {
         std::fs::write(path, report.to_svg()).map_err(|e| format!("{}: {e}", path.display()))?;
     }
-    let wrong: u64 = report.results.iter().flat_map(|r| &r.workloads).map(|w| w.wrong_answers).sum();
-    if wrong > 0 {
-        eprintln!("siftdb: {wrong} lookups returned a wrong answer");
-        return Ok(Outcome::ProblemsFound);
+    let problems = report.problems();
+    for p in &problems {
+        eprintln!("siftdb: bench: {p}");
     }
-    Ok(Outcome::Clean)
+    Ok(if problems.is_empty() { Outcome::Clean } else { Outcome::ProblemsFound })
 }
 
 #[cfg(test)]
