@@ -2,7 +2,7 @@
 //! every acknowledged write is present (or overwritten by a later one), and
 //! the manifest names only files that exist.
 //!
-//! 20 kill cycles by default; `SIFTDB_CRASH_CYCLES=N` runs more.
+//! 100 kill cycles by default (issue 5 asks for 100+); `SIFTDB_CRASH_CYCLES=N` runs more.
 
 use std::collections::HashMap;
 use std::io::{BufRead, BufReader, Write};
@@ -92,7 +92,7 @@ fn sigkill_during_compaction_loses_no_acknowledged_write() {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
-    let cycles: u64 = std::env::var("SIFTDB_CRASH_CYCLES").ok().and_then(|s| s.parse().ok()).unwrap_or(20);
+    let cycles: u64 = std::env::var("SIFTDB_CRASH_CYCLES").ok().and_then(|s| s.parse().ok()).unwrap_or(100);
     let mut acked: Vec<u64> = Vec::new();
     let mut compactions_seen = false;
     for cycle in 0..cycles {
