@@ -32,6 +32,7 @@ mod kind;
 mod peel;
 #[cfg(test)]
 mod static_tests;
+mod three_wise;
 mod xor;
 
 pub use binary_fuse::{BinaryFuse, BinaryFuse8, BinaryFuse16};

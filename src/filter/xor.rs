@@ -26,13 +26,10 @@
 //! then in bounds, so a decoded filter cannot panic.
 
 use super::fingerprint::Fingerprint;
-use super::peel::{self, Constructed, Layout};
+use super::peel::{self, Layout};
+use super::three_wise::{GEOMETRY_OFFSET, ThreeWise};
 use super::{BuildError, Filter};
-use crate::codec::{Reader, seal, unseal};
 use crate::{Error, Result};
-
-const VERSION: u8 = 1;
-const HEADER_LEN: usize = 18;
 
 /// The three blocks of cells. Invariant (relied on by unsafe code through
 /// [`Layout`]): `1 <= block_length` and `3·block_length < 2^32`; build it
@@ -97,12 +94,7 @@ unsafe impl Layout for Blocks {
 /// assert!(hashes.iter().all(|&h| again.contains(h)));
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Xor<F> {
-    seed: u64,
-    keys: u32,
-    blocks: Blocks,
-    fingerprints: Box<[F]>,
-}
+pub struct Xor<F>(ThreeWise<F, Blocks>);
 
 /// Xor filter with 8-bit fingerprints: ε = 2^−8, 9.84 bits/key.
 pub type Xor8 = Xor<u8>;
@@ -121,51 +113,31 @@ impl<F: Fingerprint> Xor<F> {
     /// [`BuildError::ValidationFailed`] if the result rejects an input hash,
     /// [`BuildError::TooManyKeys`] beyond 2^31 keys.
     pub fn build(hashes: &[u64]) -> std::result::Result<Self, BuildError> {
-        let f = Self::construct(hashes, peel::MAX_ATTEMPTS, Blocks::for_keys)?;
-        f.validate(hashes)?;
-        Ok(f)
-    }
-
-    fn construct(
-        hashes: &[u64],
-        max_attempts: u32,
-        layout_for: impl Fn(usize) -> std::result::Result<Blocks, BuildError>,
-    ) -> std::result::Result<Self, BuildError> {
-        let Constructed { seed, layout, fingerprints, keys } =
-            peel::construct::<F, _>(hashes, max_attempts, layout_for)?;
-        let keys = u32::try_from(keys).map_err(|_| BuildError::TooManyKeys { keys, max: peel::MAX_KEYS })?;
-        Ok(Xor { seed, keys, blocks: layout, fingerprints })
-    }
-
-    fn validate(&self, hashes: &[u64]) -> std::result::Result<(), BuildError> {
-        match hashes.iter().find(|&&h| !self.contains(h)) {
-            Some(&hash) => Err(BuildError::ValidationFailed { hash }),
-            None => Ok(()),
-        }
+        ThreeWise::build(hashes, peel::MAX_ATTEMPTS, Blocks::for_keys).map(Xor)
     }
 
     /// The seed the input hashes are remixed with.
     #[must_use]
     pub fn seed(&self) -> u64 {
-        self.seed
+        self.0.seed
     }
 
     /// Distinct keys the filter was built from.
     #[must_use]
     pub fn keys(&self) -> usize {
-        self.keys as usize
+        self.0.keys as usize
     }
 
     /// Cells per block (a third of the array).
     #[must_use]
     pub fn block_length(&self) -> usize {
-        self.blocks.block_length as usize
+        self.0.layout.block_length as usize
     }
 
     /// Cells (fingerprints) in the array.
     #[must_use]
     pub fn cells(&self) -> usize {
-        self.fingerprints.len()
+        self.0.fingerprints.len()
     }
 
     /// Bits per fingerprint.
@@ -177,14 +149,7 @@ impl<F: Fingerprint> Xor<F> {
     /// Serialises the filter (format in the module docs).
     #[must_use]
     pub fn encode(&self) -> Vec<u8> {
-        let mut out = Vec::with_capacity(HEADER_LEN + self.fingerprints.len() * F::BYTES + 4);
-        out.push(Self::KIND);
-        out.push(VERSION);
-        out.extend_from_slice(&self.seed.to_le_bytes());
-        out.extend_from_slice(&self.keys.to_le_bytes());
-        out.extend_from_slice(&self.blocks.block_length.to_le_bytes());
-        F::write_all_le(&self.fingerprints, &mut out);
-        seal(out)
+        self.0.encode(Self::KIND, &self.0.layout.block_length.to_le_bytes())
     }
 
     /// Parses an encoded filter.
@@ -192,61 +157,28 @@ impl<F: Fingerprint> Xor<F> {
     /// # Errors
     /// `Corruption` for bytes that are not a valid encoding of this type.
     pub fn decode(bytes: &[u8]) -> Result<Self> {
-        let body = unseal(bytes)?;
-        let mut r = Reader::new(body);
-        let kind = r.u8()?;
-        if kind != Self::KIND {
-            return Err(Error::corruption(0, format!("kind {kind:#04x} is not xor{}", F::BITS)));
-        }
-        let version = r.u8()?;
-        if version != VERSION {
-            return Err(Error::corruption(1, format!("unknown xor filter version {version}")));
-        }
-        let seed = r.u64()?;
-        let keys = r.u32()?;
-        let block_length = r.u32()?;
-        let Some(blocks) = Blocks::new(block_length) else {
-            return Err(Error::corruption(14, format!("impossible block length {block_length}")));
-        };
-        let cells = u64::from(block_length) * 3;
-        if u64::from(keys) > cells {
-            return Err(Error::corruption(10, format!("{keys} keys cannot fit {cells} cells")));
-        }
-        let at = r.position();
-        let expected = block_length as usize * 3 * F::BYTES;
-        if r.remaining() != expected {
-            return Err(Error::corruption(
-                at as u64,
-                format!(
-                    "fingerprints take {} bytes, block length {block_length} needs {expected}",
-                    r.remaining()
-                ),
-            ));
-        }
-        let fingerprints = F::read_all_le(r.bytes(expected)?).into_boxed_slice();
-        Ok(Xor { seed, keys, blocks, fingerprints })
+        ThreeWise::decode(bytes, Self::KIND, "xor", |r| {
+            let block_length = r.u32()?;
+            Blocks::new(block_length).ok_or_else(|| {
+                Error::corruption(GEOMETRY_OFFSET, format!("impossible block length {block_length}"))
+            })
+        })
+        .map(Xor)
     }
 }
 
 impl<F: Fingerprint> Filter for Xor<F> {
     #[inline]
     fn contains(&self, hash: u64) -> bool {
-        let h = peel::mix(hash, self.seed);
-        let [a, b, c] = self.blocks.cells(h);
-        let fp = &self.fingerprints;
-        // SAFETY: `Layout` keeps a, b, c below cells_len, and the array
-        // always has exactly cells_len entries: `construct` allocates it so,
-        // `decode` rejects any other length. Unchecked: measured ~10% faster.
-        let (fa, fb, fc) = unsafe { (*fp.get_unchecked(a), *fp.get_unchecked(b), *fp.get_unchecked(c)) };
-        F::from_hash(h) ^ fa ^ fb ^ fc == F::default()
+        self.0.contains(hash)
     }
 
     fn size_bytes(&self) -> usize {
-        std::mem::size_of::<Self>() + std::mem::size_of_val::<[F]>(&self.fingerprints)
+        self.0.size_bytes()
     }
 
     fn theoretical_fpr(&self) -> f64 {
-        (-f64::from(F::BITS)).exp2()
+        ThreeWise::<F, Blocks>::theoretical_fpr()
     }
 }
 
@@ -261,16 +193,13 @@ mod tests {
             Xor::build(hashes)
         }
         fn build_cramped(hashes: &[u64], attempts: u32) -> std::result::Result<Self, BuildError> {
-            let f = Xor::construct(hashes, attempts, |_| Blocks::new(1).ok_or(BuildError::Injected))?;
-            f.validate(hashes)?;
-            Ok(f)
+            ThreeWise::build(hashes, attempts, |_| Blocks::new(1).ok_or(BuildError::Injected)).map(Xor)
         }
         fn validate(&self, hashes: &[u64]) -> std::result::Result<(), BuildError> {
-            Xor::validate(self, hashes)
+            self.0.validate(hashes)
         }
         fn damage_first_cell_of(&mut self, hash: u64) {
-            let cell = self.blocks.cells(peel::mix(hash, self.seed))[0];
-            self.fingerprints[cell] = self.fingerprints[cell] ^ F::from_hash(1);
+            self.0.damage_first_cell_of(hash);
         }
         fn encode(&self) -> Vec<u8> {
             Xor::encode(self)
