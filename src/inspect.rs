@@ -113,13 +113,18 @@ impl DbInspection {
 /// Reads the database in `dir` without modifying anything.
 ///
 /// # Errors
-/// `InvalidArgument` if `dir` is not a directory or has no `CURRENT` (not
+/// `InvalidArgument` if `dir` is missing, is not a directory, or has no `CURRENT` (not
 /// a database); `Io` if a file cannot be read; `Corruption` naming the
 /// file if `CURRENT` or the manifest is damaged. Damage in tables or logs
 /// is not an error: it is recorded in the result.
 pub fn inspect_db(fs: &dyn FileSystem, dir: &Path) -> Result<DbInspection> {
-    if !dir.is_dir() {
-        return Err(Error::InvalidArgument(format!("{}: not a directory", dir.display())));
+    match std::fs::metadata(dir) {
+        Ok(m) if m.is_dir() => {}
+        Ok(_) => return Err(Error::InvalidArgument(format!("{}: not a directory", dir.display()))),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            return Err(Error::InvalidArgument(format!("{}: no such directory", dir.display())));
+        }
+        Err(e) => return Err(Error::Io(e)),
     }
     if !fs.exists(&dir.join(crate::manifest::CURRENT)) {
         return Err(Error::InvalidArgument(format!(

@@ -47,6 +47,7 @@ fn check_round_trip(n: u64, filter: FilterKind) {
         let got = table.get(&k, u64::MAX).unwrap();
         assert_eq!(got.entry, expected_at(&versions, &k, u64::MAX), "key {i} with {filter}");
         assert_ne!(got.filter, FilterAnswer::Absent, "false negative for key {i} with {filter}");
+        assert_eq!(table.filter_answer(&k), got.filter, "filter_answer agrees with get");
         assert_eq!(got.blocks_read, 1);
     }
     // Absent keys: never found, and the filter's "absent" costs no block.
@@ -54,6 +55,7 @@ fn check_round_trip(n: u64, filter: FilterKind) {
     for i in 0..n.min(20_000) {
         let got = table.get(&absent_key(i), u64::MAX).unwrap();
         assert_eq!(got.entry, None);
+        assert_eq!(table.filter_answer(&absent_key(i)), got.filter);
         if got.filter == FilterAnswer::Absent {
             negatives += 1;
             assert_eq!((got.blocks_read, got.bytes_read), (0, 0));
@@ -62,6 +64,7 @@ fn check_round_trip(n: u64, filter: FilterKind) {
     if meta.filter_kind != FilterKind::None && n >= 1000 {
         assert!(negatives * 10 > n.min(20_000) * 9, "{filter}: only {negatives} negatives");
     }
+    // filter_answer counted nothing: the counters hold the gets alone.
     let c = table.counters();
     if meta.filter_kind == FilterKind::None {
         assert_eq!(c.filter_probes, 0);

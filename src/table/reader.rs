@@ -161,14 +161,15 @@ impl Table {
         let inner = &*self.inner;
         let mut lookup =
             Lookup { entry: None, filter: FilterAnswer::NoFilter, blocks_read: 0, bytes_read: 0 };
-        if let Some(f) = &inner.filter {
-            TableCounters::bump(&inner.counters.filter_probes);
-            if !f.may_contain(hash_key(f.seed(), user_key)) {
+        lookup.filter = self.filter_answer(user_key);
+        match lookup.filter {
+            FilterAnswer::NoFilter => {}
+            FilterAnswer::Absent => {
+                TableCounters::bump(&inner.counters.filter_probes);
                 TableCounters::bump(&inner.counters.filter_negatives);
-                lookup.filter = FilterAnswer::Absent;
                 return Ok(lookup);
             }
-            lookup.filter = FilterAnswer::MayContain;
+            FilterAnswer::MayContain => TableCounters::bump(&inner.counters.filter_probes),
         }
         // Kind Value (1) is the largest kind, so this trailer sorts at or
         // before every version with seq <= snapshot.
@@ -198,6 +199,19 @@ impl Table {
             TableCounters::bump(&inner.counters.filter_false_positives);
         }
         Ok(lookup)
+    }
+
+    /// What the filter says about `user_key`, without reading data or
+    /// counting a probe: `NoFilter` when the table has no usable filter
+    /// (written without one, or dropped as corrupt: see
+    /// [`Table::filter_details`]).
+    #[must_use]
+    pub fn filter_answer(&self, user_key: &[u8]) -> FilterAnswer {
+        match &self.inner.filter {
+            None => FilterAnswer::NoFilter,
+            Some(f) if f.may_contain(hash_key(f.seed(), user_key)) => FilterAnswer::MayContain,
+            Some(_) => FilterAnswer::Absent,
+        }
     }
 
     /// Reads and checks the data block at `handle`.

@@ -50,6 +50,14 @@ pub struct VerifyReport {
     pub entries_checked: u64,
     /// Distinct user keys probed against the filter.
     pub keys_probed: u64,
+    /// Data blocks that could not be read in full (bad checksum or
+    /// malformed contents). When any is, the contents are incomplete and
+    /// are not compared with the properties or the filter's key count.
+    pub unreadable_data_blocks: u64,
+    /// Whether the properties (and the filter header's key count) were
+    /// compared with the contents: only when the index, the properties
+    /// and every data block could be read.
+    pub properties_compared: bool,
     /// Everything found wrong, in file order of discovery.
     pub problems: Vec<Problem>,
 }
@@ -138,11 +146,16 @@ fn verify_bytes(file: &Bytes, footer: &Footer) -> VerifyReport {
     };
 
     let Some(index) = index else {
-        report.problem(0, "data blocks not checked: the index block is unreadable");
+        report.problem(footer.index.offset, "data blocks not checked: the index block is unreadable");
         return report;
     };
     let tally = check_data(file, &index, filter.as_ref(), footer.index.offset, &mut report);
-    if let Some(p) = &props {
+    // Counts taken from a partial read would only restate the damage as
+    // property mismatches, so they are compared only when complete.
+    if let Some(p) = &props
+        && report.unreadable_data_blocks == 0
+    {
+        report.properties_compared = true;
         check_properties(p, &tally, index.len() as u64, footer, &mut report);
         if let Some(f) = &filter
             && f.header().keys != tally.distinct
@@ -213,6 +226,7 @@ fn check_data(
             Ok(b) => b,
             Err(e) => {
                 report.error(handle.offset, &e);
+                report.unreadable_data_blocks += 1;
                 // Keys after a damaged block are still compared to the
                 // index key, the best bound we have for it.
                 prev_key = Some(index_key.to_vec());
@@ -254,6 +268,7 @@ fn check_data(
         }
         if let Err(e) = step {
             report.error(at, &shift(e, at));
+            report.unreadable_data_blocks += 1;
         }
         match last_in_block {
             None => report.problem(at, format!("data block {i} is empty")),
@@ -389,6 +404,46 @@ mod tests {
                 }
             }
         }
+    }
+
+    fn data_handles(bytes: &[u8]) -> (Footer, Vec<BlockHandle>) {
+        let footer = Footer::decode(bytes).unwrap();
+        let index =
+            Index::new(read_block(&Bytes::copy_from_slice(bytes), footer.index, BlockType::Index).unwrap())
+                .unwrap();
+        (footer, (0..index.len()).map(|i| index.entry(i).unwrap().1).collect())
+    }
+
+    #[test]
+    fn one_damaged_data_block_is_one_problem_and_skips_the_property_comparison() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = build(dir.path(), FilterKind::BinaryFuse8);
+        let clean = verify_table(&StdFs, &path).unwrap();
+        assert!(clean.properties_compared && clean.unreadable_data_blocks == 0);
+        let mut bytes = std::fs::read(&path).unwrap();
+        let (_, blocks) = data_handles(&bytes);
+        let h = blocks[2];
+        bytes[usize::try_from(h.offset).unwrap() + 3] ^= 0x10;
+        std::fs::write(&path, &bytes).unwrap();
+        let r = verify_table(&StdFs, &path).unwrap();
+        assert_eq!(r.problems.len(), 1, "{:?}", r.problems);
+        assert_eq!(r.problems[0].offset, h.offset);
+        assert_eq!(r.unreadable_data_blocks, 1);
+        assert!(!r.properties_compared);
+    }
+
+    #[test]
+    fn an_unreadable_index_is_reported_at_its_own_offset() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = build(dir.path(), FilterKind::BinaryFuse8);
+        let mut bytes = std::fs::read(&path).unwrap();
+        let (footer, _) = data_handles(&bytes);
+        bytes[usize::try_from(footer.index.offset).unwrap() + 2] ^= 0x04;
+        std::fs::write(&path, &bytes).unwrap();
+        let r = verify_table(&StdFs, &path).unwrap();
+        assert!(!r.problems.is_empty());
+        assert!(r.problems.iter().all(|p| p.offset == footer.index.offset), "{:?}", r.problems);
+        assert!(r.problems.iter().any(|p| p.what.contains("index block is unreadable")));
     }
 
     #[test]

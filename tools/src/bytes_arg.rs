@@ -28,8 +28,9 @@ pub fn parse(arg: &str, hex: bool) -> Result<Vec<u8>, String> {
 }
 
 /// Renders bytes for output: lowercase hex with `hex`, else UTF-8 text
-/// with control characters, backslash and invalid UTF-8 bytes escaped as
-/// `\\`, `\xNN`.
+/// with backslash as `\\`, control characters and invalid UTF-8 bytes as
+/// `\xNN` (one per byte), and characters that print as nothing or change
+/// how the text around them prints ([`is_invisible`]) as `\u{XXXX}`.
 #[must_use]
 pub fn show(bytes: &[u8], hex: bool) -> String {
     let mut out = String::with_capacity(bytes.len() * if hex { 2 } else { 1 });
@@ -49,6 +50,9 @@ pub fn show(bytes: &[u8], hex: bool) -> String {
                         let _ = write!(out, "\\x{b:02x}");
                     }
                 }
+                c if is_invisible(c) => {
+                    let _ = write!(out, "\\u{{{:04x}}}", u32::from(c));
+                }
                 c => out.push(c),
             }
         }
@@ -57,6 +61,47 @@ pub fn show(bytes: &[u8], hex: bool) -> String {
         }
     }
     out
+}
+
+/// Unicode format characters (general category Cf, Unicode 15.1), which
+/// are invisible or reorder the text around them (zero-width space,
+/// bidirectional overrides, the byte-order mark, …).
+const FORMAT_CHARS: &[(u32, u32)] = &[
+    (0x00AD, 0x00AD),
+    (0x0600, 0x0605),
+    (0x061C, 0x061C),
+    (0x06DD, 0x06DD),
+    (0x070F, 0x070F),
+    (0x0890, 0x0891),
+    (0x08E2, 0x08E2),
+    (0x180E, 0x180E),
+    (0x200B, 0x200F),
+    (0x202A, 0x202E),
+    (0x2060, 0x2064),
+    (0x2066, 0x206F),
+    (0xFEFF, 0xFEFF),
+    (0xFFF9, 0xFFFB),
+    (0x110BD, 0x110BD),
+    (0x110CD, 0x110CD),
+    (0x13430, 0x1343F),
+    (0x1BCA0, 0x1BCA3),
+    (0x1D173, 0x1D17A),
+    (0xE0001, 0xE0001),
+    (0xE0020, 0xE007F),
+];
+
+/// Whether `c` prints as nothing, as blank space other than U+0020, or
+/// changes how the text around it prints: format characters (Cf), the
+/// line and paragraph separators (U+2028, U+2029), space separators other
+/// than the ASCII space (no-break and width-specific spaces), and the
+/// Hangul fillers that render blank. Such a character in a key would make
+/// two different keys look the same, or hide part of a line.
+#[must_use]
+pub fn is_invisible(c: char) -> bool {
+    let u = u32::from(c);
+    matches!(u, 0x2028 | 0x2029 | 0x00A0 | 0x1680 | 0x2000..=0x200A | 0x202F | 0x205F | 0x3000)
+        || matches!(u, 0x115F | 0x1160 | 0x3164 | 0xFFA0)
+        || FORMAT_CHARS.iter().any(|&(lo, hi)| (lo..=hi).contains(&u))
 }
 
 #[cfg(test)]
@@ -68,6 +113,23 @@ mod tests {
         assert_eq!(show(b"a\x00b\\\xff\n", false), "a\\x00b\\\\\\xff\\x0a");
         assert_eq!(show("héllo".as_bytes(), false), "héllo");
         assert_eq!(show(b"\x00\xab", true), "00ab");
+    }
+
+    #[test]
+    fn escapes_invisible_and_reordering_characters() {
+        assert_eq!(show("a\u{200b}b".as_bytes(), false), "a\\u{200b}b");
+        assert_eq!(show("x\u{202e}y".as_bytes(), false), "x\\u{202e}y");
+        assert_eq!(show("\u{feff}k".as_bytes(), false), "\\u{feff}k");
+        assert_eq!(show("l\u{2028}p\u{2029}".as_bytes(), false), "l\\u{2028}p\\u{2029}");
+        assert_eq!(show("soft\u{ad}hyphen".as_bytes(), false), "soft\\u{00ad}hyphen");
+        assert_eq!(show("tag\u{e0041}".as_bytes(), false), "tag\\u{e0041}");
+        assert_eq!(show("nb\u{a0}sp".as_bytes(), false), "nb\\u{00a0}sp");
+        // Printable text stays as it is, wide and combining characters included.
+        for s in ["日本語", "café", "e\u{301}", "😀", "Ωmega", "a b"] {
+            assert_eq!(show(s.as_bytes(), false), s);
+        }
+        // A C1 control is still a control: escaped byte by byte.
+        assert_eq!(show("\u{85}".as_bytes(), false), "\\xc2\\x85");
     }
 
     #[test]

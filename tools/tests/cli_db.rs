@@ -242,3 +242,91 @@ fn verify_flags_tables_newer_than_the_manifest_says() {
     assert_eq!(code, 1);
     assert!(v["problems"][0]["what"].as_str().unwrap().contains("beyond the manifest's last seq 100"), "{v}");
 }
+
+fn table_doc(v: &Value, number: u64) -> Value {
+    let levels = v["levels"].as_array().unwrap();
+    let mut tables = levels.iter().flat_map(|l| l["table_list"].as_array().unwrap().iter());
+    tables.find(|t| t["number"] == number).unwrap().clone()
+}
+
+#[test]
+fn info_reports_a_missing_table_and_leaves_it_out_of_filter_memory() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = make_db(tmp.path());
+    let (code, v) = run_json(&["db", "info", p(&dir), "--json"]);
+    assert_eq!((code, v["ok"].as_bool()), (0, Some(true)), "{v}");
+    assert_eq!(v["problems"].as_array().unwrap().len(), 0);
+    let full = v["filter_memory_bytes"].as_u64().unwrap();
+    let t3_filter = table_doc(&v, 3)["filter_bytes"].as_u64().unwrap();
+    assert!(t3_filter > 0);
+
+    let t3 = dir.join(table_file_name(3));
+    std::fs::remove_file(&t3).unwrap();
+    let before = snapshot(&dir);
+    let (code, v) = run_json(&["db", "info", p(&dir), "--json"]);
+    assert_eq!((code, v["ok"].as_bool()), (1, Some(false)), "{v}");
+    let problems = v["problems"].as_array().unwrap();
+    assert_eq!(problems.len(), 1, "{problems:?}");
+    assert!(problems[0].as_str().unwrap().contains("table 3 (level 1) named by the manifest is missing"));
+    let t = table_doc(&v, 3);
+    assert_eq!((t["missing"].as_bool(), t["filter_memory_bytes"].as_u64()), (Some(true), Some(0)));
+    assert_eq!(v["filter_memory_bytes"].as_u64(), Some(full - t3_filter));
+    assert_eq!(
+        v["levels"][1]["filter_memory_bytes"].as_u64(),
+        Some(table_doc(&v, 4)["filter_bytes"].as_u64().unwrap())
+    );
+    let out = siftdb(&["db", "info", p(&dir), "--tables"]);
+    assert_eq!(out.status.code(), Some(1));
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(text.contains("PROBLEM: table 3 (level 1) named by the manifest is missing"), "{text}");
+    assert!(text.contains("(TABLE MISSING)"), "{text}");
+    assert_eq!(snapshot(&dir), before, "info must not modify the database");
+}
+
+#[test]
+fn info_reports_a_dropped_filter_and_leaves_it_out_of_filter_memory() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = make_db(tmp.path());
+    let (_, v) = run_json(&["db", "info", p(&dir), "--json"]);
+    let full = v["filter_memory_bytes"].as_u64().unwrap();
+    let t5 = dir.join(table_file_name(5));
+    let (_, info) = run_json(&["sst", "info", p(&t5), "--json"]);
+    let at = usize::try_from(info["footer"]["filter"]["offset"].as_u64().unwrap()).unwrap();
+    let mut bytes = std::fs::read(&t5).unwrap();
+    bytes[at + 30] ^= 0x02;
+    std::fs::write(&t5, &bytes).unwrap();
+
+    let (code, v) = run_json(&["db", "info", p(&dir), "--json"]);
+    assert_eq!((code, v["ok"].as_bool()), (1, Some(false)), "{v}");
+    let t = table_doc(&v, 5);
+    assert_eq!((t["filter_status"].as_str(), t["filter_memory_bytes"].as_u64()), (Some("dropped"), Some(0)));
+    assert!(t["dropped_reason"].as_str().unwrap().contains("checksum"), "{t}");
+    assert_eq!(v["filter_memory_bytes"].as_u64(), Some(full - t["filter_bytes"].as_u64().unwrap()));
+    let problem = v["problems"][0].as_str().unwrap();
+    assert!(problem.contains("table 5 (level 0): filter dropped as corrupt"), "{problem}");
+    // A dropped filter passes every key: the level's expected rate is 1.
+    assert_eq!(v["levels"][0]["mean_theoretical_fpr"].as_f64(), Some(1.0));
+    let out = siftdb(&["db", "info", p(&dir), "--tables"]);
+    assert_eq!(out.status.code(), Some(1));
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        text.contains("PROBLEM: table 5 (level 0): filter dropped as corrupt") && text.contains("(DROPPED)")
+    );
+}
+
+#[test]
+fn a_missing_directory_is_named_as_missing() {
+    let tmp = tempfile::tempdir().unwrap();
+    let missing = tmp.path().join("nodir");
+    let file = tmp.path().join("file");
+    std::fs::write(&file, b"x").unwrap();
+    for cmd in ["info", "verify"] {
+        let out = siftdb(&["db", cmd, p(&missing)]);
+        assert_eq!(out.status.code(), Some(2));
+        let err = String::from_utf8(out.stderr).unwrap();
+        assert_eq!(err.trim(), format!("siftdb: {}: no such directory", p(&missing)), "{cmd}");
+        let out = siftdb(&["db", cmd, p(&file)]);
+        let err = String::from_utf8(out.stderr).unwrap();
+        assert_eq!(err.trim(), format!("siftdb: {}: not a directory", p(&file)), "{cmd}");
+    }
+}

@@ -324,6 +324,13 @@ fn damaged_tables_never_crash_any_command() {
     }
     b.finish().unwrap();
     let good = std::fs::read(&path).unwrap();
+    let (_, layout) = run_json(&["sst", "layout", p(&path), "--json"]);
+    let in_data = |at: usize| {
+        layout["regions"].as_array().unwrap().iter().any(|r| {
+            let (o, n) = (r["offset"].as_u64().unwrap() as usize, r["size"].as_u64().unwrap() as usize);
+            r["block"].is_u64() && (o..o + n).contains(&at)
+        })
+    };
     let bad = dir.path().join("bad.sst");
     let mut flips = 0;
     for i in (0..good.len()).step_by(29) {
@@ -341,6 +348,11 @@ fn damaged_tables_never_crash_any_command() {
             if cmd[0] == "verify" {
                 assert_ne!(code, Some(0), "verify missed a flip at {i}");
             }
+            // Damage in a data block (or its trailer) is a problem found in
+            // the data, not an open error.
+            if cmd[0] == "scan" && in_data(i) {
+                assert_eq!(code, Some(1), "scan after a flip in data at {i}");
+            }
         }
         assert_eq!(std::fs::read(&bad).unwrap(), bytes);
         flips += 1;
@@ -355,4 +367,234 @@ fn info_prints_keys_as_hex_on_request() {
     let (_, v) = run_json(&["sst", "info", p(&path), "--hex", "--json"]);
     assert_eq!(v["smallest_key"], "61006e756c");
     assert_eq!(v["largest_key"], "6b65793030323939");
+}
+
+/// The offset of data block `n` of `path`, from `sst layout`.
+fn data_block_offset(path: &Path, n: u64) -> u64 {
+    let (_, layout) = run_json(&["sst", "layout", p(path), "--json"]);
+    let r = layout["regions"].as_array().unwrap().iter().find(|r| r["kind"] == "data" && r["block"] == n);
+    r.unwrap()["offset"].as_u64().unwrap()
+}
+
+fn flip(path: &Path, at: u64) {
+    let mut bytes = std::fs::read(path).unwrap();
+    bytes[usize::try_from(at).unwrap()] ^= 0x20;
+    std::fs::write(path, &bytes).unwrap();
+}
+
+fn stdout(out: &Output) -> String {
+    String::from_utf8(out.stdout.clone()).unwrap()
+}
+
+fn stderr(out: &Output) -> String {
+    String::from_utf8(out.stderr.clone()).unwrap()
+}
+
+#[test]
+fn scan_prints_the_entries_before_a_damaged_block_then_the_problem_and_exits_1() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = build(dir.path(), "t.sst", FilterKind::BinaryFuse8);
+    let clean = stdout(&siftdb(&["sst", "scan", p(&path)]));
+    let clean: Vec<&str> = clean.lines().collect();
+    assert_eq!(clean.len(), 344);
+    let at = data_block_offset(&path, 3);
+    flip(&path, at + 10);
+
+    let out = siftdb(&["sst", "scan", p(&path)]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let text = stdout(&out);
+    let shown: Vec<&str> = text.lines().collect();
+    // Blocks 0..3 were read: a proper, non-empty prefix of the clean scan.
+    assert!(shown.len() > 3 && shown.len() < clean.len(), "{} lines", shown.len());
+    assert_eq!(shown, clean[..shown.len()]);
+    let err = stderr(&out);
+    assert!(err.contains(&format!("offset {at}")) && err.contains(p(&path)), "{err}");
+    assert!(err.contains(&format!("stopped after {} entries", shown.len())), "{err}");
+
+    let (code, v) = run_json(&["sst", "scan", p(&path), "--json"]);
+    assert_eq!(code, 1);
+    assert_eq!(v["count"].as_u64(), Some(shown.len() as u64));
+    assert_eq!(v["entries"].as_array().unwrap().len(), shown.len());
+    assert_eq!(v["error"]["offset"], at);
+    assert!(v["error"]["what"].as_str().unwrap().contains("checksum"), "{v}");
+    // A range that ends before the damage never reads it.
+    let (code, v) = run_json(&["sst", "scan", p(&path), "--to", "key00003", "--json"]);
+    assert_eq!((code, v["error"].is_null()), (0, true), "{v}");
+}
+
+#[test]
+fn the_limit_note_is_not_an_entry() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = build(dir.path(), "t.sst", FilterKind::BinaryFuse8);
+    let out = siftdb(&["sst", "scan", p(&path), "--limit", "5"]);
+    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(stdout(&out).lines().count(), 5, "stdout holds the 5 entries only");
+    assert!(stderr(&out).contains("limit of 5 entries reached"), "{}", stderr(&out));
+    // Exactly as many entries as there are: no note.
+    let out = siftdb(&["sst", "scan", p(&path), "--limit", "344"]);
+    assert_eq!((stdout(&out).lines().count(), stderr(&out).as_str()), (344, ""));
+    let (code, v) = run_json(&["sst", "scan", p(&path), "--limit", "5", "--json"]);
+    assert_eq!((code, v["count"].as_u64(), v["truncated"].as_bool()), (0, Some(5), Some(true)));
+    assert!(v["error"].is_null());
+}
+
+#[test]
+fn probe_reports_a_damaged_block_and_what_the_filter_said() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = build(dir.path(), "t.sst", FilterKind::BinaryFuse8);
+    // The first key of data block 3.
+    let (_, v) = run_json(&["sst", "scan", p(&path), "--json"]);
+    let at = data_block_offset(&path, 3);
+    flip(&path, at + 10);
+    let (_, partial) = run_json(&["sst", "scan", p(&path), "--json"]);
+    let n = partial["count"].as_u64().unwrap() as usize;
+    let victim = v["entries"][n]["key"].as_str().unwrap().to_string();
+    let (code, d) = run_json(&["sst", "probe", p(&path), &victim, "--json"]);
+    assert_eq!(code, 1, "{d}");
+    assert_eq!(d["filter"], "may_contain");
+    assert!(d["held"].is_null(), "the truth is unknown: {d}");
+    assert_eq!(d["error"]["offset"], at);
+    let out = siftdb(&["sst", "probe", p(&path), &victim]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(stdout(&out).contains(&format!("offset {at}")), "{}", stdout(&out));
+    // A key in an intact block is still answered, exit 0.
+    let (code, d) = run_json(&["sst", "probe", p(&path), "key00001", "--json"]);
+    assert_eq!((code, d["held"].as_bool()), (0, Some(true)), "{d}");
+}
+
+#[test]
+fn info_text_shows_the_footer_handles_version_and_magic() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = build(dir.path(), "t.sst", FilterKind::Xor8);
+    let (_, v) = run_json(&["sst", "info", p(&path), "--json"]);
+    assert_eq!(v["footer"]["magic"], "0x5349465453535401");
+    let text = stdout(&siftdb(&["sst", "info", p(&path)]));
+    let f = &v["footer"];
+    assert!(
+        text.contains(&format!(
+            "footer       at offset {}, 56 bytes, magic 0x5349465453535401, format version 1",
+            f["offset"]
+        )),
+        "{text}"
+    );
+    for block in ["index", "filter", "properties"] {
+        let h = &f[block];
+        let line = format!(
+            "  {block:<11}offset {}, size {} ({} with trailer)",
+            h["offset"], h["size"], h["size_with_trailer"]
+        );
+        assert!(text.contains(&line), "{line:?} not in\n{text}");
+    }
+    let none = build(dir.path(), "n.sst", FilterKind::None);
+    let text = stdout(&siftdb(&["sst", "info", p(&none)]));
+    assert!(text.contains("  filter     none"), "{text}");
+}
+
+#[test]
+fn invisible_and_reordering_characters_are_escaped_in_text_and_json() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("u.sst");
+    let mut b = TableBuilder::create(&path, TableOptions::default()).unwrap();
+    let keys = ["a\u{200b}b", "b\u{202e}c", "c\u{2028}d", "d\u{feff}e", "e\u{2066}f", "\u{65e5}\u{672c}"];
+    for (i, k) in keys.iter().enumerate() {
+        b.add(k.as_bytes(), i as u64 + 1, ValueKind::Value, "v\u{2029}".as_bytes()).unwrap();
+    }
+    b.finish().unwrap();
+    let want =
+        ["a\\u{200b}b", "b\\u{202e}c", "c\\u{2028}d", "d\\u{feff}e", "e\\u{2066}f", "\u{65e5}\u{672c}"];
+    let text = stdout(&siftdb(&["sst", "scan", p(&path)]));
+    let lines: Vec<&str> = text.lines().collect();
+    for (i, w) in want.iter().enumerate() {
+        assert_eq!(lines[i], format!("{w} @{} value v\\u{{2029}}", i + 1));
+    }
+    let (_, v) = run_json(&["sst", "scan", p(&path), "--json"]);
+    let got: Vec<&str> =
+        v["entries"].as_array().unwrap().iter().map(|e| e["key"].as_str().unwrap()).collect();
+    assert_eq!(got, want);
+    assert_eq!(v["entries"][0]["value"], "v\\u{2029}");
+    // Nothing invisible reaches the terminal.
+    for c in ['\u{200b}', '\u{202e}', '\u{2028}', '\u{2029}', '\u{feff}', '\u{2066}'] {
+        assert!(!text.contains(c), "{c:?} printed raw");
+    }
+    let (_, i) = run_json(&["sst", "info", p(&path), "--json"]);
+    assert_eq!(i["smallest_key"], "a\\u{200b}b");
+}
+
+#[test]
+fn verify_of_a_directory_without_tables_is_a_problem() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("notes.txt"), "not a table").unwrap();
+    let out = siftdb(&["sst", "verify", p(dir.path())]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(stdout(&out).contains("no table files (*.sst)"), "{}", stdout(&out));
+    let (code, v) = run_json(&["sst", "verify", p(dir.path()), "--json"]);
+    assert_eq!((code, v["ok"].as_bool(), v["tables_checked"].as_u64()), (1, Some(false), Some(0)));
+    assert!(v["error"].as_str().unwrap().contains("nothing verified"), "{v}");
+    let missing = dir.path().join("nope");
+    let out = siftdb(&["sst", "verify", p(&missing)]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains(p(&missing)));
+}
+
+#[test]
+fn verify_reports_one_damaged_block_once_and_skips_the_property_comparison() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = build(dir.path(), "t.sst", FilterKind::BinaryFuse8);
+    let at = data_block_offset(&path, 2);
+    flip(&path, at + 10);
+    let (code, v) = run_json(&["sst", "verify", p(&path), "--json"]);
+    assert_eq!(code, 1);
+    let t = &v["tables"][0];
+    let problems = t["problems"].as_array().unwrap();
+    assert_eq!(problems.len(), 1, "{problems:?}");
+    assert_eq!(problems[0]["offset"], at);
+    assert_eq!(
+        (t["unreadable_data_blocks"].as_u64(), t["properties_compared"].as_bool()),
+        (Some(1), Some(false))
+    );
+    let text = stdout(&siftdb(&["sst", "verify", p(&path)]));
+    assert!(!text.contains("properties:"), "{text}");
+    assert!(text.contains("1 data block(s) unreadable, so the properties were not compared"), "{text}");
+    // A sound table compares them.
+    let good = build(dir.path(), "g.sst", FilterKind::BinaryFuse8);
+    let (_, v) = run_json(&["sst", "verify", p(&good), "--json"]);
+    assert_eq!(v["tables"][0]["properties_compared"], true);
+}
+
+#[test]
+fn fpr_rejects_zero_probes_as_a_usage_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = build(dir.path(), "t.sst", FilterKind::BinaryFuse8);
+    let out = siftdb(&["sst", "fpr", p(&path), "--probes", "0"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("--probes"), "{}", stderr(&out));
+    assert!(stdout(&out).is_empty());
+    let out = siftdb(&["sst", "fpr", p(&path), "--probes", "1"]);
+    assert_eq!(out.status.code(), Some(0));
+    assert!(!stdout(&out).contains("no usable filter") && stdout(&out).contains("probes           1 absent"));
+}
+
+#[test]
+fn probe_and_fpr_say_when_the_filter_was_dropped() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = build(dir.path(), "t.sst", FilterKind::BinaryFuse8);
+    let (_, v) = run_json(&["sst", "info", p(&path), "--json"]);
+    flip(&path, v["footer"]["filter"]["offset"].as_u64().unwrap() + 40);
+    let (code, d) = run_json(&["sst", "probe", p(&path), "key00014", "--json"]);
+    assert_eq!(code, 1, "{d}");
+    assert_eq!((d["filter"].as_str(), d["filter_status"].as_str()), (Some("dropped"), Some("dropped")));
+    assert!(d["dropped_reason"].as_str().unwrap().contains("checksum"));
+    assert_eq!(d["held"], true, "the data is still read");
+    let out = siftdb(&["sst", "probe", p(&path), "key00014"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(stdout(&out).contains("DROPPED as corrupt"), "{}", stdout(&out));
+
+    let (code, f) = run_json(&["sst", "fpr", p(&path), "--probes", "100", "--json"]);
+    assert_eq!(code, 1, "{f}");
+    assert_eq!((f["filter_status"].as_str(), f["filter_usable"].as_bool()), (Some("dropped"), Some(false)));
+    assert!(f["measured_fpr"].is_null() && f["dropped_reason"].as_str().unwrap().contains("checksum"));
+    let out = siftdb(&["sst", "fpr", p(&path), "--probes", "100"]);
+    assert_eq!(out.status.code(), Some(1));
+    let text = stdout(&out);
+    assert!(text.contains("DROPPED") && !text.contains("no usable filter"), "{text}");
 }

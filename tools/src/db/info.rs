@@ -8,7 +8,7 @@ use serde_json::{Value, json};
 use siftdb::inspect::{DbInspection, LogInfo};
 use siftdb::manifest::NUM_LEVELS;
 use siftdb::policy::TreeShape;
-use siftdb::table::Table;
+use siftdb::table::{FilterStatus, Table};
 use siftdb::wal::LogEnd;
 
 use super::{inspect, parse_policy};
@@ -79,13 +79,33 @@ fn document(i: &DbInspection, a: &Args) -> Result<Value, String> {
     let policy = parse_policy(&a.policy)?;
     let mut levels: Vec<Vec<Value>> = vec![Vec::new(); NUM_LEVELS];
     let mut level_keys = [0f64; NUM_LEVELS];
+    let mut problems: Vec<String> = Vec::new();
     for t in &i.tables {
         let r = &t.record;
-        let opened = Table::open_path(&t.path);
+        let missing = t.actual_size.is_none();
+        let opened = if missing { None } else { Some(Table::open_path(&t.path)) };
         let (distinct, filter) = match &opened {
-            Ok(table) => (table.properties().distinct_keys, Some(table.filter_details())),
-            Err(_) => (0, None),
+            Some(Ok(table)) => (table.properties().distinct_keys, Some(table.filter_details())),
+            _ => (0, None),
         };
+        let dropped_reason = match filter.as_ref().map(|d| &d.status) {
+            Some(FilterStatus::Dropped(why)) => Some(why.clone()),
+            _ => None,
+        };
+        let name = format!("table {} (level {})", r.file_number, t.level);
+        let open_error = opened.as_ref().and_then(|o| o.as_ref().err()).map(ToString::to_string);
+        if missing {
+            problems.push(format!("{name} named by the manifest is missing: {}", t.path.display()));
+        } else if let Some(e) = &open_error {
+            problems.push(format!("{name} cannot be opened: {e}"));
+        }
+        if let Some(why) = &dropped_reason {
+            problems
+                .push(format!("{name}: filter dropped as corrupt, so every lookup in it reads data ({why})"));
+        }
+        // Only a filter the table holds in memory counts toward filter memory.
+        let in_memory =
+            filter.as_ref().is_some_and(|d| matches!(d.status, FilterStatus::Loaded | FilterStatus::Unknown));
         #[expect(clippy::cast_precision_loss, reason = "key counts for a planning model")]
         if let Some(k) = level_keys.get_mut(t.level) {
             *k += distinct as f64;
@@ -96,8 +116,8 @@ fn document(i: &DbInspection, a: &Args) -> Result<Value, String> {
                 "number": r.file_number,
                 "path": t.path.display().to_string(),
                 "size": r.file_size,
-                "missing": t.actual_size.is_none(),
-                "open_error": opened.as_ref().err().map(ToString::to_string),
+                "missing": missing,
+                "open_error": open_error,
                 "entries": r.entries,
                 "distinct_keys": distinct,
                 "smallest_key": show(&r.smallest, a.hex),
@@ -106,7 +126,9 @@ fn document(i: &DbInspection, a: &Args) -> Result<Value, String> {
                 "max_seq": r.max_seq,
                 "filter_kind": r.filter.to_string(),
                 "filter_bytes": r.filter_bytes,
+                "filter_memory_bytes": if in_memory { r.filter_bytes } else { 0 },
                 "filter_status": filter.as_ref().map(|d| status_name(&d.status)),
+                "dropped_reason": dropped_reason,
                 "bits_per_key": filter.as_ref().map(|d| d.bits_per_key),
                 "theoretical_fpr": fpr,
             }));
@@ -115,7 +137,7 @@ fn document(i: &DbInspection, a: &Args) -> Result<Value, String> {
     let deepest = levels.iter().rposition(|l| !l.is_empty()).unwrap_or(0);
     let shape = TreeShape::from_level_keys(level_keys.get(..=deepest).unwrap_or_default().to_vec());
     let mut expected_fp_reads = 0.0;
-    let mut total_filter_bytes = 0u64;
+    let mut total_filter_memory = 0u64;
     let level_docs: Vec<Value> = levels
         .iter()
         .enumerate()
@@ -123,7 +145,8 @@ fn document(i: &DbInspection, a: &Args) -> Result<Value, String> {
         .map(|(n, tables)| {
             let sum = |f: &str| tables.iter().filter_map(|t| t[f].as_u64()).sum::<u64>();
             let filter_bytes = sum("filter_bytes");
-            total_filter_bytes += filter_bytes;
+            let filter_memory = sum("filter_memory_bytes");
+            total_filter_memory += filter_memory;
             let keys = sum("distinct_keys");
             let mut kinds: BTreeMap<String, u64> = BTreeMap::new();
             for t in tables {
@@ -146,6 +169,7 @@ fn document(i: &DbInspection, a: &Args) -> Result<Value, String> {
                 "keys": keys,
                 "bytes": sum("size"),
                 "filter_bytes": filter_bytes,
+                "filter_memory_bytes": filter_memory,
                 "filter_kinds": kinds,
                 "bits_per_key": bpk,
                 "mean_theoretical_fpr": mean_fpr,
@@ -158,6 +182,8 @@ fn document(i: &DbInspection, a: &Args) -> Result<Value, String> {
     let s = &i.manifest.state;
     Ok(json!({
         "path": i.dir.display().to_string(),
+        "ok": problems.is_empty(),
+        "problems": problems,
         "policy": a.policy,
         "manifest": {
             "number": i.manifest.number,
@@ -174,7 +200,7 @@ fn document(i: &DbInspection, a: &Args) -> Result<Value, String> {
         "log_number": s.log_number,
         "hash_salt": s.hash_salt,
         "tables": i.tables.len(),
-        "filter_memory_bytes": total_filter_bytes,
+        "filter_memory_bytes": total_filter_memory,
         "expected_false_positive_reads": expected_fp_reads,
         "levels": level_docs,
         "wal": i.logs.iter().map(log_json).collect::<Vec<_>>(),
@@ -183,7 +209,9 @@ fn document(i: &DbInspection, a: &Args) -> Result<Value, String> {
     }))
 }
 
-/// Runs `db info`.
+/// Runs `db info`. A table the manifest names that is missing or cannot
+/// be opened, or a filter dropped as corrupt, is a problem (exit 1),
+/// listed under `problems`.
 ///
 /// # Errors
 /// A one-line message if the directory is not a readable database or the
@@ -191,9 +219,10 @@ fn document(i: &DbInspection, a: &Args) -> Result<Value, String> {
 pub fn run(a: &Args) -> Result<Outcome, String> {
     let i = inspect(&a.dir)?;
     let doc = document(&i, a)?;
+    let outcome = if doc["ok"] == Value::Bool(true) { Outcome::Clean } else { Outcome::ProblemsFound };
     if a.json {
         output::print_json(&doc);
-        return Ok(Outcome::Clean);
+        return Ok(outcome);
     }
     let g = |v: &Value, k: &str| match &v[k] {
         Value::String(s) => s.clone(),
@@ -215,7 +244,7 @@ pub fn run(a: &Args) -> Result<Outcome, String> {
         g(&doc, "next_file_number"),
         g(&doc, "log_number")
     );
-    println!("filter memory   {} bytes", g(&doc, "filter_memory_bytes"));
+    println!("filter memory   {} bytes (filters loaded in memory)", g(&doc, "filter_memory_bytes"));
     println!(
         "expected false-positive reads per absent lookup: {:.5}",
         doc["expected_false_positive_reads"].as_f64().unwrap_or(0.0)
@@ -277,7 +306,12 @@ pub fn run(a: &Args) -> Result<Outcome, String> {
                     g(&t, "entries"),
                     format!("{} .. {}", g(&t, "smallest_key"), g(&t, "largest_key")),
                     format!("{} .. {}", g(&t, "min_seq"), g(&t, "max_seq")),
-                    g(&t, "filter_kind"),
+                    match (&t["missing"], &t["open_error"], t["filter_status"].as_str()) {
+                        (Value::Bool(true), _, _) => format!("{} (TABLE MISSING)", g(&t, "filter_kind")),
+                        (_, Value::String(_), _) => format!("{} (TABLE UNREADABLE)", g(&t, "filter_kind")),
+                        (_, _, Some("dropped")) => format!("{} (DROPPED)", g(&t, "filter_kind")),
+                        _ => g(&t, "filter_kind"),
+                    },
                 ]
             })
             .collect();
@@ -305,5 +339,12 @@ pub fn run(a: &Args) -> Result<Outcome, String> {
     for p in doc["unreferenced_tables"].as_array().map(Vec::as_slice).unwrap_or_default() {
         println!("unreferenced table (removed at next open): {}", p.as_str().unwrap_or_default());
     }
-    Ok(Outcome::Clean)
+    let problems = doc["problems"].as_array().map(Vec::as_slice).unwrap_or_default();
+    if !problems.is_empty() {
+        println!();
+    }
+    for p in problems {
+        println!("PROBLEM: {}", p.as_str().unwrap_or_default());
+    }
+    Ok(outcome)
 }

@@ -12,7 +12,8 @@ use super::{describe, parse_policy};
 use crate::Outcome;
 use crate::bytes_arg::{parse, show};
 use crate::output;
-use crate::sst::scan::entry_json;
+use crate::sst::open::problem_json;
+use crate::sst::scan::{EntrySink, entry_json};
 
 /// Options shared by the commands that open a database.
 #[derive(Debug, clap::Args)]
@@ -103,6 +104,7 @@ pub fn get(a: &KeyArgs) -> Result<Outcome, String> {
     close(&db, &c.dir)?;
     if c.json {
         output::print_json(&json!({
+            "path": c.dir.display().to_string(),
             "key": show(&key, c.hex),
             "found": value.is_some(),
             "value": value.as_ref().map(|v| show(v, c.hex)),
@@ -184,10 +186,12 @@ fn report(c: &Common, op: &str, mut doc: Value) {
     }
 }
 
-/// Runs `db scan`: live keys in order (tombstones and older versions hidden).
+/// Runs `db scan`: live keys in order (tombstones and older versions
+/// hidden), printed as they are read. A damaged table ends the scan after
+/// the keys before the damage, with the problem reported (exit 1).
 ///
 /// # Errors
-/// A one-line message for bad keys or a database that cannot be read.
+/// A one-line message for bad keys or a database that cannot be opened.
 pub fn scan(a: &ScanArgs) -> Result<Outcome, String> {
     let c = &a.common;
     let from = a.from.as_deref().map(|k| parse(k, c.hex)).transpose()?;
@@ -200,40 +204,27 @@ pub fn scan(a: &ScanArgs) -> Result<Outcome, String> {
         Some(p) => db.prefix(p),
         None => db.range((lo, hi)),
     };
-    let limit = a.limit.unwrap_or(usize::MAX);
-    let mut rows = Vec::new();
-    let mut truncated = false;
+    let mut sink = EntrySink::new(c.json, a.limit);
+    let mut error = None;
     for kv in iter {
-        let (k, v) = kv.map_err(|e| describe(&c.dir, &e))?;
+        let (k, v) = match kv {
+            Ok(kv) => kv,
+            Err(e) => {
+                error = Some(problem_json(&c.dir, &e));
+                break;
+            }
+        };
         if from.as_deref().is_some_and(|f| k.as_ref() < f) {
             continue;
         }
         if to.as_deref().is_some_and(|t| k.as_ref() >= t) {
             break;
         }
-        if rows.len() == limit {
-            truncated = true;
+        let doc = || entry_json(&k, None, ValueKind::Value, &v, c.hex);
+        if !sink.offer(doc, || format!("{} = {}", show(&k, c.hex), show(&v, c.hex))) {
             break;
         }
-        rows.push((k, v));
     }
     close(&db, &c.dir)?;
-    if c.json {
-        let list: Vec<Value> =
-            rows.iter().map(|(k, v)| entry_json(k, None, ValueKind::Value, v, c.hex)).collect();
-        output::print_json(&json!({
-            "path": c.dir.display().to_string(),
-            "count": list.len(),
-            "truncated": truncated,
-            "entries": list,
-        }));
-    } else {
-        for (k, v) in &rows {
-            println!("{} = {}", show(k, c.hex), show(v, c.hex));
-        }
-        if truncated {
-            println!("(limit {limit} reached)");
-        }
-    }
-    Ok(Outcome::Clean)
+    Ok(sink.finish(&c.dir, error))
 }

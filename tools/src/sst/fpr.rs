@@ -1,13 +1,13 @@
 //! `siftdb sst fpr`: the filter's false-positive rate, measured on random
 //! keys the table does not hold, beside the rate theory predicts.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use serde_json::json;
-use siftdb::table::{FilterAnswer, MAX_SEQ, Table};
+use siftdb::table::{FilterAnswer, FilterStatus, Table};
 
-use super::info::fmt_rate;
-use super::open::{describe, open_table};
+use super::info::{fmt_rate, status_name};
+use super::open::{open_table, problem_json};
 use crate::Outcome;
 use crate::output;
 
@@ -16,8 +16,8 @@ use crate::output;
 pub struct Args {
     /// The table file.
     file: PathBuf,
-    /// Absent keys to probe.
-    #[arg(long, default_value_t = 100_000)]
+    /// Absent keys to probe (at least 1).
+    #[arg(long, default_value_t = 100_000, value_parser = clap::value_parser!(u64).range(1..))]
     probes: u64,
     /// Seed of the random key generator (same seed, same keys).
     #[arg(long, default_value_t = 0x5eed)]
@@ -40,13 +40,13 @@ fn next(state: &mut u64) -> u64 {
 /// (never trusting the filter).
 ///
 /// # Errors
-/// A one-line message if a data block is damaged.
-pub fn holds(table: &Table, path: &Path, key: &[u8]) -> Result<bool, String> {
+/// `Corruption` if a data block on the way is damaged.
+fn holds(table: &Table, key: &[u8]) -> siftdb::Result<bool> {
     let mut it = table.iter();
-    it.seek(key).map_err(|e| describe(path, &e))?;
+    it.seek(key)?;
     match it.next() {
         Some(Ok(e)) => Ok(e.user_key.as_ref() == key),
-        Some(Err(e)) => Err(describe(path, &e)),
+        Some(Err(e)) => Err(e),
         None => Ok(false),
     }
 }
@@ -64,36 +64,48 @@ fn wilson(hits: u64, n: u64) -> (f64, f64) {
     ((centre - half).max(0.0), (centre + half).min(1.0))
 }
 
-/// Runs `sst fpr`.
+/// Runs `sst fpr`. A filter dropped as corrupt, or a damaged data block
+/// met while checking that probe keys are absent, is a problem (exit 1);
+/// the measurement up to that point is still shown.
 ///
 /// # Errors
-/// A one-line message if the table cannot be read.
+/// A one-line message if the file is not a readable table.
 pub fn run(a: &Args) -> Result<Outcome, String> {
     let table = open_table(&a.file)?;
     let details = table.filter_details();
+    let dropped = match &details.status {
+        FilterStatus::Dropped(why) => Some(why.clone()),
+        _ => None,
+    };
+    let usable = details.status == FilterStatus::Loaded;
     let mut state = a.seed;
-    let (mut probed, mut positives, mut skipped_present, mut no_filter) = (0u64, 0u64, 0u64, false);
+    let (mut probed, mut positives, mut skipped_present) = (0u64, 0u64, 0u64);
+    let mut error = None;
     let max_attempts = a.probes.saturating_mul(4).max(1000);
     let mut attempts = 0u64;
-    while probed < a.probes && attempts < max_attempts {
+    while usable && probed < a.probes && attempts < max_attempts {
         attempts += 1;
         let mut key = [0u8; 16];
         key[..8].copy_from_slice(&next(&mut state).to_le_bytes());
         key[8..].copy_from_slice(&next(&mut state).to_le_bytes());
-        if holds(&table, &a.file, &key)? {
-            skipped_present += 1;
-            continue;
+        match holds(&table, &key) {
+            Ok(true) => {
+                skipped_present += 1;
+                continue;
+            }
+            Ok(false) => {}
+            Err(e) => {
+                error = Some(problem_json(&a.file, &e));
+                break;
+            }
         }
-        let lookup = table.get(&key, MAX_SEQ).map_err(|e| describe(&a.file, &e))?;
         probed += 1;
-        match lookup.filter {
-            FilterAnswer::MayContain => positives += 1,
-            FilterAnswer::Absent => {}
-            FilterAnswer::NoFilter => no_filter = true,
+        if table.filter_answer(&key) == FilterAnswer::MayContain {
+            positives += 1;
         }
     }
     #[expect(clippy::cast_precision_loss, reason = "probe counts are far below 2^52")]
-    let measured = if no_filter || probed == 0 { None } else { Some(positives as f64 / probed as f64) };
+    let measured = if probed == 0 { None } else { Some(positives as f64 / probed as f64) };
     let (lo, hi) = wilson(positives, probed);
     let ratio = match (measured, details.theoretical_fpr) {
         (Some(m), Some(t)) if t > 0.0 => Some(m / t),
@@ -102,17 +114,20 @@ pub fn run(a: &Args) -> Result<Outcome, String> {
     let doc = json!({
         "path": a.file.display().to_string(),
         "filter_kind": details.kind.map_or_else(|| table.properties().filter_kind.clone(), |k| k.to_string()),
-        "filter_usable": !no_filter && details.kind.is_some(),
+        "filter_status": status_name(&details.status),
+        "filter_usable": usable,
+        "dropped_reason": dropped,
         "bits_per_key": details.bits_per_key,
         "probes": probed,
         "seed": a.seed,
         "skipped_present": skipped_present,
         "false_positives": positives,
         "measured_fpr": measured,
-        "ci95_low": if measured.is_some() { Some(lo) } else { None },
-        "ci95_high": if measured.is_some() { Some(hi) } else { None },
+        "ci95_low": measured.map(|_| lo),
+        "ci95_high": measured.map(|_| hi),
         "theoretical_fpr": details.theoretical_fpr,
         "measured_over_theoretical": ratio,
+        "error": error,
     });
     if a.json {
         output::print_json(&doc);
@@ -123,24 +138,42 @@ pub fn run(a: &Args) -> Result<Outcome, String> {
             doc["filter_kind"].as_str().unwrap_or("-"),
             details.bits_per_key
         );
-        if measured.is_none() {
-            println!("no usable filter: every lookup reads the index and a data block");
+        let unmeasured = "                 nothing to measure: every lookup reads the index and a data block";
+        match &details.status {
+            FilterStatus::Dropped(why) => {
+                println!("DROPPED          the filter block is corrupt and was not loaded ({why})");
+                println!("{unmeasured}");
+            }
+            FilterStatus::None => {
+                println!("no filter        the table was written without one\n{unmeasured}")
+            }
+            FilterStatus::Unknown => {
+                println!("unknown filter   a kind or version this build cannot read\n{unmeasured}");
+            }
+            FilterStatus::Loaded => {
+                println!(
+                    "probes           {probed} absent keys (seed {}, {skipped_present} present keys skipped)",
+                    a.seed
+                );
+                println!("false positives  {positives}");
+                match measured {
+                    Some(m) => println!(
+                        "measured FPR     {} (95% CI {} .. {})",
+                        fmt_rate(Some(m)),
+                        fmt_rate(Some(lo)),
+                        fmt_rate(Some(hi))
+                    ),
+                    None => println!("measured FPR     - (no absent key was probed)"),
+                }
+            }
         }
-        println!(
-            "probes           {probed} absent keys (seed {}, {skipped_present} present keys skipped)",
-            a.seed
-        );
-        println!("false positives  {positives}");
-        println!(
-            "measured FPR     {} (95% CI {} .. {})",
-            fmt_rate(measured),
-            fmt_rate(Some(lo)),
-            fmt_rate(Some(hi))
-        );
         println!("theoretical FPR  {}", fmt_rate(details.theoretical_fpr));
         if let Some(r) = ratio {
             println!("measured/theory  {r:.3}");
         }
+        if let Some(e) = &error {
+            println!("problem          {}", e["what"].as_str().unwrap_or_default());
+        }
     }
-    Ok(Outcome::Clean)
+    Ok(if dropped.is_some() || error.is_some() { Outcome::ProblemsFound } else { Outcome::Clean })
 }

@@ -4,7 +4,7 @@ use std::fmt::Write as _;
 use std::path::Path;
 
 use serde_json::{Value, json};
-use siftdb::table::format::{BLOCK_TRAILER_LEN, FOOTER_LEN};
+use siftdb::table::format::{BLOCK_TRAILER_LEN, FOOTER_LEN, TABLE_MAGIC};
 use siftdb::table::{BlockHandle, FilterStatus, Table};
 
 use super::filter_params::filter_params;
@@ -76,6 +76,7 @@ pub fn run(path: &Path, hex: bool, as_json: bool) -> Result<Outcome, String> {
         "footer": {
             "offset": file_size.saturating_sub(FOOTER_LEN as u64),
             "size": FOOTER_LEN,
+            "magic": format!("{TABLE_MAGIC:#018x}"),
             "index": handle_json(f.index),
             "filter": if f.filter.is_null() { Value::Null } else { handle_json(f.filter) },
             "properties": handle_json(f.properties),
@@ -119,7 +120,27 @@ fn render(doc: &Value) -> String {
         }
     };
     let _ = writeln!(s, "table        {}", v("/path"));
-    let _ = writeln!(s, "file size    {} bytes, format version {}", v("/file_size"), v("/format_version"));
+    let _ = writeln!(s, "file size    {} bytes", v("/file_size"));
+    let _ = writeln!(
+        s,
+        "footer       at offset {}, {} bytes, magic {}, format version {}",
+        v("/footer/offset"),
+        v("/footer/size"),
+        v("/footer/magic"),
+        v("/format_version")
+    );
+    for block in ["index", "filter", "properties"] {
+        let handle = match doc.pointer(&format!("/footer/{block}")) {
+            Some(Value::Null) | None => "none".to_string(),
+            Some(_) => format!(
+                "offset {}, size {} ({} with trailer)",
+                v(&format!("/footer/{block}/offset")),
+                v(&format!("/footer/{block}/size")),
+                v(&format!("/footer/{block}/size_with_trailer"))
+            ),
+        };
+        let _ = writeln!(s, "  {block:<11}{handle}");
+    }
     let _ = writeln!(
         s,
         "entries      {} ({} tombstones, {} distinct keys)",

@@ -32,3 +32,16 @@ pub fn describe(path: &Path, e: &Error) -> String {
         other => format!("{}: {other}", path.display()),
     }
 }
+
+/// A problem found while reading a table's data, as the `{offset, what}`
+/// object the reports share: `offset` is the file offset of the damage
+/// (`null` for an error that is not about a byte), `what` the one-line
+/// message naming the path.
+#[must_use]
+pub fn problem_json(path: &Path, e: &Error) -> serde_json::Value {
+    let offset = match e {
+        Error::Corruption { offset, .. } => Some(*offset),
+        _ => None,
+    };
+    serde_json::json!({ "offset": offset, "what": describe(path, e) })
+}

@@ -4,9 +4,10 @@ use std::path::PathBuf;
 
 use serde_json::{Value, json};
 use siftdb::filter::hash_key;
-use siftdb::table::{FilterAnswer, MAX_SEQ};
+use siftdb::table::{FilterAnswer, FilterStatus};
 
-use super::open::{describe, open_table};
+use super::info::status_name;
+use super::open::{open_table, problem_json};
 use super::scan::entry_json;
 use crate::Outcome;
 use crate::bytes_arg::{parse, show};
@@ -28,34 +29,50 @@ pub struct Args {
 }
 
 /// Runs `sst probe`. A filter that rules out a key the table holds (a
-/// false negative) is a problem (exit 1).
+/// false negative), a filter dropped as corrupt, or a damaged data block
+/// met while reading the key's versions is a problem (exit 1); what could
+/// be read is still shown.
 ///
 /// # Errors
-/// A one-line message for a bad key or an unreadable table.
+/// A one-line message for a bad key or a file that is not a readable table.
 pub fn run(a: &Args) -> Result<Outcome, String> {
     let key = parse(&a.key, a.hex)?;
     let table = open_table(&a.file)?;
-    let lookup = table.get(&key, MAX_SEQ).map_err(|e| describe(&a.file, &e))?;
-    // The truth comes from the data, read whatever the filter said.
-    let mut it = table.iter();
-    it.seek(&key).map_err(|e| describe(&a.file, &e))?;
-    let mut versions = Vec::new();
-    for e in it {
-        let e = e.map_err(|e| describe(&a.file, &e))?;
-        if e.user_key.as_ref() != key.as_slice() {
-            break;
-        }
-        versions.push(e);
-    }
-    let held = !versions.is_empty();
-    let answer = match lookup.filter {
+    let details = table.filter_details();
+    let dropped = match &details.status {
+        FilterStatus::Dropped(why) => Some(why.clone()),
+        _ => None,
+    };
+    let answer = match table.filter_answer(&key) {
+        _ if dropped.is_some() => "dropped",
         FilterAnswer::NoFilter => "no_filter",
         FilterAnswer::Absent => "absent",
         FilterAnswer::MayContain => "may_contain",
     };
-    let false_negative = lookup.filter == FilterAnswer::Absent && held;
-    let false_positive = lookup.filter == FilterAnswer::MayContain && !held;
-    let seed = table.filter_details().header.map(|h| h.seed);
+    // The truth comes from the data, read whatever the filter said.
+    let mut versions = Vec::new();
+    let mut error = None;
+    let mut it = table.iter();
+    match it.seek(&key) {
+        Err(e) => error = Some(problem_json(&a.file, &e)),
+        Ok(()) => {
+            for e in it {
+                match e {
+                    Ok(e) if e.user_key.as_ref() == key.as_slice() => versions.push(e),
+                    Ok(_) => break,
+                    Err(e) => {
+                        error = Some(problem_json(&a.file, &e));
+                        break;
+                    }
+                }
+            }
+        }
+    }
+    // Damage before any version was found leaves the truth unknown.
+    let held = if versions.is_empty() && error.is_some() { None } else { Some(!versions.is_empty()) };
+    let false_negative = answer == "absent" && held == Some(true);
+    let false_positive = answer == "may_contain" && held == Some(false);
+    let seed = details.header.map(|h| h.seed);
     let list: Vec<Value> =
         versions.iter().map(|e| entry_json(&e.user_key, Some(e.seq), e.kind, &e.value, a.hex)).collect();
     let doc = json!({
@@ -63,11 +80,14 @@ pub fn run(a: &Args) -> Result<Outcome, String> {
         "key": show(&key, a.hex),
         "key_hash": seed.map(|s| hash_key(s, &key)),
         "filter": answer,
+        "filter_status": status_name(&details.status),
+        "dropped_reason": dropped,
         "held": held,
         "false_positive": false_positive,
         "false_negative": false_negative,
         "newest": list.first(),
         "versions": list,
+        "error": error,
     });
     if a.json {
         output::print_json(&doc);
@@ -76,12 +96,16 @@ pub fn run(a: &Args) -> Result<Outcome, String> {
         if let Some(h) = doc["key_hash"].as_u64() {
             println!("hash      {h:#018x}");
         }
-        println!("filter    {answer}");
+        match &dropped {
+            Some(why) => println!("filter    DROPPED as corrupt, every lookup reads data ({why})"),
+            None => println!("filter    {answer}"),
+        }
         let verdict = match (held, false_positive, false_negative) {
+            (None, _, _) => "unknown: a damaged block stopped the read",
             (_, _, true) => "held: FILTER FALSE NEGATIVE (the filter hides a key the table holds)",
-            (false, true, _) => "not held (false positive: the filter let an absent key through)",
-            (false, _, _) => "not held",
-            (true, _, _) => "held",
+            (Some(false), true, _) => "not held (false positive: the filter let an absent key through)",
+            (Some(false), _, _) => "not held",
+            (Some(true), _, _) => "held",
         };
         println!("table     {verdict}");
         for v in &list {
@@ -90,6 +114,10 @@ pub fn run(a: &Args) -> Result<Outcome, String> {
                 None => println!("  @{} tombstone", v["seq"]),
             }
         }
+        if let Some(e) = &error {
+            println!("problem   {}", e["what"].as_str().unwrap_or_default());
+        }
     }
-    Ok(if false_negative { Outcome::ProblemsFound } else { Outcome::Clean })
+    let problem = false_negative || dropped.is_some() || error.is_some();
+    Ok(if problem { Outcome::ProblemsFound } else { Outcome::Clean })
 }

@@ -1,11 +1,11 @@
 //! `siftdb sst scan`: a table's entries in internal-key order.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use serde_json::{Value, json};
 use siftdb::table::{TableEntry, ValueKind};
 
-use super::open::{describe, open_table};
+use super::open::{open_table, problem_json};
 use crate::Outcome;
 use crate::bytes_arg::{parse, show};
 use crate::output;
@@ -52,54 +52,122 @@ pub fn kind_name(kind: ValueKind) -> &'static str {
     }
 }
 
-/// Runs `sst scan`.
+/// A scan's entries on their way out. In text, each entry is printed as
+/// soon as it is read, so the entries before a damaged block are shown; in
+/// JSON they are gathered into the one document printed at the end. The
+/// limit note and a problem that stopped the scan go to stderr in text
+/// (stdout holds entries only), and into fields in JSON.
+pub struct EntrySink {
+    json: bool,
+    limit: usize,
+    count: usize,
+    truncated: bool,
+    entries: Vec<Value>,
+}
+
+impl EntrySink {
+    /// A sink printing JSON or text, showing at most `limit` entries.
+    #[must_use]
+    pub fn new(json: bool, limit: Option<usize>) -> Self {
+        EntrySink {
+            json,
+            limit: limit.unwrap_or(usize::MAX),
+            count: 0,
+            truncated: false,
+            entries: Vec::new(),
+        }
+    }
+
+    /// Shows one entry (its JSON object or its text line), unless the
+    /// limit is reached: then it returns `false`, the entry is not shown,
+    /// and the output is marked truncated.
+    pub fn offer(&mut self, doc: impl FnOnce() -> Value, line: impl FnOnce() -> String) -> bool {
+        if self.count == self.limit {
+            self.truncated = true;
+            return false;
+        }
+        self.count += 1;
+        if self.json {
+            self.entries.push(doc());
+        } else {
+            println!("{}", line());
+        }
+        true
+    }
+
+    /// Ends the output: the JSON document (`path`, `count`, `truncated`,
+    /// `entries`, `error`), or the notes on stderr. `error` (an
+    /// `{offset, what}` object) is the problem that stopped the scan, which
+    /// makes the outcome [`Outcome::ProblemsFound`].
+    #[must_use]
+    pub fn finish(self, path: &Path, error: Option<Value>) -> Outcome {
+        if self.json {
+            output::print_json(&json!({
+                "path": path.display().to_string(),
+                "count": self.count,
+                "truncated": self.truncated,
+                "entries": self.entries,
+                "error": error,
+            }));
+        } else {
+            if self.truncated {
+                eprintln!("siftdb: limit of {} entries reached; more entries follow", self.limit);
+            }
+            if let Some(e) = &error {
+                eprintln!(
+                    "siftdb: {}; scan stopped after {} entries",
+                    e["what"].as_str().unwrap_or_default(),
+                    self.count
+                );
+            }
+        }
+        if error.is_some() { Outcome::ProblemsFound } else { Outcome::Clean }
+    }
+}
+
+/// The text line of one table entry.
+fn entry_line(e: &TableEntry, hex: bool) -> String {
+    match e.kind {
+        ValueKind::Value => format!("{} @{} value {}", show(&e.user_key, hex), e.seq, show(&e.value, hex)),
+        ValueKind::Tombstone => format!("{} @{} tombstone", show(&e.user_key, hex), e.seq),
+    }
+}
+
+/// Runs `sst scan`. A damaged data block ends the scan after the entries
+/// before it, with the problem and its offset reported (exit 1).
 ///
 /// # Errors
-/// A one-line message for a bad key argument, an unreadable table, or a
-/// data block that fails its checksum mid-scan.
+/// A one-line message for a bad key argument or a file that is not a
+/// readable table.
 pub fn run(a: &Args) -> Result<Outcome, String> {
     let from = a.from.as_deref().map(|k| parse(k, a.hex)).transpose()?;
     let to = a.to.as_deref().map(|k| parse(k, a.hex)).transpose()?;
     let table = open_table(&a.file)?;
+    let mut sink = EntrySink::new(a.json, a.limit);
     let mut it = table.iter();
-    if let Some(from) = &from {
-        it.seek(from).map_err(|e| describe(&a.file, &e))?;
+    let mut error = None;
+    if let Some(from) = &from
+        && let Err(e) = it.seek(from)
+    {
+        error = Some(problem_json(&a.file, &e));
     }
-    let limit = a.limit.unwrap_or(usize::MAX);
-    let mut entries: Vec<TableEntry> = Vec::new();
-    let mut truncated = false;
-    for e in it {
-        let e = e.map_err(|e| describe(&a.file, &e))?;
-        if to.as_deref().is_some_and(|to| e.user_key.as_ref() >= to) {
-            break;
-        }
-        if entries.len() == limit {
-            truncated = true;
-            break;
-        }
-        entries.push(e);
-    }
-    if a.json {
-        let list: Vec<Value> =
-            entries.iter().map(|e| entry_json(&e.user_key, Some(e.seq), e.kind, &e.value, a.hex)).collect();
-        output::print_json(&json!({
-            "path": a.file.display().to_string(),
-            "count": list.len(),
-            "truncated": truncated,
-            "entries": list,
-        }));
-    } else {
-        for e in &entries {
-            match e.kind {
-                ValueKind::Value => {
-                    println!("{} @{} value {}", show(&e.user_key, a.hex), e.seq, show(&e.value, a.hex));
+    if error.is_none() {
+        for e in it {
+            let e = match e {
+                Ok(e) => e,
+                Err(e) => {
+                    error = Some(problem_json(&a.file, &e));
+                    break;
                 }
-                ValueKind::Tombstone => println!("{} @{} tombstone", show(&e.user_key, a.hex), e.seq),
+            };
+            if to.as_deref().is_some_and(|to| e.user_key.as_ref() >= to) {
+                break;
+            }
+            let doc = || entry_json(&e.user_key, Some(e.seq), e.kind, &e.value, a.hex);
+            if !sink.offer(doc, || entry_line(&e, a.hex)) {
+                break;
             }
         }
-        if truncated {
-            println!("(limit {limit} reached)");
-        }
     }
-    Ok(Outcome::Clean)
+    Ok(sink.finish(&a.file, error))
 }

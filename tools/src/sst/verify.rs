@@ -35,6 +35,8 @@ pub fn verify_one(path: &Path) -> Value {
             "blocks_checked": r.blocks_checked,
             "entries_checked": r.entries_checked,
             "keys_probed": r.keys_probed,
+            "unreadable_data_blocks": r.unreadable_data_blocks,
+            "properties_compared": r.properties_compared,
             "problems": r.problems.iter().map(|p| json!({"offset": p.offset, "what": p.what})).collect::<Vec<_>>(),
         }),
         Err(e) => json!({
@@ -44,6 +46,8 @@ pub fn verify_one(path: &Path) -> Value {
             "blocks_checked": 0,
             "entries_checked": 0,
             "keys_probed": 0,
+            "unreadable_data_blocks": 0,
+            "properties_compared": false,
             "problems": [],
         }),
     }
@@ -74,6 +78,11 @@ pub fn print_text(v: &Value) {
     for p in problems {
         println!("{path}: offset {}: {}", p["offset"], p["what"].as_str().unwrap_or_default());
     }
+    if let Some(n) = v["unreadable_data_blocks"].as_u64().filter(|n| *n > 0) {
+        println!(
+            "{path}: note: {n} data block(s) unreadable, so the properties were not compared with the contents"
+        );
+    }
     println!(
         "{path}: {} ({} blocks, {} entries, {} keys probed against the filter)",
         if problems.is_empty() { "OK".to_string() } else { format!("{} problem(s)", problems.len()) },
@@ -88,10 +97,19 @@ pub fn print_text(v: &Value) {
 /// # Errors
 /// A one-line message (exit 2) if a single FILE is missing or not a
 /// table, or a DIR cannot be listed. In a DIR, a file that is not a
-/// readable table is a problem found (exit 1).
+/// readable table is a problem found (exit 1), and so is a DIR holding no
+/// `*.sst` file at all (nothing was verified).
 pub fn run(a: &Args) -> Result<Outcome, String> {
+    let mut error = None;
     let results: Vec<Value> = if a.path.is_dir() {
-        tables_in(&a.path)?.iter().map(|p| verify_one(p)).collect()
+        let tables = tables_in(&a.path)?;
+        if tables.is_empty() {
+            error = Some(format!(
+                "{}: no table files (*.sst) in this directory: nothing verified",
+                a.path.display()
+            ));
+        }
+        tables.iter().map(|p| verify_one(p)).collect()
     } else {
         let v = verify_one(&a.path);
         if let Some(err) = v["error"].as_str() {
@@ -102,17 +120,22 @@ pub fn run(a: &Args) -> Result<Outcome, String> {
     let problems: usize = results
         .iter()
         .map(|v| v["problems"].as_array().map_or(0, Vec::len) + usize::from(!v["error"].is_null()))
-        .sum();
+        .sum::<usize>()
+        + usize::from(error.is_some());
     if a.json {
         output::print_json(&json!({
             "path": a.path.display().to_string(),
             "ok": problems == 0,
             "tables_checked": results.len(),
             "problems": problems,
+            "error": error,
             "tables": results,
         }));
     } else {
         results.iter().for_each(print_text);
+        if let Some(e) = &error {
+            println!("{e}");
+        }
         println!("{} table(s) checked, {problems} problem(s)", results.len());
     }
     Ok(if problems == 0 { Outcome::Clean } else { Outcome::ProblemsFound })
