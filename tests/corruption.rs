@@ -1,12 +1,16 @@
 //! Corruption sweep: every single-bit flip and every truncation of small
 //! real fixtures of each on-disk file kind.
 //!
-//! Each trial must end in a typed `Error::Corruption`, or in an outcome that
-//! is provably right: for a log (WAL, manifest) whose *last* record is
-//! damaged, the records before it (a torn tail — never acknowledged as
-//! durable); for a filter, a filter that still holds every key. A panic, a
-//! wrong value, or a silently missing record fails the test. Trial counts are
-//! printed and checked against the fixture sizes.
+//! Pass rule (issue 8):
+//! - a bit flip ends in a typed `Error::Corruption` — anywhere, the last
+//!   record of a log and `CURRENT` included — except in a table's filter
+//!   block (or a standalone filter), where correct answers are accepted;
+//! - a truncation ends in `Corruption` or in exactly the records before the
+//!   cut (the log's complete records: a prefix of the acknowledged writes,
+//!   as a torn write at the tail leaves).
+//!
+//! A panic, a wrong value, or a silently missing record fails the test.
+//! Trial counts are printed and checked against the fixture sizes.
 
 #[path = "common/fuzz_seeds.rs"]
 mod fuzz_seeds;
@@ -134,18 +138,18 @@ fn record_starts(log: &[u8], kind: RecordType) -> Vec<usize> {
     reader.map(|r| usize::try_from(r.unwrap().offset).unwrap()).collect()
 }
 
-/// How many whole records a log may legitimately yield after `damage`:
-/// - truncation: exactly those ending at or before the cut;
-/// - a flip in the last record: those before it (torn tail).
-///
-/// Any other damage must be corruption (AbsoluteConsistency) or stop at the
-/// damaged record (PointInTime).
+/// How many whole records a log may legitimately yield after `damage`, and
+/// whether yielding them without an error is allowed:
+/// - truncation: exactly those ending at or before the cut (a torn tail);
+/// - a flip: none without an error — the records before the damaged one
+///   only where recovery may stop there (PointInTime). Every record is
+///   complete, so a flip in the last one is corruption too.
 fn allowed_prefix(starts: &[usize], total: usize, damage: Damage) -> (usize, bool) {
     let damaged = starts.iter().rposition(|&s| s <= damage.offset()).unwrap_or(0);
     let ends = |i: usize| starts.get(i + 1).copied().unwrap_or(total);
     match damage {
         Damage::Truncate { len } => ((0..starts.len()).filter(|&i| ends(i) <= len).count(), true),
-        Damage::Flip { .. } => (damaged, damaged + 1 == starts.len()),
+        Damage::Flip { .. } => (damaged, false),
     }
 }
 
@@ -226,26 +230,17 @@ fn manifest_sweep() {
 fn current_sweep() {
     let dir = tempfile::tempdir().unwrap();
     let fs = siftdb::fs::StdFs;
-    let original = b"MANIFEST-000001\n";
-    let mut renamed = std::cell::Cell::new(0);
+    let original = siftdb::manifest::current_contents(1).into_bytes();
     let mut sweep = Sweep::default();
-    sweep.run("CURRENT", original, &|damage, bytes| {
+    // Regression: CURRENT had no checksum, so a digit flipped into another
+    // digit named another manifest (one a crash left behind would open as
+    // an older state). Every damage is now corruption.
+    sweep.run("CURRENT", &original, &|_, bytes| {
         std::fs::write(dir.path().join("CURRENT"), bytes).unwrap();
         corruption_or(siftdb::manifest::read_current(&fs, dir.path()), |n| {
-            // CURRENT carries no checksum (it is replaced by rename, never
-            // torn), so a flipped digit can name another manifest. That is
-            // caught at open, when the named manifest does not exist; here
-            // it must at least never name the original.
-            match damage {
-                Damage::Flip { byte, .. } if original[byte].is_ascii_digit() && n != 1 => {
-                    renamed.set(renamed.get() + 1);
-                    Ok(())
-                }
-                _ => Err(format!("damaged CURRENT parsed as {n}")),
-            }
+            Err(format!("damaged CURRENT parsed as {n}"))
         })
     });
-    eprintln!("CURRENT: {} flips turned a digit into another digit", renamed.get_mut());
     sweep.finish("CURRENT", trials_for(&[original.len()]));
 }
 
@@ -453,9 +448,11 @@ fn small_db(dir: &Path) -> (Vec<KeyOp>, usize) {
 }
 
 /// Damages each file of a real database directory (one bit flip and one
-/// truncation per offset) and reopens it. Open fails with `Corruption`, or
-/// every read is right or `Corruption`; only WAL damage may lose writes,
-/// and then only a suffix of the unflushed ones (torn tail).
+/// truncation per offset) and reopens it. A flip must end in `Corruption`
+/// (at open or on a read), except in a table's filter block, where every
+/// read must be right. A truncation must end in `Corruption` or in exactly
+/// the writes it left whole: for the WAL, the flushed writes plus the
+/// records before the cut; for any other file, everything.
 #[test]
 fn db_files_sweep() {
     let shm = Path::new("/dev/shm");
@@ -478,7 +475,6 @@ fn db_files_sweep() {
             None => unflushed_only.remove(k),
         };
     }
-    let manifest_tail_losses = std::cell::Cell::new(0);
     let keys: Vec<Vec<u8>> = (0..26u32).map(|i| format!("key{i:02}").into_bytes()).collect();
     let files: Vec<PathBuf> = std::fs::read_dir(pristine.path())
         .unwrap()
@@ -492,12 +488,20 @@ fn db_files_sweep() {
         let is_wal = name.ends_with(".log");
         // Each trial copies and opens a whole database: one bit per byte.
         let mut sweep = Sweep { one_bit_per_byte: true, ..Sweep::default() };
-        let is_manifest = name.starts_with("MANIFEST-");
-        let last_edit_at = if is_manifest {
-            let reader = WalReader::new(&bytes, RecordType::Edit, RecoveryMode::AbsoluteConsistency);
-            reader.map(|r| usize::try_from(r.unwrap().offset).unwrap()).last().unwrap()
+        // One WAL record per unflushed write.
+        let wal_ends: Vec<usize> = if is_wal {
+            let starts = record_starts(&bytes, RecordType::Batch);
+            assert_eq!(starts.len(), ops.len() - flushed, "{name}: one record per unflushed write");
+            starts.iter().skip(1).copied().chain([bytes.len()]).collect()
         } else {
-            usize::MAX
+            Vec::new()
+        };
+        let filter_block = if name.ends_with(".sst") {
+            let footer = Footer::decode(&bytes).unwrap();
+            let at = usize::try_from(footer.filter.offset).unwrap();
+            at..at + usize::try_from(footer.filter.size_with_trailer()).unwrap()
+        } else {
+            0..0
         };
         let judge = |damage: Damage, damaged: &[u8]| -> Result<bool, String> {
             let work = tmp();
@@ -525,27 +529,28 @@ fn db_files_sweep() {
             if corrupt {
                 return Ok(true);
             }
-            let lowest = if is_wal { flushed } else { ops.len() };
-            if (lowest..=ops.len()).any(|p| states[p] == got) {
+            let want = match damage {
+                Damage::Flip { byte, .. } if filter_block.contains(&byte) => ops.len(),
+                Damage::Flip { .. } => return Err(format!("{name}: a bit flip opened without corruption")),
+                Damage::Truncate { len } if is_wal => {
+                    flushed + wal_ends.iter().filter(|&&e| e <= len).count()
+                }
+                Damage::Truncate { .. } => ops.len(),
+            };
+            if states[want] == got {
                 Ok(false)
-            } else if is_manifest && damage.offset() >= last_edit_at && got == unflushed_only {
-                // Regression: damage in the manifest's last edit used to read
-                // as a torn tail, dropping the edit that named the flushed
-                // table (whose WAL was already deleted). Open now reports it.
-                manifest_tail_losses.set(manifest_tail_losses.get() + 1);
-                Err(format!("{name}: damaged last manifest edit silently lost the flushed table"))
+            } else if got == unflushed_only {
+                // Regression guard: damage in the manifest's last edit once
+                // read as a torn tail, dropping the edit that named the
+                // flushed table (whose WAL was already deleted).
+                Err(format!("{name}: damage silently lost the flushed table"))
             } else {
-                Err(format!("{name}: recovered state is not the written one (or a torn WAL prefix)"))
+                Err(format!("{name}: recovered state is not the {want} writes left whole"))
             }
         };
         sweep.run(&name, &bytes, &judge);
         sweep.finish(&format!("db file {name}"), 2 * bytes.len());
         total += 2 * bytes.len();
     }
-    eprintln!(
-        "db files: {total} trials over {} files; {} damaged-last-manifest-edit trials silently lost the \
-         flushed table",
-        files.len(),
-        manifest_tail_losses.get()
-    );
+    eprintln!("db files: {total} trials over {} files", files.len());
 }

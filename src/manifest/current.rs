@@ -1,15 +1,18 @@
 //! The `CURRENT` file: the name of the live manifest.
 //!
 //! ```text
-//!   +---------------------------+----+
-//!   | "MANIFEST-" digits (UTF-8)| \n |
-//!   +---------------------------+----+
+//!   +---------------------------+-----+----------------------+----+
+//!   | "MANIFEST-" digits (UTF-8)| ' ' | crc32 of the name as | \n |
+//!   |                           |     | 8 lowercase hex      |    |
+//!   +---------------------------+-----+----------------------+----+
 //! ```
 //!
 //! It is replaced atomically ([`crate::fs::write_file_atomic`]), so a reader
-//! sees the old name or the new one. A missing newline means the file was not
-//! written by siftdb (a torn write cannot happen through the rename), so it
-//! is `Corruption`, as is any name that is not a canonical manifest name.
+//! sees the old name or the new one. Anything else — a missing newline, a
+//! name that is not a canonical manifest name, a checksum that does not
+//! match — is `Corruption`. The checksum matters because a damaged digit
+//! could otherwise name another manifest that exists (an older one a crash
+//! left behind), and the database would silently open an older state.
 
 use std::path::Path;
 
@@ -23,9 +26,16 @@ use super::filename::{CURRENT, FileKind, manifest_file_name, parse_file_name};
 /// # Errors
 /// `Io` from the file system.
 pub fn set_current(fs: &dyn FileSystem, dir: &Path, manifest_number: u64) -> Result<()> {
-    let contents = format!("{}\n", manifest_file_name(manifest_number));
+    let contents = current_contents(manifest_number);
     write_file_atomic(fs, dir, CURRENT, contents.as_bytes())?;
     Ok(())
+}
+
+/// The bytes of a `CURRENT` file naming `MANIFEST-{manifest_number}`.
+#[must_use]
+pub fn current_contents(manifest_number: u64) -> String {
+    let name = manifest_file_name(manifest_number);
+    format!("{name} {:08x}\n", crc32fast::hash(name.as_bytes()))
 }
 
 /// Reads `dir/CURRENT` and returns the live manifest's number.
@@ -33,7 +43,7 @@ pub fn set_current(fs: &dyn FileSystem, dir: &Path, manifest_number: u64) -> Res
 /// # Errors
 /// `Io` if it cannot be read (including when it does not exist: the caller
 /// decides whether that means "new database"); `Corruption` naming the file
-/// if its contents are not one manifest name and a newline.
+/// if its contents are not one manifest name, its checksum and a newline.
 pub fn read_current(fs: &dyn FileSystem, dir: &Path) -> Result<u64> {
     let path = dir.join(CURRENT);
     let bytes = fs.read(&path)?;
@@ -41,11 +51,18 @@ pub fn read_current(fs: &dyn FileSystem, dir: &Path) -> Result<u64> {
 }
 
 fn parse_current(bytes: &[u8]) -> Result<u64> {
-    let Some(name) = bytes.strip_suffix(b"\n") else {
+    let Some(line) = bytes.strip_suffix(b"\n") else {
         return Err(Error::corruption(bytes.len() as u64, "CURRENT does not end with a newline"));
     };
-    let name = std::str::from_utf8(name)
+    let line = std::str::from_utf8(line)
         .map_err(|e| Error::corruption(e.valid_up_to() as u64, "CURRENT is not UTF-8"))?;
+    let Some((name, crc)) = line.split_once(' ') else {
+        return Err(Error::corruption(0, "CURRENT has no checksum"));
+    };
+    let canonical = crc.len() == 8 && crc.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'));
+    if !canonical || u32::from_str_radix(crc, 16).ok() != Some(crc32fast::hash(name.as_bytes())) {
+        return Err(Error::corruption(name.len() as u64 + 1, "CURRENT checksum mismatch"));
+    }
     match parse_file_name(name) {
         Some((FileKind::Manifest, number)) => Ok(number),
         _ => Err(Error::corruption(0, format!("CURRENT names {name:?}, not a manifest"))),
@@ -61,7 +78,8 @@ mod tests {
     fn round_trip_and_replace() {
         let dir = tempfile::tempdir().unwrap();
         set_current(&StdFs, dir.path(), 3).unwrap();
-        assert_eq!(std::fs::read(dir.path().join("CURRENT")).unwrap(), b"MANIFEST-000003\n");
+        let want = format!("MANIFEST-000003 {:08x}\n", crc32fast::hash(b"MANIFEST-000003"));
+        assert_eq!(std::fs::read(dir.path().join("CURRENT")).unwrap(), want.as_bytes());
         assert_eq!(read_current(&StdFs, dir.path()).unwrap(), 3);
         set_current(&StdFs, dir.path(), 12_345_678).unwrap();
         assert_eq!(read_current(&StdFs, dir.path()).unwrap(), 12_345_678);
@@ -71,22 +89,24 @@ mod tests {
     fn garbage_is_corruption_naming_the_file() {
         let dir = tempfile::tempdir().unwrap();
         assert!(matches!(read_current(&StdFs, dir.path()), Err(Error::Io(_))));
-        let good = b"MANIFEST-000007\n";
+        let good = current_contents(7).into_bytes();
+        let good = good.as_slice();
         let mut cases: Vec<Vec<u8>> = (0..good.len()).map(|n| good[..n].to_vec()).collect();
         cases.extend([
-            b"MANIFEST-000007\n\n".to_vec(),
-            b"MANIFEST-000007\r\n".to_vec(),
-            b"000007.log\n".to_vec(),
-            b"MANIFEST-7\n".to_vec(),
-            b"../MANIFEST-000007\n".to_vec(),
+            [good, b"\n"].concat(),
+            b"MANIFEST-000007\n".to_vec(),
+            current_contents(7).replace('\n', "\r\n").into_bytes(),
+            format!("000007.log {:08x}\n", crc32fast::hash(b"000007.log")).into_bytes(),
+            format!("MANIFEST-7 {:08x}\n", crc32fast::hash(b"MANIFEST-7")).into_bytes(),
             vec![0xff, 0xfe, b'\n'],
         ]);
-        // A flipped digit still names a manifest (CURRENT has no checksum;
-        // opening the named file then fails); every other flip is caught.
-        for i in (0..good.len()).filter(|&i| !good[i].is_ascii_digit()) {
-            let mut flipped = good.to_vec();
-            flipped[i] ^= 0x01;
-            cases.push(flipped);
+        // Every bit flip is caught, a digit turned into another digit included.
+        for i in 0..good.len() {
+            for bit in 0..8 {
+                let mut flipped = good.to_vec();
+                flipped[i] ^= 1 << bit;
+                cases.push(flipped);
+            }
         }
         for case in cases {
             std::fs::write(dir.path().join("CURRENT"), &case).unwrap();

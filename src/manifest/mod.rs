@@ -18,7 +18,7 @@ pub mod filename;
 pub mod log;
 pub mod version;
 
-pub use current::{read_current, set_current};
+pub use current::{current_contents, read_current, set_current};
 pub use edit::{TableRecord, VersionEdit};
 pub use filename::{
     CURRENT, FileKind, LOCK, log_file_name, manifest_file_name, parse_file_name, table_file_name,

@@ -4,12 +4,19 @@
 //! header, length past the end, checksum mismatch) the reader asks one
 //! question: *does any valid frame start anywhere after this offset?*
 //!
-//! - **No** — the damage is a *torn tail*: the last write was cut short by a
-//!   crash (partial header, partial payload, or a tail of zeros or garbage
-//!   left by the file system). The frames before it are the log; the reader
-//!   stops with [`LogEnd::TornTail`] and [`WalReader::valid_len`] is the
-//!   offset to truncate the file to before appending again. This is not an
-//!   error in either mode: the write was never acknowledged as durable.
+//! - **No** — the damage is in the last record. It is a *torn tail* only if
+//!   it is what an interrupted append leaves: the record is incomplete (its
+//!   header, or the payload its length announces, runs past the end of the
+//!   file) or every byte from it to the end is zero (space the file system
+//!   allocated but never wrote). The frames before it are the log; the
+//!   reader stops with [`LogEnd::TornTail`] and [`WalReader::valid_len`] is
+//!   the offset to truncate the file to before appending again. This is not
+//!   an error in either mode: the write was never acknowledged as durable.
+//!   A *complete* last record that fails its checksum (or has an unknown
+//!   type) is damage to a write that may have been acknowledged, so it is
+//!   treated like mid-log corruption below. So is a last record whose
+//!   length field alone was damaged: it seems to run past the end, but its
+//!   checksum matches once the length is taken to be the bytes that remain.
 //! - **Yes** — the damage is *mid-log corruption*: a record that was once
 //!   complete (later ones were written after it) has changed. In
 //!   [`RecoveryMode::AbsoluteConsistency`] (the default) the reader returns
@@ -148,17 +155,42 @@ impl<'a> WalReader<'a> {
         Scan::NothingValid
     }
 
+    /// Whether the bytes from the current position to the end are what an
+    /// interrupted append leaves: all zeros, or one record cut short (and
+    /// not a complete record whose length field was damaged).
+    fn is_torn_write(&self) -> bool {
+        let rest = self.log.get(self.pos..).unwrap_or_default();
+        if rest.iter().all(|&b| b == 0) {
+            return true;
+        }
+        let Some(header) = rest.get(..HEADER_LEN) else { return true };
+        let word =
+            |i: usize| header.get(i..i + 4).map_or(0, |b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]));
+        let len = word(4) as usize;
+        if HEADER_LEN.saturating_add(len) <= rest.len() {
+            return false;
+        }
+        // Runs past the end: torn, unless the record fills the rest exactly
+        // and only its length field changed.
+        let Ok(actual) = u32::try_from(rest.len() - HEADER_LEN) else { return true };
+        let mut crc = crc32fast::Hasher::new();
+        crc.update(&actual.to_le_bytes());
+        crc.update(rest.get(8..).unwrap_or_default());
+        crc.finalize() != word(0)
+    }
+
     /// Handles damage at the current position: a torn tail ends cleanly,
     /// anything else depends on the mode.
     fn damaged(&mut self, mut what: String, certainly_mid_log: bool) -> Option<Result<Record<'a>>> {
         let at = self.pos as u64;
         if !certainly_mid_log {
             match self.scan_after(self.pos + 1) {
-                Scan::NothingValid => {
+                Scan::NothingValid if self.is_torn_write() => {
                     let dropped = (self.log.len() - self.pos) as u64;
                     self.end = Some(LogEnd::TornTail { at, dropped });
                     return None;
                 }
+                Scan::NothingValid => what.push_str(", in a complete last record (not a torn write)"),
                 Scan::Found => what.push_str(", with valid records after it"),
                 Scan::GaveUp => what.push_str(", and the scan for valid records after it ran out of budget"),
             }

@@ -91,37 +91,68 @@ fn every_truncation_yields_exactly_the_complete_records() {
 }
 
 #[test]
-fn zero_filled_and_garbage_tails_are_torn() {
+fn zero_filled_and_cut_short_tails_are_torn() {
     let (log, payloads, ends) = three_records();
-    for cut in [ends[2], ends[2] - 3, ends[1] + 4] {
-        for tail in [vec![0u8; 1], vec![0; 9], vec![0; 4096], vec![0xa5; 17]] {
-            let mut damaged = log[..cut].to_vec();
-            damaged.extend_from_slice(&tail);
-            let complete = ends.iter().filter(|&&e| e <= cut).count();
-            for mode in MODES {
-                let (got, end, valid) = read(&damaged, mode);
-                assert_eq!(got, payloads[..complete]);
-                assert_eq!(valid, ends[complete - 1] as u64);
-                assert!(matches!(end.unwrap(), Some(LogEnd::TornTail { .. })));
-            }
+    // Zeros after the last complete record, a header announcing more bytes
+    // than remain, a record cut short (with or without zeros that still do
+    // not complete it).
+    let cases: Vec<(usize, Vec<u8>)> = vec![
+        (ends[2], vec![0; 1]),
+        (ends[2], vec![0; 9]),
+        (ends[2], vec![0; 4096]),
+        (ends[2], vec![0xa5; 17]),
+        (ends[2] - 3, vec![]),
+        (ends[2] - 3, vec![0; 2]),
+        (ends[1] + 4, vec![]),
+        (ends[1] + 4, vec![0; 4]),
+    ];
+    for (cut, tail) in cases {
+        let mut damaged = log[..cut].to_vec();
+        damaged.extend_from_slice(&tail);
+        let complete = ends.iter().filter(|&&e| e <= cut).count();
+        for mode in MODES {
+            let (got, end, valid) = read(&damaged, mode);
+            assert_eq!(got, payloads[..complete], "cut {cut} tail {tail:?}");
+            assert_eq!(valid, ends[complete - 1] as u64);
+            assert!(matches!(end.unwrap(), Some(LogEnd::TornTail { .. })), "cut {cut} tail {tail:?}");
         }
     }
 }
 
+/// Damage in a complete last record, or a cut-short record padded to full
+/// length by non-torn bytes, is not what an interrupted append leaves: it
+/// is corruption (point-in-time recovery stops there).
+fn assert_last_record_refused(bad: &[u8], payloads: &[Vec<u8>], ends: &[usize], case: &str) {
+    let (got, verdict, valid) = read(bad, RecoveryMode::AbsoluteConsistency);
+    assert_eq!(got, payloads[..2], "{case}");
+    assert_eq!(valid, ends[1] as u64, "{case}");
+    match verdict {
+        Err(Error::Corruption { offset, what, .. }) => {
+            assert_eq!(offset, ends[1] as u64, "{case}");
+            assert!(what.contains("complete last record"), "{case}: {what}");
+        }
+        other => panic!("{case}: {other:?}"),
+    }
+    let (got, verdict, _) = read(bad, RecoveryMode::PointInTime);
+    assert_eq!(got, payloads[..2], "{case}");
+    assert!(matches!(verdict.unwrap(), Some(LogEnd::Stopped { at, .. }) if at == ends[1] as u64), "{case}");
+}
+
+/// Regression: a bit flip anywhere in the last record (length field
+/// included) was taken for a torn write and the record silently dropped.
 #[test]
-fn damage_to_the_last_record_is_a_torn_tail() {
+fn every_flip_in_the_last_record_is_corruption() {
     let (log, payloads, ends) = three_records();
     for i in ends[1]..ends[2] {
-        let mut bad = log.clone();
-        bad[i] ^= 0x10;
-        for mode in MODES {
-            let (got, end, valid) = read(&bad, mode);
-            assert_eq!(got, payloads[..2], "flip at {i}");
-            assert_eq!(valid, ends[1] as u64);
-            let dropped = (ends[2] - ends[1]) as u64;
-            assert_eq!(end.unwrap(), Some(LogEnd::TornTail { at: ends[1] as u64, dropped }));
+        for bit in 0..8 {
+            let mut bad = log.clone();
+            bad[i] ^= 1 << bit;
+            assert_last_record_refused(&bad, &payloads, &ends, &format!("flip of bit {bit} at {i}"));
         }
     }
+    let mut padded = log[..ends[2] - 3].to_vec();
+    padded.extend_from_slice(&[0; 9]);
+    assert_last_record_refused(&padded, &payloads, &ends, "cut short, then zero-padded past its length");
 }
 
 #[test]

@@ -281,8 +281,8 @@ pub fn check_current_file(data: &[u8]) -> bool {
     let Some(number) = expect_corruption(siftdb::manifest::read_current(&siftdb::fs::StdFs, &dir)) else {
         return false;
     };
-    let expected = format!("{}\n", siftdb::manifest::manifest_file_name(number));
-    assert_eq!(data, expected.as_bytes(), "only a canonical manifest name parses");
+    let expected = siftdb::manifest::current_contents(number);
+    assert_eq!(data, expected.as_bytes(), "only a canonical manifest name with its checksum parses");
     true
 }
 

@@ -11,7 +11,7 @@ use siftdb::filter::{
     hash_key,
 };
 use siftdb::fs::StdFs;
-use siftdb::manifest::{TableRecord, VersionEdit};
+use siftdb::manifest::{TableRecord, VersionEdit, current_contents};
 use siftdb::table::{BlockHandle, Footer, Table, TableBuilder, TableOptions, ValueKind};
 use siftdb::wal::{RecordType, encode_record};
 use std::sync::Arc;
@@ -57,8 +57,8 @@ pub fn seeds() -> Vec<(&'static str, String, Vec<u8>)> {
     let manifest = manifest_bytes(&edits);
     out.push(("manifest_replay", "three_edits".into(), manifest.clone()));
     out.push(("wal_reader", "manifest".into(), manifest));
-    out.push(("current_file", "manifest1".into(), b"MANIFEST-000001\n".to_vec()));
-    out.push(("current_file", "manifest123456789".into(), b"MANIFEST-123456789\n".to_vec()));
+    out.push(("current_file", "manifest1".into(), current_contents(1).into_bytes()));
+    out.push(("current_file", "manifest123456789".into(), current_contents(123_456_789).into_bytes()));
     for (name, filter) in [
         ("fuse8", FilterKind::BinaryFuse8),
         ("bloom", FilterKind::Bloom { bits_per_key: 10.0 }),
