@@ -36,8 +36,12 @@ pub struct Options {
     /// operating system before it is acknowledged (it survives a process
     /// crash, not a power loss) and is fsynced at flush and by [`crate::Db::sync`].
     pub sync: bool,
-    /// What replay does with a damaged WAL or manifest record that has valid
-    /// records after it. A torn tail is always dropped.
+    /// What WAL replay does with a damaged record: `AbsoluteConsistency`
+    /// (the default) refuses to open with `Corruption`, `PointInTime` stops
+    /// there and recovers the writes before it. A torn tail (the last record
+    /// cut short, or a zero-filled tail) is always dropped. The manifest
+    /// ignores this setting: its damage is always `Corruption`, since
+    /// skipping an edit would lose tables or resurrect deleted ones.
     pub recovery: RecoveryMode,
     /// A fixed filter hash salt, for reproducible tests and benchmarks.
     /// `None` makes a random one when the database is created. Either way the
