@@ -188,10 +188,37 @@ proptest! {
         run(ops, synced_options);
     }
 
+    /// Issue 5: small enough sizes that five levels form. A fixed preamble
+    /// of writes over keys of the random ops' alphabet (and longer ones that
+    /// ranges and prefixes cover) builds the tree, then the random ops run
+    /// against it; the test asserts the depth it reached.
     #[test]
     fn deep_tree_with_compactions_matches_btreemap(ops in prop::collection::vec(op(), 1..300)) {
-        run(ops, deep_options);
+        let mut all = deep_preamble();
+        all.extend(ops);
+        let deepest = run(all, deep_options);
+        prop_assert!(deepest >= 4, "only levels 0..={deepest} formed, not five");
     }
+}
+
+/// 240 puts over 320 keys from the random ops' alphabet, with a manual
+/// compaction every 80: enough to fill levels 1 to 4 of `deep_options`.
+fn deep_preamble() -> Vec<Op> {
+    const ALPHABET: [u8; 4] = [b'a', b'b', b'c', 0xff];
+    let mut ops = Vec::new();
+    for i in 0..240usize {
+        let n = (i * 97) % 320;
+        let key: Vec<u8> = if n < 256 {
+            (0..4).map(|d| ALPHABET[(n >> (2 * d)) & 3]).collect()
+        } else {
+            (0..3).map(|d| ALPHABET[((n - 256) >> (2 * d)) & 3]).collect()
+        };
+        ops.push(Op::Put(key, format!("preamble{i:012}").into_bytes()));
+        if i % 80 == 79 {
+            ops.push(Op::Compact);
+        }
+    }
+    ops
 }
 
 /// The deep configuration really does build deep trees (so the model test
