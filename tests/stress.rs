@@ -10,7 +10,9 @@
 //! same thing every time, at least what was acknowledged before it was
 //! taken. At the end, and after a reopen, every key holds its last version.
 //!
-//! `SIFTDB_STRESS_OPS=N` sets each writer's op count (default 5000).
+//! `SIFTDB_STRESS_OPS=N` sets each writer's op count (default 5000), and
+//! `SIFTDB_STRESS_THREADS=N` the number of writer threads and of reader
+//! threads (default 3 each).
 
 #[path = "common/workload.rs"]
 mod workload;
@@ -22,9 +24,19 @@ use std::time::Instant;
 use siftdb::{Db, Options, WriteBatch};
 use workload::Rng;
 
-const THREADS: u64 = 3;
 const KEYS_PER_WRITER: u64 = 24;
-const KEYS: u64 = THREADS * KEYS_PER_WRITER;
+
+/// Writer threads, and as many readers: `SIFTDB_STRESS_THREADS` (default 3).
+fn threads() -> u64 {
+    static THREADS: std::sync::OnceLock<u64> = std::sync::OnceLock::new();
+    *THREADS.get_or_init(|| {
+        std::env::var("SIFTDB_STRESS_THREADS").map_or(3, |s| s.parse().expect("SIFTDB_STRESS_THREADS"))
+    })
+}
+
+fn keys() -> u64 {
+    threads() * KEYS_PER_WRITER
+}
 
 fn key(i: u64) -> Vec<u8> {
     format!("k{i:04}").into_bytes()
@@ -102,17 +114,20 @@ fn writer(db: &Db, sh: &Shared, w: u64, ops: u64) {
 
 fn reader(db: &Db, sh: &Shared, r: u64) -> u64 {
     let mut rng = Rng::new(100 + r);
-    let mut floor = vec![0u64; KEYS as usize];
+    let mut floor = vec![0u64; keys() as usize];
     let mut reads = 0;
     while !sh.done.load(Ordering::SeqCst) {
-        let k = rng.below(KEYS) as usize;
+        let k = rng.below(keys()) as usize;
         let lo = sh.acked[k].load(Ordering::SeqCst).max(floor[k]);
         let got = version_of(db.get(&key(k as u64)).unwrap().as_deref());
         let hi = sh.started[k].load(Ordering::SeqCst);
         assert!(plausible(got, lo, hi), "key {k}: read {got:?}, expected a version in {lo}..={hi}");
-        if let Some(v) = got {
-            floor[k] = v; // never earlier than what was already seen
-        }
+        // Never earlier than what was already seen. "Absent" is version 0
+        // or a delete: at least the first such version the read allows.
+        floor[k] = match got {
+            Some(v) => v,
+            None => (lo..=hi).find(|&v| v == 0 || is_delete(v)).unwrap_or(lo),
+        };
         reads += 1;
     }
     reads
@@ -125,7 +140,7 @@ fn snapshotter(db: &Db, sh: &Shared) -> u64 {
         let snap = db.snapshot();
         let hi: Vec<u64> = sh.started.iter().map(|a| a.load(Ordering::SeqCst)).collect();
         let first: Vec<Option<Vec<u8>>> =
-            (0..KEYS).map(|k| snap.get(&key(k)).unwrap().map(|b| b.to_vec())).collect();
+            (0..keys()).map(|k| snap.get(&key(k)).unwrap().map(|b| b.to_vec())).collect();
         for (k, got) in first.iter().enumerate() {
             let v = version_of(got.as_deref());
             assert!(plausible(v, lo[k], hi[k]), "snapshot key {k}: {v:?} not in {}..={}", lo[k], hi[k]);
@@ -145,7 +160,7 @@ fn snapshotter(db: &Db, sh: &Shared) -> u64 {
 }
 
 fn final_check(db: &Db, sh: &Shared) {
-    for k in 0..KEYS {
+    for k in 0..keys() {
         let v = sh.acked[k as usize].load(Ordering::SeqCst);
         let got = version_of(db.get(&key(k)).unwrap().as_deref());
         assert!(plausible(got, v, v), "key {k}: final {got:?}, last version {v}");
@@ -159,13 +174,13 @@ fn stress_readers_writers_snapshots_compaction() {
     let dir = if shm.is_dir() { tempfile::tempdir_in(shm) } else { tempfile::tempdir() }.unwrap();
     let db = Db::open(dir.path(), options()).unwrap();
     let sh = Shared {
-        started: (0..KEYS).map(|_| AtomicU64::new(0)).collect(),
-        acked: (0..KEYS).map(|_| AtomicU64::new(0)).collect(),
+        started: (0..keys()).map(|_| AtomicU64::new(0)).collect(),
+        acked: (0..keys()).map(|_| AtomicU64::new(0)).collect(),
         done: AtomicBool::new(false),
     };
     let start = Instant::now();
     let (reads, snaps, maint) = std::thread::scope(|s| {
-        let writers: Vec<_> = (0..THREADS)
+        let writers: Vec<_> = (0..threads())
             .map(|w| {
                 s.spawn({
                     let (db, sh) = (&db, &sh);
@@ -173,7 +188,7 @@ fn stress_readers_writers_snapshots_compaction() {
                 })
             })
             .collect();
-        let readers: Vec<_> = (0..THREADS)
+        let readers: Vec<_> = (0..threads())
             .map(|r| {
                 s.spawn({
                     let (db, sh) = (&db, &sh);
@@ -209,9 +224,10 @@ fn stress_readers_writers_snapshots_compaction() {
     final_check(&db, &sh);
     db.close().unwrap();
     eprintln!(
-        "stress: {} writes by {THREADS} writers, {reads} checked reads, {snaps} snapshot checks, {maint} \
+        "stress: {} writes by {} writers, {reads} checked reads, {snaps} snapshot checks, {maint} \
          flush/compact calls in {:.1}s; {stats:?}",
-        ops * THREADS,
+        ops * threads(),
+        threads(),
         start.elapsed().as_secs_f64()
     );
     assert!(reads > 0 && snaps > 0);
