@@ -152,3 +152,52 @@ fn leftovers_of_an_unfinished_create_are_a_fresh_database() {
     let db = Db::open(dir.path(), opts()).unwrap();
     assert_eq!(db.get(b"k").unwrap().as_deref(), Some(&b"v"[..]));
 }
+
+const LOCK_CHILD_DIR: &str = "SIFTDB_LOCK_CHILD_DIR";
+
+/// Child mode of the cross-process lock test: opens the database, says so
+/// on stdout, and holds it until stdin closes. Run directly, it does nothing.
+#[test]
+fn lock_child_holds_the_database() {
+    let Some(dir) = std::env::var_os(LOCK_CHILD_DIR) else { return };
+    let db = Db::open(std::path::Path::new(&dir), opts()).unwrap();
+    db.put(b"child", b"was here").unwrap();
+    println!("OPEN");
+    let mut line = String::new();
+    let _ = std::io::stdin().read_line(&mut line);
+    db.close().unwrap();
+}
+
+/// Another process holding the database makes `Db::open` fail with a clear
+/// `Locked` error; once it exits, the open succeeds.
+#[test]
+fn a_second_process_is_locked_out_until_the_first_exits() {
+    use std::io::{BufRead as _, Write as _};
+    use std::process::{Command, Stdio};
+    let dir = tempfile::tempdir().unwrap();
+    let mut child = Command::new(std::env::current_exe().unwrap())
+        .args(["lock_child_holds_the_database", "--exact", "--nocapture", "--test-threads=1"])
+        .env(LOCK_CHILD_DIR, dir.path())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut out = std::io::BufReader::new(child.stdout.take().unwrap());
+    let mut line = String::new();
+    while !line.contains("OPEN") {
+        line.clear();
+        assert!(out.read_line(&mut line).unwrap() > 0, "child exited before opening the database");
+    }
+    match Db::open(dir.path(), opts()) {
+        Err(e @ Error::Locked(_)) => {
+            let msg = e.to_string();
+            assert!(msg.contains(&*dir.path().to_string_lossy()), "{msg}");
+            assert!(msg.to_lowercase().contains("lock"), "{msg}");
+        }
+        other => panic!("open while another process holds the database: {other:?}"),
+    }
+    child.stdin.take().unwrap().write_all(b"done\n").unwrap();
+    assert!(child.wait().unwrap().success());
+    let db = Db::open(dir.path(), opts()).unwrap();
+    assert_eq!(db.get(b"child").unwrap().as_deref(), Some(&b"was here"[..]));
+}
