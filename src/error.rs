@@ -38,6 +38,9 @@ pub enum Error {
     ReadOnly(String),
     /// The database has been closed.
     Closed,
+    /// The database was opened with [`crate::Db::open_read_only`]: writes,
+    /// flushes, compactions and syncs are refused.
+    OpenedReadOnly,
 }
 
 impl Error {
@@ -95,6 +98,7 @@ impl fmt::Display for Error {
                 write!(f, "database is read-only after an earlier failure ({why}); reopen it")
             }
             Error::Closed => write!(f, "database is closed"),
+            Error::OpenedReadOnly => write!(f, "database was opened read-only: writes are refused"),
         }
     }
 }

@@ -34,7 +34,30 @@ impl DirLock {
             fs.sync_dir(dir)?;
         }
         let file = fs.open_read(&path)?;
-        match file.try_lock() {
+        let locked = file.try_lock();
+        Self::held(file, path, dir, locked)
+    }
+
+    /// Takes a shared lock on `dir/LOCK` for a read-only user: any number
+    /// of them may hold it together, but not while a writer holds the
+    /// exclusive lock (nor may a writer take it while they do). Creates
+    /// nothing: without a `LOCK` file (a database last opened before locks
+    /// existed, or copied without it) no lock is taken and `None` returned.
+    ///
+    /// # Errors
+    /// `Locked` if a writer holds the lock; `Io` if the file cannot be opened.
+    pub fn acquire_shared(fs: &dyn FileSystem, dir: &Path) -> Result<Option<DirLock>> {
+        let path = dir.join(LOCK);
+        if !fs.exists(&path) {
+            return Ok(None);
+        }
+        let file = fs.open_read(&path)?;
+        let locked = file.try_lock_shared();
+        Self::held(file, path, dir, locked).map(Some)
+    }
+
+    fn held(file: File, path: PathBuf, dir: &Path, locked: Result<(), TryLockError>) -> Result<DirLock> {
+        match locked {
             Ok(()) => Ok(DirLock { _file: file, path }),
             Err(TryLockError::WouldBlock) => Err(Error::Locked(dir.to_path_buf())),
             Err(TryLockError::Error(e)) => Err(Error::Io(e)),
@@ -59,6 +82,21 @@ mod tests {
         let first = DirLock::acquire(&StdFs, dir.path()).unwrap();
         assert!(matches!(DirLock::acquire(&StdFs, dir.path()), Err(Error::Locked(_))));
         drop(first);
+        DirLock::acquire(&StdFs, dir.path()).unwrap();
+    }
+
+    #[test]
+    fn shared_locks_coexist_and_exclude_the_writer() {
+        let dir = tempfile::tempdir().unwrap();
+        assert!(DirLock::acquire_shared(&StdFs, dir.path()).unwrap().is_none(), "no LOCK file: no lock");
+        assert!(!dir.path().join(LOCK).exists(), "a shared lock creates nothing");
+        let writer = DirLock::acquire(&StdFs, dir.path()).unwrap();
+        assert!(matches!(DirLock::acquire_shared(&StdFs, dir.path()), Err(Error::Locked(_))));
+        drop(writer);
+        let a = DirLock::acquire_shared(&StdFs, dir.path()).unwrap().unwrap();
+        let b = DirLock::acquire_shared(&StdFs, dir.path()).unwrap().unwrap();
+        assert!(matches!(DirLock::acquire(&StdFs, dir.path()), Err(Error::Locked(_))));
+        drop((a, b));
         DirLock::acquire(&StdFs, dir.path()).unwrap();
     }
 }

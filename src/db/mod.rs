@@ -100,6 +100,8 @@ pub(crate) struct DbInner {
     pub snapshots: SnapshotList,
     /// Why the database turned read-only, if it did.
     pub(crate) failure: Mutex<Option<String>>,
+    /// Opened with [`Db::open_read_only`]: nothing is ever written.
+    pub read_only: bool,
     pub closed: AtomicBool,
     /// Notified whenever background work finishes or fails.
     pub bg_changed: Condvar,
@@ -138,10 +140,13 @@ impl DbInner {
         self.notify_bg();
     }
 
-    /// `Closed` or `ReadOnly` if writes are refused.
+    /// `Closed`, `OpenedReadOnly` or `ReadOnly` if writes are refused.
     pub fn check_writable(&self) -> Result<()> {
         if self.closed.load(Ordering::Acquire) {
             return Err(Error::Closed);
+        }
+        if self.read_only {
+            return Err(Error::OpenedReadOnly);
         }
         match &*self.failure.lock() {
             Some(why) => Err(Error::ReadOnly(why.clone())),
@@ -238,6 +243,47 @@ impl Db {
         let (inner, flush_rx, compact_rx) = open::open(path.as_ref(), opts)?;
         let workers = Arc::new(Workers::start(&inner, flush_rx, compact_rx)?);
         Ok(Db { inner, workers })
+    }
+
+    /// Opens the database in directory `path` for reading only: nothing in
+    /// the directory is created, changed or deleted, and no background
+    /// thread runs. The state is the one [`Db::open`] would recover (the
+    /// manifest, its tables, and the WALs replayed into memory, under
+    /// `opts.recovery`), but a torn WAL tail is left in place rather than
+    /// cut, and `CURRENT` and the manifest are not rewritten.
+    ///
+    /// Reads, iterators and snapshots work as usual; `put`, `delete`,
+    /// `write`, `flush`, `compact` and `sync` return
+    /// [`Error::OpenedReadOnly`]. The directory's lock is taken shared:
+    /// read-only opens coexist, but not with a writer (in this process or
+    /// another), so the files cannot change underneath.
+    ///
+    /// ```
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// # let db = siftdb::Db::open(dir.path(), siftdb::Options::default())?;
+    /// # db.put(b"k", b"v")?;
+    /// # db.close()?;
+    /// let ro = siftdb::Db::open_read_only(dir.path(), siftdb::Options::default())?;
+    /// assert_eq!(ro.get(b"k")?.as_deref(), Some(&b"v"[..]));
+    /// assert!(matches!(ro.put(b"k", b"w"), Err(siftdb::Error::OpenedReadOnly)));
+    /// # Ok::<(), siftdb::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    /// - `InvalidArgument` if `path` is missing, not a directory, or not a
+    ///   siftdb database (no `CURRENT`), or for bad options.
+    /// - `Locked` if a writer has it open.
+    /// - `Corruption` and `Io` as for [`Db::open`].
+    pub fn open_read_only(path: impl AsRef<Path>, opts: Options) -> Result<Db> {
+        let (inner, _flush_rx, _compact_rx) = open::open_read_only(path.as_ref(), opts)?;
+        let workers = Arc::new(Workers::idle(&inner));
+        Ok(Db { inner, workers })
+    }
+
+    /// Whether the database was opened with [`Db::open_read_only`].
+    #[must_use]
+    pub fn is_read_only(&self) -> bool {
+        self.inner.read_only
     }
 
     /// The database directory.

@@ -43,6 +43,12 @@ impl Workers {
         Ok(Workers { inner: Arc::clone(inner), threads: Mutex::new(threads) })
     }
 
+    /// No threads: for a database opened read-only, which has no flush or
+    /// compaction to do.
+    pub(crate) fn idle(inner: &Arc<DbInner>) -> Workers {
+        Workers { inner: Arc::clone(inner), threads: Mutex::new(Vec::new()) }
+    }
+
     fn stop(&self) {
         let _ = self.inner.flush_tx.send(BgSignal::Shutdown);
         let _ = self.inner.compact_tx.send(BgSignal::Shutdown);
@@ -67,7 +73,8 @@ pub(crate) fn close_inner(inner: &DbInner, workers: &Workers) -> Result<()> {
         return Ok(());
     }
     workers.stop();
-    let result = if inner.failure.lock().is_none() { inner.write.lock().wal.sync() } else { Ok(()) };
+    let healthy = inner.failure.lock().is_none() && !inner.read_only;
+    let result = if healthy { inner.write.lock().wal.sync() } else { Ok(()) };
     inner.release_lock();
     result
 }

@@ -258,6 +258,7 @@ fn clone_error(e: &Error) -> Error {
         Error::Io(io) => Error::Io(std::io::Error::new(io.kind(), io.to_string())),
         Error::InvalidArgument(m) => Error::InvalidArgument(m.clone()),
         Error::Closed => Error::Closed,
+        Error::OpenedReadOnly => Error::OpenedReadOnly,
         other => Error::ReadOnly(other.to_string()),
     }
 }

@@ -44,6 +44,26 @@ pub trait WritableFile: Send + fmt::Debug {
     }
 }
 
+/// A [`WritableFile`] that refuses every write: the log writers of a
+/// database opened read-only hold one, so no path can append by mistake.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct RefuseWrites;
+
+impl WritableFile for RefuseWrites {
+    fn write_all(&mut self, _buf: &[u8]) -> io::Result<()> {
+        Err(io::Error::new(io::ErrorKind::PermissionDenied, "database opened read-only"))
+    }
+
+    /// Nothing was written, so there is nothing to make durable.
+    fn sync(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+
+    fn len(&self) -> u64 {
+        0
+    }
+}
+
 /// File operations siftdb performs on its directory.
 pub trait FileSystem: Send + Sync + fmt::Debug {
     /// Creates `path` and its parents if missing.

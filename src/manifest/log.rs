@@ -41,6 +41,14 @@ impl ManifestWriter {
         Ok(writer)
     }
 
+    /// A writer for manifest `number` that appends nothing: every append
+    /// fails. For a database opened read-only, which must never write.
+    #[must_use]
+    pub(crate) fn refusing(number: u64) -> Self {
+        let file = Box::new(crate::fs::RefuseWrites);
+        ManifestWriter { log: WalWriter::with_type(file, RecordType::Edit), number }
+    }
+
     /// Reopens an existing manifest for appending after cutting it to
     /// `valid_len` (from [`Replayed::valid_len`]), so a torn tail is gone
     /// before the next edit lands.

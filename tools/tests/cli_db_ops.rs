@@ -5,7 +5,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 use serde_json::Value;
-use siftdb::{Db, Options};
+use siftdb::table::{TableBuilder, TableOptions, ValueKind};
+use siftdb::{Db, FilterKind, Options};
 
 fn siftdb(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_siftdb")).args(args).output().unwrap()
@@ -127,4 +128,173 @@ fn commands_other_than_put_refuse_a_directory_without_a_database() {
     for cmd in ["get", "put", "delete", "scan", "flush", "compact"] {
         assert_eq!(siftdb(&["db", cmd, "--help"]).status.code(), Some(0), "{cmd}");
     }
+}
+
+#[test]
+fn read_commands_change_nothing_in_the_directory() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("db");
+    let d = p(&dir);
+    for i in 0..20 {
+        assert_eq!(siftdb(&["db", "put", d, &format!("k{i:02}"), "v"]).status.code(), Some(0));
+    }
+    assert_eq!(siftdb(&["db", "flush", d]).status.code(), Some(0));
+    assert_eq!(siftdb(&["db", "put", d, "in-wal", "w"]).status.code(), Some(0));
+    let before = snapshot(&dir);
+    let reads: [&[&str]; 8] = [
+        &["get", d, "k03"],
+        &["get", d, "in-wal", "--json"],
+        &["get", d, "absent"],
+        &["scan", d],
+        &["scan", d, "--prefix", "k1", "--json"],
+        &["info", d],
+        &["verify", d, "--json"],
+        &["scan", d, "--limit", "3"],
+    ];
+    for args in reads {
+        let mut a = vec!["db"];
+        a.extend_from_slice(args);
+        let out = siftdb(&a);
+        assert_eq!(out.status.code(), Some(0), "{a:?}: {}", String::from_utf8_lossy(&out.stderr));
+        assert_eq!(snapshot(&dir), before, "{a:?} modified the database (CURRENT, MANIFEST or a log)");
+    }
+    let (_, v) = run_json(&["db", "get", d, "in-wal", "--json"]);
+    assert_eq!(v["value"], "w", "read-only get replays the WAL");
+    // A write still works afterwards, and then changes the directory.
+    assert_eq!(siftdb(&["db", "put", d, "later", "x"]).status.code(), Some(0));
+    assert_ne!(snapshot(&dir), before);
+}
+
+#[test]
+fn db_scan_keeps_notes_off_stdout_and_escapes_invisible_characters() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("db");
+    let d = p(&dir);
+    for k in ["a", "b", "c", "zero\u{200b}width"] {
+        assert_eq!(siftdb(&["db", "put", d, k, "v\u{202e}"]).status.code(), Some(0));
+    }
+    let out = siftdb(&["db", "scan", d, "--limit", "2"]);
+    assert_eq!(String::from_utf8(out.stdout).unwrap(), "a = v\\u{202e}\nb = v\\u{202e}\n");
+    assert!(String::from_utf8(out.stderr).unwrap().contains("limit of 2 entries reached"));
+    let out = siftdb(&["db", "get", d, "zero\u{200b}width"]);
+    assert_eq!(String::from_utf8(out.stdout).unwrap(), "v\\u{202e}\n");
+    let (_, v) = run_json(&["db", "scan", d, "--json"]);
+    assert_eq!(v["entries"][3]["key"], "zero\\u{200b}width");
+    assert!(v["error"].is_null());
+}
+
+/// Every key path of `v` (`a`, `a.b`, `a.b.c` for objects in lists), but
+/// not the keys of maps whose keys are data (`filter_kinds`).
+fn key_paths(v: &Value, prefix: &str, out: &mut Vec<(String, String)>) {
+    match v {
+        Value::Object(m) => {
+            for (k, x) in m {
+                let path = if prefix.is_empty() { k.clone() } else { format!("{prefix}.{k}") };
+                out.push((path.clone(), k.clone()));
+                if k != "filter_kinds" {
+                    key_paths(x, &path, out);
+                }
+            }
+        }
+        Value::Array(a) => a.iter().for_each(|x| key_paths(x, prefix, out)),
+        _ => {}
+    }
+}
+
+/// The field names the README documents: every `name` in backticks.
+fn readme_names() -> std::collections::HashSet<String> {
+    let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../README.md")).unwrap();
+    let mut names = std::collections::HashSet::new();
+    for code in readme.split('`').skip(1).step_by(2) {
+        for part in code.split(['.', '[', ']', ' ', ',']) {
+            names.insert(part.to_string());
+        }
+    }
+    names
+}
+
+#[test]
+fn every_json_field_is_documented_in_the_readme() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("db");
+    let d = p(&dir);
+    let mut docs: Vec<(String, Value)> = Vec::new();
+    let mut run = |args: &[&str]| {
+        let out = siftdb(args);
+        let v: Value = serde_json::from_slice(&out.stdout)
+            .unwrap_or_else(|e| panic!("{args:?}: {e}: {}", String::from_utf8_lossy(&out.stderr)));
+        docs.push((args[..2].join(" "), v));
+    };
+    for i in 0..40 {
+        run(&["db", "put", d, &format!("k{i:02}"), "v", "--json"]);
+    }
+    run(&["db", "flush", d, "--json"]);
+    run(&["db", "delete", d, "k01", "--json"]);
+    run(&["db", "compact", d, "--json"]);
+    run(&["db", "get", d, "k02", "--json"]);
+    run(&["db", "scan", d, "--json"]);
+    run(&["db", "info", d, "--json"]);
+    let table = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.extension().is_some_and(|x| x == "sst"))
+        .unwrap();
+    let t = p(&table);
+    // One table per filter family, for the kind-specific filter.params.
+    for kind in [FilterKind::BinaryFuse8, FilterKind::Xor8, FilterKind::Bloom { bits_per_key: 8.0 }] {
+        let path = tmp.path().join(format!("{}.sst", kind.to_string().replace(':', "_")));
+        let opts = TableOptions { filter: kind, ..TableOptions::default() };
+        let mut b = TableBuilder::create(&path, opts).unwrap();
+        b.add(b"k", 1, ValueKind::Value, b"v").unwrap();
+        b.add(b"k", 0, ValueKind::Tombstone, b"").unwrap();
+        b.finish().unwrap();
+        run(&["sst", "info", p(&path), "--json"]);
+    }
+    run(&["sst", "info", t, "--json"]);
+    run(&["sst", "scan", t, "--json"]);
+    run(&["sst", "verify", t, "--json"]);
+    run(&["sst", "fpr", t, "--probes", "50", "--json"]);
+    run(&["sst", "probe", t, "k05", "--json"]);
+    run(&["sst", "layout", t, "--json"]);
+    // Damage, so that problem objects appear too.
+    let mut bytes = std::fs::read(&table).unwrap();
+    bytes[3] ^= 1;
+    std::fs::write(&table, &bytes).unwrap();
+    run(&["sst", "verify", t, "--json"]);
+    run(&["db", "verify", d, "--json"]);
+    run(&["bench", "filters", "--keys", "2000", "--probes", "2000", "--json"]);
+    let bench_dir = tmp.path().join("bench");
+    let b = p(&bench_dir);
+    run(&[
+        "bench",
+        "--keys",
+        "3000",
+        "--lookups",
+        "300",
+        "--policies",
+        "none,fuse8",
+        "--workloads",
+        "absent",
+        "--dir",
+        b,
+        "--json",
+    ]);
+
+    let documented = readme_names();
+    let mut missing = Vec::new();
+    let mut seen = 0;
+    for (cmd, v) in &docs {
+        let mut paths = Vec::new();
+        key_paths(v, "", &mut paths);
+        for (path, name) in paths {
+            seen += 1;
+            if !documented.contains(&name) {
+                missing.push(format!("{cmd}: {path}"));
+            }
+        }
+    }
+    missing.sort();
+    missing.dedup();
+    assert!(seen > 300, "{seen} fields");
+    assert!(missing.is_empty(), "JSON fields not named in README.md: {missing:#?}");
 }

@@ -4,6 +4,8 @@
 //! Every open writes a new manifest holding one snapshot edit and points
 //! `CURRENT` at it; only after that is durable are the old manifest,
 //! tables and logs the state does not name, and temporary files deleted.
+//! A read-only open ([`open_read_only`]) recovers the same state and
+//! writes nothing.
 
 mod dir_check;
 mod recovery;
@@ -17,10 +19,11 @@ use std::sync::atomic::{AtomicBool, AtomicU64};
 use crossbeam_channel::{Receiver, unbounded};
 use parking_lot::{Condvar, Mutex, RwLock};
 
-use crate::fs::FileSystem;
+use crate::fs::{FileSystem, RefuseWrites};
 use crate::manifest::{
     FileKind, ManifestWriter, NUM_LEVELS, VersionSet, log_file_name, parse_file_name, set_current,
 };
+use crate::memtable::Memtable;
 use crate::wal::WalWriter;
 use crate::{Error, Result};
 
@@ -49,11 +52,16 @@ fn random_salt() -> u64 {
     h.finish()
 }
 
-pub(crate) fn open(dir: &Path, opts: Options) -> Result<Opened> {
+fn check_options(opts: &Options) -> Result<()> {
     opts.validate()?;
     if opts.max_levels > NUM_LEVELS {
         return Err(Error::InvalidArgument(format!("option max_levels must be at most {NUM_LEVELS}")));
     }
+    Ok(())
+}
+
+pub(crate) fn open(dir: &Path, opts: Options) -> Result<Opened> {
+    check_options(&opts)?;
     let fs = Arc::clone(&opts.fs);
     let found = dir_check::classify(&*fs, dir)?;
     if found == Found::Missing {
@@ -87,7 +95,7 @@ pub(crate) fn open(dir: &Path, opts: Options) -> Result<Opened> {
         .unwrap_or(0);
     let mut next_file = set.next_file_number.max(max_in_dir + 1);
 
-    let replayed = recovery::replay_logs(&*fs, dir, set.log_number, set.last_seq, opts.recovery)?;
+    let replayed = recovery::replay_logs(&*fs, dir, set.log_number, set.last_seq, opts.recovery, false)?;
     let (wal_number, wal_file) = if let Some(n) = replayed.active_log {
         (n, fs.open_append(&dir.join(log_file_name(n)))?)
     } else {
@@ -114,35 +122,103 @@ pub(crate) fn open(dir: &Path, opts: Options) -> Result<Opened> {
         let _ = fs.remove_file(path);
     }
 
-    let tree = Tree::from_version(&set.version, &tables);
-    let mem = Arc::new(replayed.mem);
-    let last_seq = replayed.last_seq;
+    let recovered = Recovered {
+        lock: Some(lock),
+        salt,
+        tree: Tree::from_version(&set.version, &tables),
+        mem: replayed.mem,
+        wal: WalWriter::new(wal_file),
+        wal_number,
+        manifest: ManifestState { base_len: writer.len(), writer, set },
+        next_file,
+        read_only: false,
+    };
+    Ok(assemble(dir, opts, recovered))
+}
+
+/// Opens `dir` for [`super::Db::open_read_only`]: recovers the state as
+/// [`open`] does, writing nothing. The log writers refuse every write
+/// ([`RefuseWrites`]) and `read_only` makes every write path stop earlier
+/// with `OpenedReadOnly`.
+pub(crate) fn open_read_only(dir: &Path, opts: Options) -> Result<Opened> {
+    check_options(&opts)?;
+    let fs = Arc::clone(&opts.fs);
+    match dir_check::classify(&*fs, dir)? {
+        Found::Database => {}
+        Found::Missing => {
+            return Err(Error::InvalidArgument(format!("{}: no such directory", dir.display())));
+        }
+        Found::Fresh => {
+            return Err(Error::InvalidArgument(format!(
+                "{} is not a siftdb database (no CURRENT file)",
+                dir.display()
+            )));
+        }
+    }
+    let lock = DirLock::acquire_shared(&*fs, dir)?;
+    let loaded = recovery::load_manifest(&*fs, dir)?;
+    let mut set = loaded.set;
+    let tables = recovery::open_tables(&fs, dir, &set)?;
+    let replayed = recovery::replay_logs(&*fs, dir, set.log_number, set.last_seq, opts.recovery, true)?;
+    set.last_seq = replayed.last_seq;
+    let recovered = Recovered {
+        lock,
+        salt: set.hash_salt.unwrap_or(0),
+        tree: Tree::from_version(&set.version, &tables),
+        mem: replayed.mem,
+        wal: WalWriter::new(Box::new(RefuseWrites)),
+        wal_number: replayed.active_log.unwrap_or(set.log_number),
+        next_file: set.next_file_number,
+        manifest: ManifestState { base_len: 0, writer: ManifestWriter::refusing(loaded.number), set },
+        read_only: true,
+    };
+    Ok(assemble(dir, opts, recovered))
+}
+
+/// The state an open recovered, before it becomes a [`DbInner`].
+struct Recovered {
+    lock: Option<DirLock>,
+    salt: u64,
+    tree: Tree,
+    mem: Memtable,
+    wal: WalWriter,
+    wal_number: u64,
+    /// Its `set.last_seq` is the last sequence number recovered.
+    manifest: ManifestState,
+    next_file: u64,
+    read_only: bool,
+}
+
+fn assemble(dir: &Path, opts: Options, r: Recovered) -> Opened {
+    let mem = Arc::new(r.mem);
+    let last_seq = r.manifest.set.last_seq;
     let (flush_tx, flush_rx) = unbounded();
     let (compact_tx, compact_rx) = unbounded();
     let inner = DbInner {
         dir: dir.to_path_buf(),
-        fs,
-        salt,
-        lock: Mutex::new(Some(lock)),
+        fs: Arc::clone(&opts.fs),
+        salt: r.salt,
+        lock: Mutex::new(r.lock),
         write: Mutex::new(WriteState {
-            wal: WalWriter::new(wal_file),
-            wal_number,
+            wal: r.wal,
+            wal_number: r.wal_number,
             mem: Arc::clone(&mem),
             last_seq,
         }),
         commit: CommitQueue::default(),
         visible_seq: AtomicU64::new(last_seq),
         sv: RwLock::new(Arc::new(SuperVersion {
-            mem: MemRef { mem, wal_number },
+            mem: MemRef { mem, wal_number: r.wal_number },
             imm: Vec::new(),
-            tree: Arc::new(tree),
+            tree: Arc::new(r.tree),
         })),
-        manifest: Mutex::new(ManifestState { base_len: writer.len(), writer, set }),
+        manifest: Mutex::new(r.manifest),
         compaction: Mutex::new(vec![Vec::new(); NUM_LEVELS]),
-        next_file: AtomicU64::new(next_file),
+        next_file: AtomicU64::new(r.next_file),
         counters: Counters::new(NUM_LEVELS),
         snapshots: SnapshotList::default(),
         failure: Mutex::new(None),
+        read_only: r.read_only,
         closed: AtomicBool::new(false),
         bg_changed: Condvar::new(),
         bg_mutex: Mutex::new(()),
@@ -150,7 +226,7 @@ pub(crate) fn open(dir: &Path, opts: Options) -> Result<Opened> {
         compact_tx,
         opts,
     };
-    Ok((Arc::new(inner), flush_rx, compact_rx))
+    (Arc::new(inner), flush_rx, compact_rx)
 }
 
 /// Deletes temporary files, old manifests, tables the manifest does not

@@ -14,6 +14,9 @@
 //!   `Corruption` naming the log (strict mode), or ends recovery there
 //!   (point-in-time mode: the log is cut at the damage and later logs are
 //!   discarded, so the database holds exactly the writes before it).
+//! - Opened read-only, replay reads the same records but cuts no log: a
+//!   torn tail or the damage is left in place, and later logs are skipped
+//!   rather than discarded.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -95,13 +98,15 @@ pub(crate) fn list_logs(fs: &dyn FileSystem, dir: &Path) -> Result<Vec<u64>> {
     Ok(logs)
 }
 
-/// Replays the WALs numbered `log_number` and above into a memtable.
+/// Replays the WALs numbered `log_number` and above into a memtable,
+/// cutting torn tails and damage from the logs unless `read_only`.
 pub(crate) fn replay_logs(
     fs: &dyn FileSystem,
     dir: &Path,
     log_number: u64,
     mut last_seq: SeqNo,
     mode: RecoveryMode,
+    read_only: bool,
 ) -> Result<Replayed> {
     let mem = Memtable::new();
     let mut active_log = None;
@@ -142,12 +147,14 @@ pub(crate) fn replay_logs(
             }
         }
         match reader.end() {
-            Some(LogEnd::TornTail { at, .. }) => fs.truncate(&path, *at)?,
+            Some(LogEnd::TornTail { at, .. }) if !read_only => fs.truncate(&path, *at)?,
             Some(LogEnd::Stopped { at, .. }) => {
-                fs.truncate(&path, *at)?;
+                if !read_only {
+                    fs.truncate(&path, *at)?;
+                }
                 stopped = true;
             }
-            Some(LogEnd::Clean) | None => {}
+            Some(LogEnd::Clean | LogEnd::TornTail { .. }) | None => {}
         }
         active_log = Some(number);
     }

@@ -1,5 +1,6 @@
 //! `siftdb db get|put|delete|scan|flush|compact`: using a database from
-//! the shell. These open the database for writing (taking its lock).
+//! the shell. `get` and `scan` open it read-only (nothing in the directory
+//! changes); the others open it for writing (taking its lock).
 
 use std::ops::Bound;
 use std::path::{Path, PathBuf};
@@ -71,12 +72,23 @@ pub struct ScanArgs {
     limit: Option<usize>,
 }
 
+/// How a command opens the database.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Mode {
+    /// [`Db::open_read_only`]: writes nothing.
+    Read,
+    /// [`Db::open`] on an existing database.
+    Write,
+    /// [`Db::open`], creating the database if the directory is missing or empty.
+    Create,
+}
+
 /// Opens the database in `c.dir`. Only `put` may create one; every other
 /// command refuses a directory without a database.
-fn open(c: &Common, create: bool) -> Result<Db, String> {
+fn open(c: &Common, mode: Mode) -> Result<Db, String> {
     let dir = &c.dir;
     let exists = dir.join(siftdb::manifest::CURRENT).is_file();
-    if !exists && !create {
+    if !exists && mode != Mode::Create {
         return Err(if dir.is_dir() {
             format!("{}: not a siftdb database (no CURRENT file)", dir.display())
         } else {
@@ -84,7 +96,8 @@ fn open(c: &Common, create: bool) -> Result<Db, String> {
         });
     }
     let opts = Options { filter_policy: parse_policy(&c.policy)?, ..Options::default() };
-    Db::open(dir, opts).map_err(|e| describe(dir, &e))
+    let db = if mode == Mode::Read { Db::open_read_only(dir, opts) } else { Db::open(dir, opts) };
+    db.map_err(|e| describe(dir, &e))
 }
 
 fn close(db: &Db, dir: &Path) -> Result<(), String> {
@@ -99,7 +112,7 @@ fn close(db: &Db, dir: &Path) -> Result<(), String> {
 pub fn get(a: &KeyArgs) -> Result<Outcome, String> {
     let c = &a.common;
     let key = parse(&a.key, c.hex)?;
-    let db = open(c, false)?;
+    let db = open(c, Mode::Read)?;
     let value = db.get(&key).map_err(|e| describe(&c.dir, &e))?;
     close(&db, &c.dir)?;
     if c.json {
@@ -126,7 +139,7 @@ pub fn put(a: &PutArgs) -> Result<Outcome, String> {
     let c = &a.common;
     let key = parse(&a.key, c.hex)?;
     let value = parse(&a.value, c.hex)?;
-    let db = open(c, true)?;
+    let db = open(c, Mode::Create)?;
     db.put(&key, &value).map_err(|e| describe(&c.dir, &e))?;
     close(&db, &c.dir)?;
     report(c, "put", json!({ "key": show(&key, c.hex), "value_bytes": value.len() }));
@@ -140,7 +153,7 @@ pub fn put(a: &PutArgs) -> Result<Outcome, String> {
 pub fn delete(a: &KeyArgs) -> Result<Outcome, String> {
     let c = &a.common;
     let key = parse(&a.key, c.hex)?;
-    let db = open(c, false)?;
+    let db = open(c, Mode::Write)?;
     db.delete(&key).map_err(|e| describe(&c.dir, &e))?;
     close(&db, &c.dir)?;
     report(c, "delete", json!({ "key": show(&key, c.hex) }));
@@ -152,7 +165,7 @@ pub fn delete(a: &KeyArgs) -> Result<Outcome, String> {
 /// # Errors
 /// A one-line message if the database cannot be opened or the work fails.
 pub fn maintain(c: &Common, compact: bool) -> Result<Outcome, String> {
-    let db = open(c, false)?;
+    let db = open(c, Mode::Write)?;
     let r = if compact { db.compact() } else { db.flush() };
     r.map_err(|e| describe(&c.dir, &e))?;
     let levels: Vec<Value> = db
@@ -197,7 +210,7 @@ pub fn scan(a: &ScanArgs) -> Result<Outcome, String> {
     let from = a.from.as_deref().map(|k| parse(k, c.hex)).transpose()?;
     let to = a.to.as_deref().map(|k| parse(k, c.hex)).transpose()?;
     let prefix = a.prefix.as_deref().map(|k| parse(k, c.hex)).transpose()?;
-    let db = open(c, false)?;
+    let db = open(c, Mode::Read)?;
     let lo = from.as_deref().map_or(Bound::Unbounded, Bound::Included);
     let hi = to.as_deref().map_or(Bound::Unbounded, Bound::Excluded);
     let iter = match &prefix {
