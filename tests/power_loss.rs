@@ -6,10 +6,19 @@
 //!   the writes (no holes), and at least every write before the last
 //!   explicit `flush`.
 //! - An I/O error injected at the N-th create / write / sync / rename /
-//!   directory sync (for every N the workload reaches) reaches the caller;
-//!   once a write fails, no later write is acknowledged (`ReadOnly` until
-//!   reopened); after reopening, every acknowledged write is present and
-//!   the failed one is all-or-nothing.
+//!   directory sync of a running database (every N up to 40 of them, a
+//!   spread of 40 beyond that) reaches the caller; once a write fails, no
+//!   later write is acknowledged (`ReadOnly` until reopened); after
+//!   reopening, every acknowledged write is present and the failed one is
+//!   all-or-nothing. A failed delete (remove) of an obsolete file is
+//!   harmless: every write is still acknowledged and nothing is lost (the
+//!   next open deletes the file).
+//! - An I/O error at every N-th operation of every kind the fault layer
+//!   injects (create, open-append, write, sync, rename, remove, directory
+//!   sync, truncate, directory create) while *opening* a crashed database
+//!   makes the open fail with `Io` (a failed remove of an obsolete file
+//!   excepted: the open succeeds), and the next open recovers exactly what
+//!   an unfailed open recovers.
 
 #[path = "common/workload.rs"]
 mod workload;
@@ -127,6 +136,8 @@ fn buffered_mode_recovers_a_prefix_without_holes() {
 /// checks what the caller saw, then reopens and checks what survived.
 /// Returns whether the fault was reached.
 fn fault_trial(ops: &[Op], kind: FaultOp, n: u64, sync: bool) -> bool {
+    // Deleting an obsolete file is cleanup: its failure is no write failure.
+    let harmless = kind == FaultOp::Remove;
     let dir = scratch();
     let fs = FaultFs::new();
     let db = Db::open(dir.path(), options(&fs, sync)).unwrap();
@@ -159,7 +170,9 @@ fn fault_trial(ops: &[Op], kind: FaultOp, n: u64, sync: bool) -> bool {
     }
     let failed = done < ops.len();
     let reached = fs.counts().get(kind) > n;
-    if reached {
+    if harmless {
+        assert!(!failed, "{kind:?}#{n}: a failed cleanup failed a write");
+    } else if reached {
         // The failed operation must reach the caller: a later write, flush,
         // or close reports it.
         let surfaced =
@@ -201,7 +214,14 @@ fn every_injected_io_error_reaches_the_caller_and_loses_nothing() {
     let ops = workload::ops(3, 60, KEYS, true);
     let mut trials = 0;
     for sync in [true, false] {
-        for kind in [FaultOp::Create, FaultOp::Write, FaultOp::Sync, FaultOp::Rename, FaultOp::SyncDir] {
+        for kind in [
+            FaultOp::Create,
+            FaultOp::Write,
+            FaultOp::Sync,
+            FaultOp::Rename,
+            FaultOp::SyncDir,
+            FaultOp::Remove,
+        ] {
             // Count how many operations of this kind the workload makes.
             let dir = scratch();
             let fs = FaultFs::new();
@@ -224,6 +244,73 @@ fn every_injected_io_error_reaches_the_caller_and_loses_nothing() {
     }
     eprintln!("injected I/O errors: {trials} trials");
     assert!(trials > 100, "the workload reached too few operations");
+}
+
+/// A crashed database (buffered writes, a torn WAL tail) in `dir/db`,
+/// through a fresh `FaultFs`.
+fn crashed_db(dir: &Path, ops: &[Op]) -> FaultFs {
+    let fs = FaultFs::new();
+    let db = Db::open(dir.join("db"), options(&fs, false)).unwrap();
+    for op in ops {
+        workload::run(&db, op).unwrap();
+    }
+    power_loss(&fs, db, CrashMode::TornTails { seed: 11 });
+    fs
+}
+
+#[test]
+fn every_injected_io_error_while_opening_reaches_the_caller() {
+    let ops = workload::ops(5, 60, KEYS, true);
+    let mut prefixes = vec![Model::new()];
+    for op in &ops {
+        let mut next = prefixes.last().unwrap().clone();
+        workload::apply(&mut next, op);
+        prefixes.push(next);
+    }
+    let floor = ops.iter().rposition(|op| matches!(op, Op::Flush)).map_or(0, |i| i + 1);
+    // How many ops of each kind an unfailed open makes (a create in a
+    // missing directory adds the directory's creation).
+    let dir = scratch();
+    let fs = crashed_db(dir.path(), &ops);
+    fs.reset_counts();
+    drop(Db::open(dir.path().join("db"), options(&fs, false)).unwrap());
+    let counts = fs.counts();
+    let mut trials = 0;
+    for kind in FaultOp::ALL {
+        let total = if kind == FaultOp::CreateDir { 1 } else { counts.get(kind) + 1 };
+        for n in 0..total {
+            let dir = scratch();
+            let fs = crashed_db(dir.path(), &ops);
+            let path =
+                if kind == FaultOp::CreateDir { dir.path().join("new/db") } else { dir.path().join("db") };
+            fs.reset_counts();
+            fs.fail_once_after(kind, n);
+            let result = Db::open(&path, options(&fs, false));
+            let reached = fs.counts().get(kind) > n;
+            let harmless = !reached || kind == FaultOp::Remove;
+            fs.disable_faults();
+            match result {
+                Err(Error::Io(_)) if !harmless => {}
+                Ok(db) if harmless => db.close().unwrap(),
+                other => panic!("{kind:?}#{n} (reached: {reached}): open gave {:?}", other.map(|_| ())),
+            }
+            fs.crash(CrashMode::DropUnsynced).unwrap();
+            let db = Db::open(&path, options(&fs, false)).unwrap();
+            let got = workload::contents(&db, KEYS);
+            if kind != FaultOp::CreateDir {
+                let recovered = (0..=ops.len()).rev().find(|&p| prefixes[p] == got);
+                assert!(
+                    recovered.is_some_and(|p| p >= floor),
+                    "{kind:?}#{n}: recovered {recovered:?} ops, not a prefix of at least {floor}"
+                );
+            }
+            db.put(b"after", b"reopen").unwrap();
+            db.close().unwrap();
+            trials += usize::from(reached);
+        }
+    }
+    eprintln!("injected I/O errors while opening: {trials} trials reached the fault, {:?}", counts);
+    assert!(trials > 10);
 }
 
 #[test]
