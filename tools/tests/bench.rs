@@ -26,6 +26,9 @@ fn filters_save_block_reads_and_every_output_is_written() {
     assert!(out.status.success(), "stderr: {}", String::from_utf8_lossy(&out.stderr));
     let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(report["config"]["keys"], 20000);
+    // No tree-shape warning (a sampling-noise one is expected at 4,000 lookups).
+    let warnings = report["warnings"].as_array().unwrap();
+    assert!(warnings.iter().all(|w| !w.as_str().unwrap().contains("level(s)")), "{warnings:?}");
     let policies = report["policies"].as_array().unwrap();
     assert_eq!(policies.len(), 3);
 
@@ -51,7 +54,13 @@ fn filters_save_block_reads_and_every_output_is_written() {
             assert_eq!(w["lookups"], 4000);
         }
         let levels = p["levels"].as_array().unwrap();
-        assert!(levels.iter().filter(|l| l["tables"].as_u64().unwrap() > 0).count() >= 3, "{levels:?}");
+        // 20,000 keys is the documented minimum for a tree of at least 4
+        // levels; the sizes scale so L1..L4 all hold tables.
+        let holding = levels.iter().filter(|l| l["tables"].as_u64().unwrap() > 0).count();
+        assert!(holding >= 4, "{}: {levels:?}", p["policy"]);
+        assert!((1..=4).all(|i| levels[i]["tables"].as_u64().unwrap() > 0), "{}: {levels:?}", p["policy"]);
+        assert_eq!(p["levels_with_tables"], holding);
+        assert_eq!(p["fewer_than_4_levels"], false);
     }
     // The bound is (present fraction) + Σ over probed filters of their FPR +
     // 0.1%: every L0 table, one table per deeper level.
@@ -92,8 +101,10 @@ fn filters_save_block_reads_and_every_output_is_written() {
 
 #[test]
 fn several_l0_tables_each_count_in_the_absent_key_bound() {
-    // Issue 7's repro: few keys leave several overlapping L0 tables, and an
-    // absent key probes every one of them.
+    // Issue 7's repro: an absent key probes every overlapping L0 table, so
+    // the bound is L0 tables × FPR + one FPR per deeper level + 0.1%.
+    // (Whether compaction leaves 1, 2 or 3 L0 tables is timing; the report
+    // unit tests pin the arithmetic for L0:3.)
     let out = siftdb()
         .args(["bench", "--keys", "5000", "--lookups", "50000", "--workloads", "absent", "--json"])
         .args(["--policies", "none,bloom:10,blocked-bloom:10"])
@@ -102,20 +113,41 @@ fn several_l0_tables_each_count_in_the_absent_key_bound() {
     assert_eq!(out.status.code(), Some(0), "stderr: {}", String::from_utf8_lossy(&out.stderr));
     let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     for p in report["policies"].as_array().unwrap() {
-        let l0 = &p["levels"][0];
-        let l0_tables = l0["tables"].as_u64().unwrap();
-        assert!(l0_tables >= 2, "{}: {l0}", p["policy"]);
+        let levels = p["levels"].as_array().unwrap();
+        let fpr = |l: &serde_json::Value| l["filter_fpr"].as_f64().unwrap();
+        let probed: f64 = fpr(&levels[0]) * levels[0]["tables"].as_f64().unwrap()
+            + levels[1..].iter().filter(|l| l["tables"].as_u64().unwrap() > 0).map(fpr).sum::<f64>();
         let w = &p["workloads"][0];
         assert_eq!(w["within_bound"], true, "{}: {w}", p["policy"]);
         let bound = w["bound_blocks_per_lookup"].as_f64().unwrap();
-        assert!(bound >= l0_tables as f64 * l0["filter_fpr"].as_f64().unwrap(), "{}: {bound}", p["policy"]);
-        if p["policy"] != "none" {
-            // Each L0 filter passes ~1% of absent keys: blocks/lookup is
-            // about L0 tables × FPR, well above one table's FPR.
-            let blocks = w["blocks_per_lookup"].as_f64().unwrap();
-            assert!(blocks > l0["filter_fpr"].as_f64().unwrap() * 1.2, "{}: {blocks}", p["policy"]);
-        }
+        assert!((bound - probed - 0.001).abs() < 1e-9, "{}: {bound} vs {probed}", p["policy"]);
     }
+}
+
+#[test]
+fn a_tree_of_fewer_than_4_levels_is_warned_about() {
+    // 1,000 keys fit in one memtable: the tree is a single L0 table.
+    let out = siftdb()
+        .args(["bench", "--keys", "1000", "--lookups", "1000", "--workloads", "absent"])
+        .args(["--policies", "none,xor16", "--json"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "stderr: {}", String::from_utf8_lossy(&out.stderr));
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let warnings = report["warnings"].as_array().unwrap();
+    assert_eq!(warnings.len(), 2, "{warnings:?}");
+    assert!(warnings[0].as_str().unwrap().contains("fewer than 4"), "{warnings:?}");
+    for p in report["policies"].as_array().unwrap() {
+        assert_eq!(p["fewer_than_4_levels"], true);
+        assert!(p["levels_with_tables"].as_u64().unwrap() < 4);
+    }
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("warning") && stderr.contains("--keys 20000"), "{stderr}");
+    let text = siftdb()
+        .args(["bench", "--keys", "1000", "--lookups", "1000", "--workloads", "absent", "--policies", "none"])
+        .output()
+        .unwrap();
+    assert!(String::from_utf8_lossy(&text.stdout).contains("warning: none: the tree has 1 level(s)"));
 }
 
 #[test]

@@ -111,19 +111,31 @@ fn progress(config: &Config, len: u64, what: &str) -> ProgressBar {
     bar
 }
 
-/// Sizes the tree so `keys` entries make at least four levels below L0.
-fn options_for(config: &Config, policy: &FilterPolicy) -> Options {
+/// The smallest `--keys` for which [`options_for`] promises at least
+/// [`MIN_LEVELS`] levels holding tables (at any `--value-bytes`).
+pub const MIN_KEYS_FOR_LEVELS: u64 = 20_000;
+
+/// Levels (L0 included) the tree should hold tables in.
+pub const MIN_LEVELS: usize = 4;
+
+/// Sizes the tree so `keys` entries spread over L1..L4 (plus L0), whatever
+/// the key count at or above [`MIN_KEYS_FOR_LEVELS`].
+pub fn options_for(config: &Config, policy: &FilterPolicy) -> Options {
     let entry = 16 + config.value_bytes as u64 + 16;
     let data = config.keys * entry;
-    // Level targets of data/300 × 10^(i-1) spread the keys over L1..L4;
-    // tables of half the L1 target let L1 keep one after compaction.
+    // Level targets of data/300 × 10^(i-1) spread the keys over L1..L4
+    // (L1..L3 hold at most 37% of the data, so L4 gets the rest); tables of
+    // half the L1 target let L1 keep one after compaction. The floors (one
+    // 4 KiB data block per table, two per level-1 target) only bind below
+    // ~19,000 keys of 100 bytes.
+    let base = (data / 300).max(2 << 10);
     Options {
         filter_policy: policy.clone(),
         hash_salt: Some(config.seed),
         sync: false,
-        memtable_bytes: usize::try_from((data / 32).clamp(256 << 10, 16 << 20)).unwrap_or(16 << 20),
-        base_level_bytes: (data / 300).max(64 << 10),
-        table_target_bytes: (data / 600).clamp(32 << 10, 8 << 20),
+        memtable_bytes: usize::try_from((data / 32).clamp(16 << 10, 16 << 20)).unwrap_or(16 << 20),
+        base_level_bytes: base,
+        table_target_bytes: (base / 2).min(8 << 20),
         level_size_ratio: 10,
         ..Options::default()
     }
@@ -292,4 +304,37 @@ pub fn run_policy(
     let scan = scan_check(config, &db, &sorted);
     db.close().map_err(|e| format!("{name}: close: {e}"))?;
     Ok(PolicyResult { name: name.to_string(), build, levels, workloads: results, scan })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn config(keys: u64, value_bytes: usize) -> Config {
+        Config { keys, lookups: 1, value_bytes, seed: 1, threads: 1, hit_ratio: 0.5, show_progress: false }
+    }
+
+    #[test]
+    fn sizes_leave_data_for_a_fourth_level_at_the_documented_minimum() {
+        for value_bytes in [0, 10, 100, 1000] {
+            for keys in [MIN_KEYS_FOR_LEVELS, 100_000, 1_000_000] {
+                let c = config(keys, value_bytes);
+                let o = options_for(&c, &FilterPolicy::default());
+                let data = keys * (32 + value_bytes as u64);
+                // L1..L3 together hold less than the data, so L4 gets some.
+                let l1_to_l3 = (1..=3).map(|l| o.level_target_bytes(l)).sum::<u64>();
+                assert!(l1_to_l3 < data * 9 / 10, "{keys} keys of {value_bytes} B: {l1_to_l3} vs {data}");
+                // A table is half the L1 target, so L1 can keep one.
+                assert!(o.table_target_bytes * 2 <= o.base_level_bytes, "{o:?}");
+                // Enough flushes to feed compaction.
+                assert!(o.memtable_bytes as u64 * 8 <= data, "{o:?}");
+            }
+        }
+        // The default 10^6 keys of 100 B keep the sizes they always had.
+        let o = options_for(&config(1_000_000, 100), &FilterPolicy::default());
+        assert_eq!(
+            (o.memtable_bytes, o.base_level_bytes, o.table_target_bytes),
+            (4_125_000, 440_000, 220_000)
+        );
+    }
 }

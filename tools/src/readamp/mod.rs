@@ -25,7 +25,7 @@ pub const DEFAULT_POLICIES: &str = "none,bloom:10,blocked-bloom:10,xor8,xor16,fu
 /// Options of `siftdb bench`.
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// Keys loaded into each database.
+    /// Keys loaded into each database (at least 20,000 for a tree of 4+ levels).
     #[arg(long, default_value_t = 1_000_000)]
     keys: u64,
     /// Lookups per workload.
@@ -161,6 +161,10 @@ pub fn run(args: &Args) -> Result<Outcome, String> {
     }
     let report = report::Report { config, results };
     if args.json {
+        // The text report carries its warnings; with --json they go to stderr too.
+        for w in report.warnings() {
+            eprintln!("siftdb: bench: warning: {w}");
+        }
         crate::output::print_json(&report.to_json());
     } else {
         print!("{}", report.to_text());

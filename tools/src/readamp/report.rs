@@ -5,7 +5,7 @@ use std::fmt::Write as _;
 
 use serde_json::{Value, json};
 
-use super::measure::{Config, PolicyResult, WorkloadResult};
+use super::measure::{Config, MIN_KEYS_FOR_LEVELS, MIN_LEVELS, PolicyResult, WorkloadResult};
 use super::svg;
 use super::workload::Workload;
 use crate::output;
@@ -100,6 +100,11 @@ pub fn within_bound(r: &PolicyResult, w: &WorkloadResult) -> bool {
     figures(w).blocks_per_lookup <= block_bound(r, w)
 }
 
+/// Levels (L0 included) holding at least one table.
+pub fn levels_with_tables(r: &PolicyResult) -> usize {
+    r.levels.iter().filter(|l| l.tables > 0).count()
+}
+
 fn filter_bytes(r: &PolicyResult) -> u64 {
     r.levels.iter().map(|l| l.filter_bytes).sum()
 }
@@ -136,6 +141,36 @@ impl Report {
             .find(|r| r.name == "none")
             .and_then(|r| r.workloads.iter().find(|w| w.workload == workload))
             .map(figures)
+    }
+
+    /// What the reader should know but does not fail the run: a tree with
+    /// fewer than [`MIN_LEVELS`] levels holding tables measures less than
+    /// the benchmark means to.
+    pub fn warnings(&self) -> Vec<String> {
+        let mut out: Vec<String> = self
+            .results
+            .iter()
+            .filter(|r| levels_with_tables(r) < MIN_LEVELS)
+            .map(|r| {
+                format!(
+                    "{}: the tree has {} level(s) holding tables, fewer than {MIN_LEVELS}; use --keys {MIN_KEYS_FOR_LEVELS} or more",
+                    r.name,
+                    levels_with_tables(r)
+                )
+            })
+            .collect();
+        // False positives are Poisson: at n lookups blocks/lookup has a
+        // standard error of about sqrt(Σ FPR / n). Past the 0.1% slack an
+        // EXCEEDED may be chance, so say how many lookups would settle it.
+        let worst = self.results.iter().map(probed_fpr_sum).filter(|&s| s < 1.0).fold(0.0, f64::max);
+        let needed = (worst / (BOUND_SLACK * BOUND_SLACK)).ceil();
+        if (self.config.lookups as f64) < needed {
+            out.push(format!(
+                "with {} lookups the sampling error of blocks/lookup exceeds the bound's 0.1% slack; use --lookups {needed} or more for a firm bound check",
+                self.config.lookups
+            ));
+        }
+        out
     }
 
     /// What makes the run fail (exit 1), one line each: wrong answers, a
@@ -179,6 +214,9 @@ impl Report {
             "siftdb read-amplification benchmark: {} keys, {}-byte values, {} lookups per workload, {} thread(s), seed {}\n\n",
             c.keys, c.value_bytes, c.lookups, c.threads, c.seed
         );
+        for w in self.warnings() {
+            let _ = writeln!(s, "warning: {w}\n");
+        }
         let mut rows = Vec::new();
         for r in &self.results {
             for w in &r.workloads {
@@ -319,6 +357,8 @@ impl Report {
                     "build_seconds": r.build.as_secs_f64(),
                     "filter_bytes": filter_bytes(r),
                     "filter_bits_per_key": bits_per_key(r),
+                    "levels_with_tables": levels_with_tables(r),
+                    "fewer_than_4_levels": levels_with_tables(r) < MIN_LEVELS,
                     "levels": r.levels.iter().map(|l| json!({
                         "level": l.level, "tables": l.tables, "keys": l.keys, "bytes": l.bytes,
                         "filter_kinds": l.filter_kinds, "filter_bytes": l.filter_bytes, "target_fpr": l.target_fpr, "filter_fpr": l.filter_fpr,
@@ -334,6 +374,7 @@ impl Report {
                 "seed": c.seed, "threads": c.threads, "hit_ratio": c.hit_ratio,
             },
             "policies": policies,
+            "warnings": self.warnings(),
         })
     }
 
