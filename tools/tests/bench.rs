@@ -14,7 +14,7 @@ fn filters_save_block_reads_and_every_output_is_written() {
     let svg = dir.path().join("out.svg");
     let out = siftdb()
         .args(["bench", "--keys", "20000", "--lookups", "4000", "--value-bytes", "40", "--threads", "2"])
-        .args(["--policies", "none,fuse8,monkey:10", "--workloads", "absent,uniform,mixed", "--json"])
+        .args(["--policies", "none,fuse8,monkey:10", "--workloads", "absent,uniform,mixed,scan", "--json"])
         .arg("--dir")
         .arg(dir.path().join("dbs"))
         .arg("--csv")
@@ -48,6 +48,8 @@ fn filters_save_block_reads_and_every_output_is_written() {
     assert_eq!(policies[0]["filter_bytes"], 0);
     assert!(policies[1]["filter_bits_per_key"].as_f64().unwrap() > 8.0);
     for p in policies {
+        assert_eq!(p["scan"]["ranges"], 20);
+        assert!(p["scan"]["entries"].as_u64().unwrap() > 5000, "{}", p["scan"]);
         assert_eq!(p["scan"]["mismatches"], 0);
         for w in p["workloads"].as_array().unwrap() {
             assert_eq!(w["wrong_answers"], 0, "{}: {}", p["policy"], w["workload"]);
@@ -148,6 +150,48 @@ fn a_tree_of_fewer_than_4_levels_is_warned_about() {
         .output()
         .unwrap();
     assert!(String::from_utf8_lossy(&text.stdout).contains("warning: none: the tree has 1 level(s)"));
+}
+
+#[test]
+fn the_scan_check_is_a_workload_of_its_own() {
+    let out = siftdb()
+        .args([
+            "bench",
+            "--keys",
+            "3000",
+            "--lookups",
+            "100",
+            "--workloads",
+            "scan",
+            "--policies",
+            "none,xor8",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "stderr: {}", String::from_utf8_lossy(&out.stderr));
+    let text = String::from_utf8_lossy(&out.stdout);
+    // 20 ranges of 500 keys each (the last may be short), none mismatched.
+    let scan_lines: Vec<&str> = text.lines().filter(|l| l.contains("20 ranges,")).collect();
+    assert_eq!(scan_lines.len(), 2, "{text}");
+    assert!(scan_lines.iter().all(|l| l.ends_with(" 0 mismatches")), "{text}");
+
+    let json = |workloads: &str| -> serde_json::Value {
+        let out = siftdb()
+            .args(["bench", "--keys", "3000", "--lookups", "100", "--policies", "none", "--json"])
+            .args(["--workloads", workloads])
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(0), "stderr: {}", String::from_utf8_lossy(&out.stderr));
+        serde_json::from_slice(&out.stdout).unwrap()
+    };
+    let only_scan = json("scan");
+    let p = &only_scan["policies"][0];
+    assert_eq!(p["workloads"], serde_json::json!([]));
+    assert_eq!((p["scan"]["ranges"].as_u64(), p["scan"]["mismatches"].as_u64()), (Some(20), Some(0)));
+    let entries = p["scan"]["entries"].as_u64().unwrap();
+    assert!((9000..=10_000).contains(&entries), "{entries}");
+    // Not selected: not run.
+    assert!(json("uniform")["policies"][0]["scan"].is_null());
 }
 
 #[test]

@@ -45,8 +45,9 @@ pub struct Args {
     /// each optionally ending in +skip-last.
     #[arg(long, default_value = DEFAULT_POLICIES)]
     policies: String,
-    /// Comma-separated workloads: absent, uniform, zipfian, mixed.
-    #[arg(long, default_value = "absent,uniform,zipfian,mixed")]
+    /// Comma-separated workloads: absent, uniform, zipfian, mixed (point lookups), and scan
+    /// (the range-scan sanity check).
+    #[arg(long, default_value = "absent,uniform,zipfian,mixed,scan")]
     workloads: String,
     /// Fraction of present keys in the mixed workload.
     #[arg(long, default_value_t = 0.5)]
@@ -112,7 +113,7 @@ fn parse_workloads(spec: &str) -> Result<Vec<Workload>, String> {
     let mut out = Vec::new();
     for name in spec.split(',').map(str::trim).filter(|n| !n.is_empty()) {
         let w = Workload::parse(name).ok_or_else(|| {
-            format!("--workloads: unknown workload '{name}' (absent, uniform, zipfian, mixed)")
+            format!("--workloads: unknown workload '{name}' (absent, uniform, zipfian, mixed, scan)")
         })?;
         if !out.contains(&w) {
             out.push(w);
@@ -209,5 +210,7 @@ mod tests {
         assert!(parse_policies("bloomy").is_err());
         assert!(parse_workloads("absent,sideways").is_err());
         assert_eq!(parse_workloads("absent,absent").unwrap(), vec![Workload::Absent]);
+        assert_eq!(parse_workloads("scan,absent").unwrap(), vec![Workload::Scan, Workload::Absent]);
+        assert!(!Workload::Scan.is_lookup());
     }
 }

@@ -5,7 +5,7 @@ use std::fmt::Write as _;
 
 use serde_json::{Value, json};
 
-use super::measure::{Config, MIN_KEYS_FOR_LEVELS, MIN_LEVELS, PolicyResult, WorkloadResult};
+use super::measure::{Config, MIN_KEYS_FOR_LEVELS, MIN_LEVELS, PolicyResult, ScanCheck, WorkloadResult};
 use super::svg;
 use super::workload::Workload;
 use crate::output;
@@ -122,6 +122,14 @@ fn kinds_summary(kinds: &[String]) -> String {
     }
 }
 
+/// The range-scan check for a table cell: ranges and entries checked, and
+/// mismatched entries ("-" when the `scan` workload was not selected).
+fn scan_cell(scan: Option<&ScanCheck>) -> String {
+    scan.map_or("-".into(), |s| {
+        format!("{} ranges, {} entries, {} mismatches", s.ranges, s.entries, s.mismatches)
+    })
+}
+
 fn ratio(a: f64, b: f64) -> Option<f64> {
     (b > 0.0).then(|| a / b)
 }
@@ -197,10 +205,10 @@ impl Report {
                     ));
                 }
             }
-            if r.scan.mismatches > 0 {
+            if let Some(scan) = r.scan.as_ref().filter(|s| s.mismatches > 0) {
                 out.push(format!(
                     "{} scan: {} mismatched entries in {} ranges",
-                    r.name, r.scan.mismatches, r.scan.ranges
+                    r.name, scan.mismatches, scan.ranges
                 ));
             }
         }
@@ -277,7 +285,7 @@ impl Report {
                         .map(|l| format!("L{}:{}", l.level, l.tables))
                         .collect::<Vec<_>>()
                         .join(" "),
-                    format!("{}/{} ok", r.scan.ranges - u64::from(r.scan.mismatches > 0), r.scan.ranges),
+                    scan_cell(r.scan.as_ref()),
                 ]
             })
             .collect();
@@ -364,7 +372,7 @@ impl Report {
                         "filter_kinds": l.filter_kinds, "filter_bytes": l.filter_bytes, "target_fpr": l.target_fpr, "filter_fpr": l.filter_fpr,
                     })).collect::<Vec<_>>(),
                     "workloads": workloads,
-                    "scan": { "ranges": r.scan.ranges, "entries": r.scan.entries, "mismatches": r.scan.mismatches, "seconds": r.scan.elapsed.as_secs_f64() },
+                    "scan": r.scan.as_ref().map(|s| json!({ "ranges": s.ranges, "entries": s.entries, "mismatches": s.mismatches, "seconds": s.elapsed.as_secs_f64() })),
                 })
             })
             .collect();
@@ -458,7 +466,7 @@ mod tests {
 
     use siftdb::{LevelStats, Stats};
 
-    use super::super::measure::{LevelShape, ScanCheck};
+    use super::super::measure::LevelShape;
     use super::*;
 
     /// A tree of `(level, tables, filter fpr)`.
@@ -480,7 +488,7 @@ mod tests {
                 })
                 .collect(),
             workloads: vec![],
-            scan: ScanCheck::default(),
+            scan: None,
         }
     }
 
@@ -551,7 +559,7 @@ mod tests {
 
         let mut wrong = r.clone();
         wrong.workloads[1].wrong_answers = 2;
-        wrong.scan = ScanCheck { ranges: 20, entries: 10_000, mismatches: 3, elapsed: Duration::ZERO };
+        wrong.scan = Some(ScanCheck { ranges: 20, entries: 10_000, mismatches: 3, elapsed: Duration::ZERO });
         let p = Report { config: config(), results: vec![wrong] }.problems();
         assert_eq!(p.len(), 2, "{p:?}");
         assert!(p[0].contains("2 lookups returned a wrong answer"), "{p:?}");

@@ -106,6 +106,9 @@ pub enum Workload {
     Zipfian,
     /// Inserted keys with probability `hit_ratio`, absent ones otherwise.
     Mixed,
+    /// The range-scan sanity check: seeded ranges compared with the key set
+    /// (no point lookups).
+    Scan,
 }
 
 impl Workload {
@@ -116,25 +119,37 @@ impl Workload {
             Workload::Uniform => "uniform",
             Workload::Zipfian => "zipfian",
             Workload::Mixed => "mixed",
+            Workload::Scan => "scan",
         }
+    }
+
+    /// Every workload, in the default order.
+    pub const ALL: [Workload; 5] =
+        [Workload::Absent, Workload::Uniform, Workload::Zipfian, Workload::Mixed, Workload::Scan];
+
+    /// Whether the workload is a sequence of point lookups.
+    pub fn is_lookup(self) -> bool {
+        self != Workload::Scan
     }
 
     /// Parses a name from `--workloads`.
     pub fn parse(s: &str) -> Option<Self> {
-        [Workload::Absent, Workload::Uniform, Workload::Zipfian, Workload::Mixed]
-            .into_iter()
-            .find(|w| w.name() == s)
+        Workload::ALL.into_iter().find(|w| w.name() == s)
     }
 }
 
 /// The key indices to look up: `< n` present, `≥ n` absent. The same seed
-/// gives the same sequence, so every policy sees identical lookups.
+/// gives the same sequence, so every policy sees identical lookups. `Scan`
+/// has none.
 pub fn lookups(workload: Workload, n: u64, count: usize, hit_ratio: f64, seed: u64) -> Vec<u64> {
+    if workload == Workload::Scan {
+        return Vec::new();
+    }
     let mut rng = SplitMix::new(seed ^ 0x0100_70C5);
     let zipf = (workload == Workload::Zipfian).then(|| Zipf::new(n, 0.99));
     (0..count)
         .map(|_| match workload {
-            Workload::Absent => n + rng.below(n),
+            Workload::Absent | Workload::Scan => n + rng.below(n),
             Workload::Uniform => rng.below(n),
             Workload::Zipfian => zipf.as_ref().map_or(0, |z| z.sample(&mut rng)),
             Workload::Mixed => {
