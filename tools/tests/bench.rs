@@ -195,6 +195,38 @@ fn the_scan_check_is_a_workload_of_its_own() {
 }
 
 #[test]
+fn an_existing_database_dir_is_refused_unless_forced() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dbs = tmp.path().join("dbs");
+    let bench = |extra: &[&str]| {
+        siftdb()
+            .args(["bench", "--keys", "1000", "--lookups", "100", "--workloads", "uniform", "--json"])
+            .args(["--policies", "none,xor8", "--dir"])
+            .arg(&dbs)
+            .args(extra)
+            .output()
+            .unwrap()
+    };
+    assert_eq!(bench(&[]).status.code(), Some(0));
+    assert!(dbs.join("xor8").join("CURRENT").exists(), "--dir keeps the databases");
+    // Run again into the same directory: refused, and nothing touched.
+    let marker = dbs.join("none").join("MARKER");
+    std::fs::write(&marker, b"mine").unwrap();
+    let out = bench(&[]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+    assert!(err.contains("not empty") && err.contains("--force"), "{err}");
+    assert!(marker.exists());
+    // --force (or --overwrite) deletes and rebuilds.
+    for flag in ["--force", "--overwrite"] {
+        let out = bench(&[flag]);
+        assert_eq!(out.status.code(), Some(0), "{flag}: {}", String::from_utf8_lossy(&out.stderr));
+        assert!(!marker.exists());
+    }
+}
+
+#[test]
 fn bad_arguments_exit_2_with_one_line() {
     for args in [
         vec!["bench", "--policies", "bogus"],

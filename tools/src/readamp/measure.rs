@@ -278,7 +278,8 @@ fn shape(stats: &Stats) -> Vec<LevelShape> {
         .collect()
 }
 
-/// Loads `policy` into a fresh database under `dir` and runs every workload.
+/// Loads `policy` into a fresh database at `dir` (absent or empty: see
+/// `prepare_dirs`) and runs every workload.
 pub fn run_policy(
     config: &Config,
     name: &str,
@@ -286,9 +287,6 @@ pub fn run_policy(
     dir: &Path,
     workloads: &[Workload],
 ) -> Result<PolicyResult, String> {
-    if dir.exists() {
-        std::fs::remove_dir_all(dir).map_err(|e| format!("{}: cannot clear: {e}", dir.display()))?;
-    }
     let db = Db::open(dir, options_for(config, policy)).map_err(|e| format!("{}: {e}", dir.display()))?;
     let start = Instant::now();
     load(config, name, &db)?;

@@ -12,7 +12,7 @@ mod report;
 pub mod svg;
 pub mod workload;
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use siftdb::policy::FilterPolicy;
 
@@ -52,9 +52,13 @@ pub struct Args {
     /// Fraction of present keys in the mixed workload.
     #[arg(long, default_value_t = 0.5)]
     hit_ratio: f64,
-    /// Directory for the databases (kept afterwards); default: a temp dir, removed at the end.
+    /// Directory for the databases, one subdirectory per policy (kept afterwards); default: a
+    /// temp dir, removed at the end. A non-empty policy subdirectory is refused unless --force.
     #[arg(long)]
     dir: Option<PathBuf>,
+    /// With --dir: delete existing non-empty policy subdirectories instead of refusing.
+    #[arg(long, alias = "overwrite")]
+    force: bool,
     /// Print one JSON document instead of tables.
     #[arg(long)]
     json: bool,
@@ -74,6 +78,33 @@ impl Drop for RemoveOnDrop {
         // Best effort: a leftover temp dir is untidy, not harmful.
         let _ = std::fs::remove_dir_all(&self.0);
     }
+}
+
+/// The database directory of each policy under `root`. A directory that
+/// exists and is not empty is refused (it may be someone's data), unless
+/// `force`, in which case it is deleted. Checked for every policy before
+/// anything is written.
+fn prepare_dirs(root: &Path, names: &[&str], force: bool) -> Result<Vec<PathBuf>, String> {
+    let dirs: Vec<PathBuf> = names.iter().map(|n| root.join(report::file_safe(n))).collect();
+    for dir in &dirs {
+        let non_empty = match std::fs::read_dir(dir) {
+            Ok(mut entries) => entries.next().is_some(),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => false,
+            Err(e) => return Err(format!("{}: {e}", dir.display())),
+        };
+        if non_empty && !force {
+            return Err(format!(
+                "{}: exists and is not empty; remove it, choose another --dir, or pass --force to delete it",
+                dir.display()
+            ));
+        }
+    }
+    if force {
+        for dir in dirs.iter().filter(|d| d.exists()) {
+            std::fs::remove_dir_all(dir).map_err(|e| format!("{}: cannot delete: {e}", dir.display()))?;
+        }
+    }
+    Ok(dirs)
 }
 
 /// Parses `--policies`: ';'-separated if any ';' is present, else ','-separated
@@ -145,6 +176,8 @@ pub fn run(args: &Args) -> Result<Outcome, String> {
             (dir.clone(), Some(RemoveOnDrop(dir)))
         }
     };
+    let names: Vec<&str> = policies.iter().map(|(n, _)| n.as_str()).collect();
+    let dirs = prepare_dirs(&root, &names, args.force)?;
     std::fs::create_dir_all(&root).map_err(|e| format!("{}: {e}", root.display()))?;
     let config = measure::Config {
         keys: args.keys,
@@ -156,9 +189,8 @@ pub fn run(args: &Args) -> Result<Outcome, String> {
         show_progress: !args.json,
     };
     let mut results = Vec::with_capacity(policies.len());
-    for (name, policy) in &policies {
-        let dir = root.join(report::file_safe(name));
-        results.push(measure::run_policy(&config, name, policy, &dir, &workloads)?);
+    for ((name, policy), dir) in policies.iter().zip(&dirs) {
+        results.push(measure::run_policy(&config, name, policy, dir, &workloads)?);
     }
     let report = report::Report { config, results };
     if args.json {
@@ -201,6 +233,25 @@ mod tests {
         assert_eq!(p[1].1.to_string(), "per-level:blocked-bloom:10,fuse8");
         let p = parse_policies("per-level:xor8,fuse8;none").unwrap();
         assert_eq!(p.len(), 2);
+    }
+
+    #[test]
+    fn non_empty_policy_dirs_are_refused_unless_forced() {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path();
+        // Absent and empty directories are fine.
+        std::fs::create_dir(root.join("none")).unwrap();
+        let dirs = prepare_dirs(root, &["none", "bloom:10"], false).unwrap();
+        assert_eq!(dirs, vec![root.join("none"), root.join("bloom_10")]);
+        // A file inside one policy's directory: refused, nothing deleted.
+        std::fs::create_dir(root.join("bloom_10")).unwrap();
+        std::fs::write(root.join("bloom_10/keep"), b"x").unwrap();
+        let err = prepare_dirs(root, &["none", "bloom:10"], false).unwrap_err();
+        assert!(err.contains("bloom_10") && err.contains("not empty") && err.contains("--force"), "{err}");
+        assert!(root.join("bloom_10/keep").exists());
+        // Forced: deleted.
+        prepare_dirs(root, &["none", "bloom:10"], true).unwrap();
+        assert!(!root.join("bloom_10").exists());
     }
 
     #[test]
