@@ -201,11 +201,16 @@ fn key_paths(v: &Value, prefix: &str, out: &mut Vec<(String, String)>) {
     }
 }
 
-/// The field names the README documents: every `name` in backticks.
+/// The field names the README documents: every `name` in backticks in
+/// its command-line section (where the JSON fields are listed).
 fn readme_names() -> std::collections::HashSet<String> {
     let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../README.md")).unwrap();
+    let start = readme.find("## The command line").unwrap();
+    let section = &readme[start..];
+    let section = &section[..section[3..].find("\n## ").map_or(section.len(), |i| i + 3)];
+    assert!(section.contains("### JSON output"), "the JSON reference must be in the command-line section");
     let mut names = std::collections::HashSet::new();
-    for code in readme.split('`').skip(1).step_by(2) {
+    for code in section.split('`').skip(1).step_by(2) {
         for part in code.split(['.', '[', ']', ' ', ',']) {
             names.insert(part.to_string());
         }
