@@ -154,6 +154,17 @@ fn verify_passes_a_sound_database_and_finds_each_kind_of_damage() {
     assert_eq!(code, 1);
     let problems = v["problems"].as_array().unwrap();
     assert!(problems.iter().any(|x| x["path"] == p(&t4) && x["offset"] == 0), "{problems:?}");
+    // A get that lands on the damaged block reports it (exit 1), never "not found".
+    let (code, v) = run_json(&["db", "get", p(&dir), "k00400", "--json"]);
+    assert_eq!(code, 1, "{v}");
+    assert!(v["found"].is_null() && v["value"].is_null(), "{v}");
+    assert_eq!(v["error"]["offset"], 0, "{v}");
+    let out = siftdb(&["db", "get", p(&dir), "k00400"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(out.stdout.is_empty() && String::from_utf8_lossy(&out.stderr).contains("000004.sst"), "{out:?}");
+    // A key in an undamaged table still reads.
+    let (code, v) = run_json(&["db", "get", p(&dir), "k00001", "--json"]);
+    assert_eq!((code, v["found"].as_bool()), (0, Some(true)), "{v}");
     bytes[20] ^= 0x08;
     std::fs::write(&t4, &bytes).unwrap();
 

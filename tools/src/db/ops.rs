@@ -105,15 +105,34 @@ fn close(db: &Db, dir: &Path) -> Result<(), String> {
 }
 
 /// Runs `db get`: prints the value (exit 0 whether or not the key exists;
-/// `found` says which).
+/// `found` says which). Damage met while looking the key up is a problem
+/// found (exit 1), reported with its offset; never a "not found".
 ///
 /// # Errors
-/// A one-line message if the database cannot be opened or read.
+/// A one-line message if the database cannot be opened, or an I/O error.
 pub fn get(a: &KeyArgs) -> Result<Outcome, String> {
     let c = &a.common;
     let key = parse(&a.key, c.hex)?;
     let db = open(c, Mode::Read)?;
-    let value = db.get(&key).map_err(|e| describe(&c.dir, &e))?;
+    let value = match db.get(&key) {
+        Ok(value) => value,
+        Err(e) if e.is_corruption() => {
+            close(&db, &c.dir)?;
+            if c.json {
+                output::print_json(&json!({
+                    "path": c.dir.display().to_string(),
+                    "key": show(&key, c.hex),
+                    "found": Value::Null,
+                    "value": Value::Null,
+                    "error": problem_json(&c.dir, &e),
+                }));
+            } else {
+                eprintln!("siftdb: {}", describe(&c.dir, &e));
+            }
+            return Ok(Outcome::ProblemsFound);
+        }
+        Err(e) => return Err(describe(&c.dir, &e)),
+    };
     close(&db, &c.dir)?;
     if c.json {
         output::print_json(&json!({
