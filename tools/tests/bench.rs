@@ -94,9 +94,59 @@ fn filters_save_block_reads_and_every_output_is_written() {
         policies[1]["workloads"].as_array().unwrap().iter().find(|w| w["workload"] == "uniform").unwrap();
     assert!(uniform["blocks_per_lookup"].as_f64().unwrap() >= 1.0);
 
+    // Ratios to the baseline: none against itself is 1; filters cut blocks,
+    // latency and wasted reads, and cost table bytes.
+    for w in policies[0]["workloads"].as_array().unwrap() {
+        for k in [
+            "blocks_per_lookup",
+            "table_probes_per_lookup",
+            "lookups_per_second",
+            "latency_mean",
+            "latency_p50",
+        ] {
+            assert_eq!(w["vs_baseline"][k], 1.0, "none {}: {k}", w["workload"]);
+        }
+    }
+    let fuse_absent = &fuse8["vs_baseline"];
+    for k in ["latency_mean", "latency_p50", "latency_p99", "latency_p999", "table_probes_per_lookup"] {
+        assert!(fuse_absent[k].as_f64().unwrap() > 0.0, "{k}: {fuse_absent}");
+    }
+    assert!(fuse_absent["latency_mean"].as_f64().unwrap() < 1.0, "{fuse_absent}");
+    // Against `none` (every probe of an absent key reads a block) the FPR
+    // ratio is the share of wasted reads left.
+    assert_eq!(fuse_absent["observed_fpr"], fuse8["observed_fpr"]);
+    assert!(policies[1]["vs_baseline"]["filter_bytes"].is_null());
+    assert!(policies[1]["vs_baseline"]["table_bytes"].as_f64().unwrap() > 1.0);
+    assert!(policies[1]["vs_baseline"]["build_seconds"].as_f64().unwrap() > 0.0);
+
+    // CSV: per (policy, workload) an `all` row, then one row per level
+    // holding tables; every row has every column.
     let csv = std::fs::read_to_string(csv).unwrap();
-    assert_eq!(csv.lines().count(), 1 + 3 * 3);
-    assert!(csv.starts_with("policy,workload,"));
+    let mut lines = csv.lines();
+    let header: Vec<&str> = lines.next().unwrap().split(',').collect();
+    assert_eq!(&header[..3], ["policy", "workload", "level"]);
+    for want in
+        ["blocks_vs_none", "observed_fpr_vs_none", "mean_vs_none", "p999_vs_none", "build_seconds_vs_none"]
+    {
+        assert!(header.contains(&want), "{want} missing from {header:?}");
+    }
+    let rows: Vec<Vec<&str>> = lines.map(|l| l.split(',').collect()).collect();
+    assert!(rows.iter().all(|r| r.len() == header.len()));
+    let col = |name: &str| header.iter().position(|h| *h == name).unwrap();
+    let level_rows: usize =
+        policies.iter().map(|p| p["levels_with_tables"].as_u64().unwrap() as usize).sum::<usize>() * 3;
+    assert_eq!(rows.len(), 3 * 3 + level_rows);
+    assert_eq!(rows.iter().filter(|r| r[col("level")] == "all").count(), 9);
+    // The level rows of fuse8/absent add up to its `all` row.
+    let fuse_rows: Vec<&Vec<&str>> =
+        rows.iter().filter(|r| r[0] == "fuse8" && r[col("workload")] == "absent").collect();
+    let sum: f64 = fuse_rows
+        .iter()
+        .filter(|r| r[col("level")] != "all")
+        .map(|r| r[col("blocks_per_lookup")].parse::<f64>().unwrap())
+        .sum();
+    let all: f64 = fuse_rows[0][col("blocks_per_lookup")].parse().unwrap();
+    assert!((sum - all).abs() < 1e-9, "{sum} vs {all}");
     let svg = std::fs::read_to_string(svg).unwrap();
     assert!(svg.starts_with("<svg") && svg.contains("fuse8") && svg.contains("monkey:10"));
 }

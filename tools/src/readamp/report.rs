@@ -5,7 +5,9 @@ use std::fmt::Write as _;
 
 use serde_json::{Value, json};
 
-use super::measure::{Config, MIN_KEYS_FOR_LEVELS, MIN_LEVELS, PolicyResult, ScanCheck, WorkloadResult};
+use super::measure::{
+    Config, LevelShape, MIN_KEYS_FOR_LEVELS, MIN_LEVELS, PolicyResult, ScanCheck, WorkloadResult,
+};
 use super::svg;
 use super::workload::Workload;
 use crate::output;
@@ -26,6 +28,9 @@ pub struct Figures {
     pub blocks_per_lookup: f64,
     /// Filter probes per lookup.
     pub probes_per_lookup: f64,
+    /// Table probes per lookup, with or without a filter (for `none`, the
+    /// tables whose index was searched).
+    pub table_probes_per_lookup: f64,
     /// False positives over probes of tables lacking the key.
     pub observed_fpr: Option<f64>,
     /// Lookups per second.
@@ -53,6 +58,7 @@ pub fn figures(w: &WorkloadResult) -> Figures {
     let n = w.lookups.max(1) as f64;
     let blocks: u64 = w.stats.levels.iter().map(|l| l.data_blocks_read).sum();
     let probes: u64 = w.stats.levels.iter().map(|l| l.filter_probes).sum();
+    let unfiltered: u64 = w.stats.levels.iter().map(|l| l.probes_without_filter).sum();
     let fp: u64 = w.stats.levels.iter().map(|l| l.filter_false_positives).sum();
     let asked: u64 =
         w.stats.levels.iter().map(|l| l.filter_probes.saturating_sub(l.filter_true_positives)).sum();
@@ -60,6 +66,7 @@ pub fn figures(w: &WorkloadResult) -> Figures {
     Figures {
         blocks_per_lookup: blocks as f64 / n,
         probes_per_lookup: probes as f64 / n,
+        table_probes_per_lookup: (probes + unfiltered) as f64 / n,
         observed_fpr: (asked > 0).then(|| fp as f64 / asked as f64),
         lookups_per_second: if secs > 0.0 { n / secs } else { 0.0 },
         mean_ns: w.latencies_ns.iter().map(|&x| x as f64).sum::<f64>() / n,
@@ -87,9 +94,9 @@ pub fn probed_fpr_sum(r: &PolicyResult) -> f64 {
 
 /// The most data blocks per lookup `w` may read on `r`'s tree: each present
 /// key costs one block where it is found plus false positives above it, each
-/// absent key the false positives of every probed filter, so the bound is
-/// (present fraction) + Σ probed FPR + [`BOUND_SLACK`]. Holds for every
-/// policy (for `none` it is simply loose: one block per probed table).
+/// absent key the false positives of every filter it may probe, so the bound
+/// is (present fraction) + [`probed_fpr_sum`] + [`BOUND_SLACK`]. Holds for
+/// every policy (for `none` it is simply loose: one block per probed table).
 pub fn block_bound(r: &PolicyResult, w: &WorkloadResult) -> f64 {
     let present = w.present_lookups as f64 / w.lookups.max(1) as f64;
     present + probed_fpr_sum(r) + BOUND_SLACK
@@ -130,8 +137,125 @@ fn scan_cell(scan: Option<&ScanCheck>) -> String {
     })
 }
 
+/// The CSV header. `theoretical_fpr` is Σ probed filter FPR on `all` rows
+/// and the level's filter FPR on level rows; `target_fpr` is on level rows
+/// only; the run-wide columns (bound, latency, throughput, build, ratios
+/// other than `blocks_vs_none`) are on `all` rows only.
+pub const CSV_COLUMNS: [&str; 36] = [
+    "policy",
+    "workload",
+    "level",
+    "lookups",
+    "present_lookups",
+    "blocks_per_lookup",
+    "filter_probes_per_lookup",
+    "table_probes_per_lookup",
+    "observed_fpr",
+    "theoretical_fpr",
+    "target_fpr",
+    "bound_blocks_per_lookup",
+    "within_bound",
+    "lookups_per_second",
+    "mean_ns",
+    "p50_ns",
+    "p99_ns",
+    "p999_ns",
+    "tables",
+    "keys",
+    "table_bytes",
+    "filter_bytes",
+    "filter_bits_per_key",
+    "build_seconds",
+    "blocks_vs_none",
+    "table_probes_vs_none",
+    "observed_fpr_vs_none",
+    "lookups_per_second_vs_none",
+    "mean_vs_none",
+    "p50_vs_none",
+    "p99_vs_none",
+    "p999_vs_none",
+    "filter_bytes_vs_none",
+    "table_bytes_vs_none",
+    "build_seconds_vs_none",
+    "wrong_answers",
+];
+
+fn level_bits_per_key(l: &LevelShape) -> f64 {
+    if l.keys == 0 { 0.0 } else { l.filter_bytes as f64 * 8.0 / l.keys as f64 }
+}
+
 fn ratio(a: f64, b: f64) -> Option<f64> {
     (b > 0.0).then(|| a / b)
+}
+
+/// Each figure of a (policy, workload) over the same figure of the `none`
+/// baseline on the same workload; `None` where the baseline's figure is 0
+/// or missing (or, for the FPR, where the policy probed no absent key).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Ratios {
+    /// Data blocks read per lookup.
+    pub blocks_per_lookup: Option<f64>,
+    /// Table probes per lookup.
+    pub table_probes_per_lookup: Option<f64>,
+    /// Observed FPR over the baseline's (1 for a table without a filter:
+    /// every probe of an absent key reads a block), i.e. the share of the
+    /// baseline's wasted reads left.
+    pub observed_fpr: Option<f64>,
+    /// Lookups per second.
+    pub lookups_per_second: Option<f64>,
+    /// Latency, mean.
+    pub mean: Option<f64>,
+    /// Latency, p50.
+    pub p50: Option<f64>,
+    /// Latency, p99.
+    pub p99: Option<f64>,
+    /// Latency, p99.9.
+    pub p999: Option<f64>,
+}
+
+impl Ratios {
+    fn of(f: &Figures, b: &Figures) -> Ratios {
+        let base_fpr = b.observed_fpr.or((b.table_probes_per_lookup > 0.0).then_some(1.0));
+        Ratios {
+            blocks_per_lookup: ratio(f.blocks_per_lookup, b.blocks_per_lookup),
+            table_probes_per_lookup: ratio(f.table_probes_per_lookup, b.table_probes_per_lookup),
+            observed_fpr: f.observed_fpr.zip(base_fpr).and_then(|(o, b)| ratio(o, b)),
+            lookups_per_second: ratio(f.lookups_per_second, b.lookups_per_second),
+            mean: ratio(f.mean_ns, b.mean_ns),
+            p50: ratio(f.p50_ns as f64, b.p50_ns as f64),
+            p99: ratio(f.p99_ns as f64, b.p99_ns as f64),
+            p999: ratio(f.p999_ns as f64, b.p999_ns as f64),
+        }
+    }
+
+    fn to_json(self) -> Value {
+        json!({
+            "blocks_per_lookup": self.blocks_per_lookup,
+            "table_probes_per_lookup": self.table_probes_per_lookup,
+            "observed_fpr": self.observed_fpr,
+            "lookups_per_second": self.lookups_per_second,
+            "latency_mean": self.mean,
+            "latency_p50": self.p50,
+            "latency_p99": self.p99,
+            "latency_p999": self.p999,
+            "p99": self.p99,
+        })
+    }
+}
+
+/// A policy's tree-wide figures over the `none` baseline's.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct TreeRatios {
+    /// Filter bytes (`None` against `none`, which has none).
+    pub filter_bytes: Option<f64>,
+    /// Table file bytes, filters included: the space filters cost.
+    pub table_bytes: Option<f64>,
+    /// Time to load and settle.
+    pub build_seconds: Option<f64>,
+}
+
+fn table_bytes(r: &PolicyResult) -> u64 {
+    r.levels.iter().map(|l| l.bytes).sum()
 }
 
 /// The full result of a run.
@@ -143,12 +267,40 @@ pub struct Report {
 }
 
 impl Report {
+    fn baseline_policy(&self) -> Option<&PolicyResult> {
+        self.results.iter().find(|r| r.name == "none")
+    }
+
     fn baseline(&self, workload: Workload) -> Option<Figures> {
-        self.results
+        self.baseline_policy().and_then(|r| r.workloads.iter().find(|w| w.workload == workload)).map(figures)
+    }
+
+    /// `w`'s figures over the baseline's on the same workload (all `None`
+    /// without a `none` policy in the run).
+    fn ratios(&self, w: &WorkloadResult) -> Ratios {
+        self.baseline(w.workload).map(|b| Ratios::of(&figures(w), &b)).unwrap_or_default()
+    }
+
+    /// `w`'s blocks per lookup in each level over the baseline's.
+    fn level_block_ratios(&self, w: &WorkloadResult) -> Vec<Option<f64>> {
+        let base = self.baseline_policy().and_then(|r| r.workloads.iter().find(|b| b.workload == w.workload));
+        w.stats
+            .levels
             .iter()
-            .find(|r| r.name == "none")
-            .and_then(|r| r.workloads.iter().find(|w| w.workload == workload))
-            .map(figures)
+            .map(|l| {
+                let b = base?.stats.levels.iter().find(|b| b.level == l.level)?;
+                ratio(l.data_blocks_read as f64, b.data_blocks_read as f64)
+            })
+            .collect()
+    }
+
+    fn tree_ratios(&self, r: &PolicyResult) -> TreeRatios {
+        let Some(b) = self.baseline_policy() else { return TreeRatios::default() };
+        TreeRatios {
+            filter_bytes: ratio(filter_bytes(r) as f64, filter_bytes(b) as f64),
+            table_bytes: ratio(table_bytes(r) as f64, table_bytes(b) as f64),
+            build_seconds: ratio(r.build.as_secs_f64(), b.build.as_secs_f64()),
+        }
     }
 
     /// What the reader should know but does not fail the run: a tree with
@@ -225,24 +377,28 @@ impl Report {
         for w in self.warnings() {
             let _ = writeln!(s, "warning: {w}\n");
         }
+        let vs = |x: Option<f64>| x.map_or("-".to_string(), |v| format!("{v:.3}x"));
+        let us = |ns: f64| format!("{:.1}", ns / 1000.0);
         let mut rows = Vec::new();
         for r in &self.results {
             for w in &r.workloads {
                 let f = figures(w);
-                let base = self.baseline(w.workload);
-                let vs = |x: Option<f64>| x.map_or("-".to_string(), |v| format!("{v:.3}x"));
+                let x = self.ratios(w);
                 rows.push(vec![
                     r.name.clone(),
                     w.workload.name().to_string(),
                     format!("{:.4}", f.blocks_per_lookup),
-                    vs(base.and_then(|b| ratio(f.blocks_per_lookup, b.blocks_per_lookup))),
-                    format!("{:.2}", f.probes_per_lookup),
+                    vs(x.blocks_per_lookup),
+                    format!("{:.2}", f.table_probes_per_lookup),
                     f.observed_fpr.map_or("-".into(), |v| format!("{:.3}%", v * 100.0)),
                     format!("{:.0}", f.lookups_per_second),
-                    vs(base.and_then(|b| ratio(f.lookups_per_second, b.lookups_per_second))),
-                    format!("{:.1}", f.p50_ns as f64 / 1000.0),
-                    format!("{:.1}", f.p99_ns as f64 / 1000.0),
-                    format!("{:.1}", f.p999_ns as f64 / 1000.0),
+                    vs(x.lookups_per_second),
+                    us(f.mean_ns),
+                    vs(x.mean),
+                    us(f.p50_ns as f64),
+                    us(f.p99_ns as f64),
+                    vs(x.p99),
+                    us(f.p999_ns as f64),
                     format!(
                         "{} {:.4}",
                         if within_bound(r, w) { "ok, <=" } else { "EXCEEDED" },
@@ -261,24 +417,30 @@ impl Report {
                 "obs fpr",
                 "lookups/s",
                 "vs none",
+                "mean us",
+                "vs none",
                 "p50 us",
                 "p99 us",
+                "vs none",
                 "p99.9 us",
-                "bound",
+                "bound (blocks/lookup)",
             ],
             &rows,
         ));
-        s.push_str("\nFilter memory and tree (after load and compaction):\n");
+        s.push_str("\nFilter memory, build and tree (after load and compaction):\n");
         let rows: Vec<Vec<String>> = self
             .results
             .iter()
             .map(|r| {
+                let x = self.tree_ratios(r);
                 vec![
                     r.name.clone(),
                     format!("{:.2}", filter_bytes(r) as f64 / (1 << 20) as f64),
                     format!("{:.2}", bits_per_key(r)),
+                    vs(x.table_bytes),
                     format!("{:.3}%", probed_fpr_sum(r) * 100.0),
                     format!("{:.1}", r.build.as_secs_f64()),
+                    vs(x.build_seconds),
                     r.levels
                         .iter()
                         .filter(|l| l.tables > 0)
@@ -290,9 +452,47 @@ impl Report {
             })
             .collect();
         s.push_str(&output::table(
-            &["policy", "filter MiB", "bits/key", "sum probed fpr", "build s", "tables per level", "scans"],
+            &[
+                "policy",
+                "filter MiB",
+                "bits/key",
+                "bytes vs none",
+                "sum probed fpr",
+                "build s",
+                "vs none",
+                "tables per level",
+                "scan check",
+            ],
             &rows,
         ));
+        let levels: Vec<usize> = {
+            let mut l: Vec<usize> = self
+                .results
+                .iter()
+                .flat_map(|r| r.levels.iter().filter(|l| l.tables > 0).map(|l| l.level))
+                .collect();
+            l.sort_unstable();
+            l.dedup();
+            l
+        };
+        s.push_str("\nData blocks read per lookup, by level:\n");
+        let mut rows = Vec::new();
+        for r in &self.results {
+            for w in &r.workloads {
+                let mut row = vec![r.name.clone(), w.workload.name().to_string()];
+                for &level in &levels {
+                    let blocks =
+                        w.stats.levels.iter().find(|l| l.level == level).map_or(0, |l| l.data_blocks_read);
+                    row.push(format!("{:.4}", blocks as f64 / w.lookups.max(1) as f64));
+                }
+                rows.push(row);
+            }
+        }
+        let header: Vec<String> = ["policy".to_string(), "workload".to_string()]
+            .into_iter()
+            .chain(levels.iter().map(|l| format!("L{l}")))
+            .collect();
+        s.push_str(&output::table(&header.iter().map(String::as_str).collect::<Vec<_>>(), &rows));
         s.push_str("\nPer level, absent keys (blocks read per lookup; observed vs targeted FPR):\n");
         let mut rows = Vec::new();
         for r in &self.results {
@@ -303,22 +503,26 @@ impl Report {
                     format!("L{}", shape.level),
                     shape.keys.to_string(),
                     kinds_summary(&shape.filter_kinds),
-                    format!(
-                        "{:.2}",
-                        if shape.keys > 0 {
-                            shape.filter_bytes as f64 * 8.0 / shape.keys as f64
-                        } else {
-                            0.0
-                        }
-                    ),
+                    format!("{:.2}", level_bits_per_key(shape)),
                     format!("{:.4}%", shape.target_fpr * 100.0),
+                    format!("{:.4}%", shape.filter_fpr * 100.0),
                     l.observed_fpr().map_or("-".into(), |v| format!("{:.4}%", v * 100.0)),
                     format!("{:.4}", l.data_blocks_read as f64 / w.lookups.max(1) as f64),
                 ]);
             }
         }
         s.push_str(&output::table(
-            &["policy", "level", "keys", "filter", "bits/key", "target fpr", "observed fpr", "blocks/lookup"],
+            &[
+                "policy",
+                "level",
+                "keys",
+                "filter",
+                "bits/key",
+                "target fpr",
+                "filter fpr",
+                "observed fpr",
+                "blocks/lookup",
+            ],
             &rows,
         ));
         s
@@ -336,14 +540,17 @@ impl Report {
                     .iter()
                     .map(|w| {
                         let f = figures(w);
-                        let base = self.baseline(w.workload);
+                        let per_lookup = |x: u64| x as f64 / w.lookups.max(1) as f64;
                         json!({
                             "workload": w.workload.name(),
                             "lookups": w.lookups,
                             "present_lookups": w.present_lookups,
                             "blocks_per_lookup": f.blocks_per_lookup,
-                            "blocks_per_lookup_by_level": w.stats.levels.iter().map(|l| l.data_blocks_read as f64 / w.lookups.max(1) as f64).collect::<Vec<_>>(),
+                            "blocks_per_lookup_by_level": w.stats.levels.iter().map(|l| per_lookup(l.data_blocks_read)).collect::<Vec<_>>(),
+                            "blocks_vs_baseline_by_level": self.level_block_ratios(w),
                             "filter_probes_per_lookup": f.probes_per_lookup,
+                            "filter_probes_per_lookup_by_level": w.stats.levels.iter().map(|l| per_lookup(l.filter_probes)).collect::<Vec<_>>(),
+                            "table_probes_per_lookup": f.table_probes_per_lookup,
                             "observed_fpr": f.observed_fpr,
                             "observed_fpr_by_level": w.stats.levels.iter().map(|l| l.observed_fpr()).collect::<Vec<_>>(),
                             "theoretical_fpr_sum": probed_fpr_sum(r),
@@ -351,25 +558,30 @@ impl Report {
                             "within_bound": within_bound(r, w),
                             "lookups_per_second": f.lookups_per_second,
                             "latency_ns": { "mean": f.mean_ns, "p50": f.p50_ns, "p99": f.p99_ns, "p999": f.p999_ns },
-                            "vs_baseline": {
-                                "blocks_per_lookup": base.and_then(|b| ratio(f.blocks_per_lookup, b.blocks_per_lookup)),
-                                "lookups_per_second": base.and_then(|b| ratio(f.lookups_per_second, b.lookups_per_second)),
-                                "p99": base.and_then(|b| ratio(f.p99_ns as f64, b.p99_ns as f64)),
-                            },
+                            "vs_baseline": self.ratios(w).to_json(),
                             "wrong_answers": w.wrong_answers,
                         })
                     })
                     .collect();
+                let x = self.tree_ratios(r);
                 json!({
                     "policy": r.name,
                     "build_seconds": r.build.as_secs_f64(),
                     "filter_bytes": filter_bytes(r),
                     "filter_bits_per_key": bits_per_key(r),
+                    "table_bytes": table_bytes(r),
+                    "vs_baseline": {
+                        "filter_bytes": x.filter_bytes,
+                        "table_bytes": x.table_bytes,
+                        "build_seconds": x.build_seconds,
+                    },
                     "levels_with_tables": levels_with_tables(r),
                     "fewer_than_4_levels": levels_with_tables(r) < MIN_LEVELS,
                     "levels": r.levels.iter().map(|l| json!({
                         "level": l.level, "tables": l.tables, "keys": l.keys, "bytes": l.bytes,
-                        "filter_kinds": l.filter_kinds, "filter_bytes": l.filter_bytes, "target_fpr": l.target_fpr, "filter_fpr": l.filter_fpr,
+                        "filter_kinds": l.filter_kinds, "filter_bytes": l.filter_bytes,
+                        "filter_bits_per_key": level_bits_per_key(l),
+                        "target_fpr": l.target_fpr, "filter_fpr": l.filter_fpr,
                     })).collect::<Vec<_>>(),
                     "workloads": workloads,
                     "scan": r.scan.as_ref().map(|s| json!({ "ranges": s.ranges, "entries": s.entries, "mismatches": s.mismatches, "seconds": s.elapsed.as_secs_f64() })),
@@ -386,39 +598,95 @@ impl Report {
         })
     }
 
-    /// One CSV row per (policy, workload).
+    /// Long-format CSV: for each (policy, workload) one row with `level` =
+    /// `all` (whole-tree figures), then one row per level holding tables
+    /// (per-level figures; whole-run columns left empty). The schema is in
+    /// the README.
     pub fn to_csv(&self) -> String {
-        let mut s = String::from(
-            "policy,workload,lookups,blocks_per_lookup,blocks_vs_none,filter_probes_per_lookup,observed_fpr,theoretical_fpr_sum,lookups_per_second,lookups_vs_none,mean_ns,p50_ns,p99_ns,p999_ns,filter_bytes,filter_bits_per_key,build_seconds,within_bound,wrong_answers\n",
-        );
+        let mut s = CSV_COLUMNS.join(",");
+        s.push('\n');
+        let opt = |x: Option<f64>| x.map_or(String::new(), |v| format!("{v}"));
         for r in &self.results {
+            let t = self.tree_ratios(r);
             for w in &r.workloads {
                 let f = figures(w);
-                let base = self.baseline(w.workload);
-                let opt = |x: Option<f64>| x.map_or(String::new(), |v| format!("{v}"));
-                let _ = writeln!(
-                    s,
-                    "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}",
-                    r.name.replace(',', ";"),
-                    w.workload.name(),
-                    w.lookups,
-                    f.blocks_per_lookup,
-                    opt(base.and_then(|b| ratio(f.blocks_per_lookup, b.blocks_per_lookup))),
-                    f.probes_per_lookup,
+                let x = self.ratios(w);
+                let n = w.lookups.max(1) as f64;
+                let policy = r.name.replace(',', ";");
+                let all = [
+                    policy.clone(),
+                    w.workload.name().into(),
+                    "all".into(),
+                    w.lookups.to_string(),
+                    w.present_lookups.to_string(),
+                    f.blocks_per_lookup.to_string(),
+                    f.probes_per_lookup.to_string(),
+                    f.table_probes_per_lookup.to_string(),
                     opt(f.observed_fpr),
-                    probed_fpr_sum(r),
-                    f.lookups_per_second,
-                    opt(base.and_then(|b| ratio(f.lookups_per_second, b.lookups_per_second))),
-                    f.mean_ns,
-                    f.p50_ns,
-                    f.p99_ns,
-                    f.p999_ns,
-                    filter_bytes(r),
-                    bits_per_key(r),
-                    r.build.as_secs_f64(),
-                    within_bound(r, w),
-                    w.wrong_answers
-                );
+                    probed_fpr_sum(r).to_string(),
+                    String::new(),
+                    block_bound(r, w).to_string(),
+                    within_bound(r, w).to_string(),
+                    f.lookups_per_second.to_string(),
+                    f.mean_ns.to_string(),
+                    f.p50_ns.to_string(),
+                    f.p99_ns.to_string(),
+                    f.p999_ns.to_string(),
+                    r.levels.iter().map(|l| l.tables).sum::<u64>().to_string(),
+                    r.levels.iter().map(|l| l.keys).sum::<u64>().to_string(),
+                    table_bytes(r).to_string(),
+                    filter_bytes(r).to_string(),
+                    bits_per_key(r).to_string(),
+                    r.build.as_secs_f64().to_string(),
+                    opt(x.blocks_per_lookup),
+                    opt(x.table_probes_per_lookup),
+                    opt(x.observed_fpr),
+                    opt(x.lookups_per_second),
+                    opt(x.mean),
+                    opt(x.p50),
+                    opt(x.p99),
+                    opt(x.p999),
+                    opt(t.filter_bytes),
+                    opt(t.table_bytes),
+                    opt(t.build_seconds),
+                    w.wrong_answers.to_string(),
+                ];
+                s.push_str(&all.join(","));
+                s.push('\n');
+                let level_ratios = self.level_block_ratios(w);
+                for ((shape, l), blocks_vs) in r.levels.iter().zip(&w.stats.levels).zip(level_ratios) {
+                    if shape.tables == 0 {
+                        continue;
+                    }
+                    let mut row = vec![String::new(); CSV_COLUMNS.len()];
+                    let mut set = |name: &str, v: String| {
+                        if let Some(i) = CSV_COLUMNS.iter().position(|c| *c == name) {
+                            row[i] = v;
+                        }
+                    };
+                    set("policy", policy.clone());
+                    set("workload", w.workload.name().into());
+                    set("level", shape.level.to_string());
+                    set("lookups", w.lookups.to_string());
+                    set("present_lookups", w.present_lookups.to_string());
+                    set("blocks_per_lookup", (l.data_blocks_read as f64 / n).to_string());
+                    set("filter_probes_per_lookup", (l.filter_probes as f64 / n).to_string());
+                    set(
+                        "table_probes_per_lookup",
+                        ((l.filter_probes + l.probes_without_filter) as f64 / n).to_string(),
+                    );
+                    set("observed_fpr", opt(l.observed_fpr()));
+                    set("theoretical_fpr", shape.filter_fpr.to_string());
+                    set("target_fpr", shape.target_fpr.to_string());
+                    set("tables", shape.tables.to_string());
+                    set("keys", shape.keys.to_string());
+                    set("table_bytes", shape.bytes.to_string());
+                    set("filter_bytes", shape.filter_bytes.to_string());
+                    set("filter_bits_per_key", level_bits_per_key(shape).to_string());
+                    set("blocks_vs_none", opt(blocks_vs));
+                    s.push_str(&row.join(","));
+                    s.push('\n');
+                }
             }
         }
         s
@@ -466,7 +734,6 @@ mod tests {
 
     use siftdb::{LevelStats, Stats};
 
-    use super::super::measure::LevelShape;
     use super::*;
 
     /// A tree of `(level, tables, filter fpr)`.
@@ -492,18 +759,24 @@ mod tests {
         }
     }
 
-    /// A run of `lookups` lookups (`present` of them present) that read
-    /// `blocks[i]` data blocks in level `i`.
-    fn run(workload: Workload, lookups: usize, present: u64, blocks: &[u64]) -> WorkloadResult {
+    /// A run of `lookups` lookups (`present` of them present); per level
+    /// `(data blocks read, filter probes, of which true positives)`.
+    fn run(workload: Workload, lookups: usize, present: u64, levels: &[(u64, u64, u64)]) -> WorkloadResult {
         WorkloadResult {
             workload,
             lookups,
             present_lookups: present,
             stats: Stats {
-                levels: blocks
+                levels: levels
                     .iter()
                     .enumerate()
-                    .map(|(level, &b)| LevelStats { level, data_blocks_read: b, ..LevelStats::default() })
+                    .map(|(level, &(blocks, probes, hits))| LevelStats {
+                        level,
+                        data_blocks_read: blocks,
+                        filter_probes: probes,
+                        filter_true_positives: hits,
+                        ..LevelStats::default()
+                    })
                     .collect(),
                 ..Stats::default()
             },
@@ -515,16 +788,17 @@ mod tests {
 
     #[test]
     fn every_l0_table_counts_in_the_bound_but_one_table_per_deeper_level() {
-        // Three overlapping L0 tables, then levels of 4 and 9 tables.
+        // Three overlapping L0 tables, then levels of 4 and 9 tables: at
+        // worst an absent key probes 3 + 1 + 1 filters.
         let r = policy("bloom:10", &[(0, 3, 0.01), (1, 4, 0.01), (2, 9, 0.01), (3, 0, 0.01)]);
         assert!((probed_fpr_sum(&r) - 0.05).abs() < 1e-12, "{}", probed_fpr_sum(&r));
         // The repro: L0:3 alone at 0.82% each, 0.0201 blocks/lookup
         // observed; counting L0 once (0.0092) called that EXCEEDED.
         let l0 = policy("bloom:10", &[(0, 3, 0.0082)]);
-        let absent = run(Workload::Absent, 50_000, 0, &[1005]);
+        let absent = run(Workload::Absent, 50_000, 0, &[(1005, 150_000, 0)]);
         assert!(within_bound(&l0, &absent));
         assert!((block_bound(&l0, &absent) - (3.0 * 0.0082 + BOUND_SLACK)).abs() < 1e-12);
-        let too_many = run(Workload::Absent, 50_000, 0, &[1400]);
+        let too_many = run(Workload::Absent, 50_000, 0, &[(1400, 150_000, 0)]);
         assert!(!within_bound(&l0, &too_many));
     }
 
@@ -532,27 +806,33 @@ mod tests {
     fn present_keys_may_read_one_block_more_and_mixed_runs_their_fraction() {
         let r = policy("fuse8", &[(0, 1, 0.004), (1, 1, 0.004), (2, 5, 0.004)]);
         let sum = 0.012;
-        let uniform = run(Workload::Uniform, 1000, 1000, &[0, 0, 1010]);
+        let uniform = run(Workload::Uniform, 1000, 1000, &[(0, 0, 0), (0, 0, 0), (1010, 1000, 1000)]);
         assert!((block_bound(&r, &uniform) - (1.0 + sum + BOUND_SLACK)).abs() < 1e-12);
         assert!(within_bound(&r, &uniform));
         // 1.02 blocks per present-key lookup breaks 1 + 1.2% + 0.1%.
-        assert!(!within_bound(&r, &run(Workload::Zipfian, 1000, 1000, &[0, 10, 1010])));
-        let mixed = run(Workload::Mixed, 1000, 300, &[0, 0, 310]);
+        let extra = run(Workload::Zipfian, 1000, 1000, &[(0, 0, 0), (10, 1000, 0), (1010, 1000, 1000)]);
+        assert!(!within_bound(&r, &extra));
+        let mixed = run(Workload::Mixed, 1000, 300, &[(0, 0, 0), (0, 0, 0), (310, 1000, 300)]);
         assert!((block_bound(&r, &mixed) - (0.3 + sum + BOUND_SLACK)).abs() < 1e-12);
         assert!(within_bound(&r, &mixed));
-        assert!(!within_bound(&r, &run(Workload::Mixed, 1000, 300, &[0, 0, 320])));
+        assert!(!within_bound(
+            &r,
+            &run(Workload::Mixed, 1000, 300, &[(0, 0, 0), (0, 0, 0), (320, 1000, 300)])
+        ));
     }
 
     #[test]
     fn a_broken_bound_a_wrong_answer_or_a_scan_mismatch_is_a_problem() {
         let mut r = policy("xor8", &[(0, 1, 0.004), (1, 2, 0.004)]);
-        r.workloads =
-            vec![run(Workload::Absent, 1000, 0, &[4, 4]), run(Workload::Uniform, 1000, 1000, &[0, 1000])];
+        r.workloads = vec![
+            run(Workload::Absent, 1000, 0, &[(4, 1000, 0), (4, 1000, 0)]),
+            run(Workload::Uniform, 1000, 1000, &[(0, 1000, 0), (1000, 1000, 1000)]),
+        ];
         let clean = Report { config: config(), results: vec![r.clone()] };
         assert_eq!(clean.problems(), Vec::<String>::new());
 
         let mut broken = r.clone();
-        broken.workloads[0] = run(Workload::Absent, 1000, 0, &[10, 10]);
+        broken.workloads[0] = run(Workload::Absent, 1000, 0, &[(10, 1000, 0), (10, 1000, 0)]);
         let p = Report { config: config(), results: vec![broken] }.problems();
         assert_eq!(p.len(), 1, "{p:?}");
         assert!(p[0].contains("xor8 absent") && p[0].contains("above the bound"), "{p:?}");
