@@ -52,10 +52,10 @@ pub(crate) fn run(db: &DbInner, job: &Job, tree: &Tree) -> Result<()> {
         })
     };
 
-    // The output level gains the upper inputs' entries (its own inputs are
-    // already counted there); the policy plans with that shape.
+    // The upper inputs' entries arrive at the output level (which may be a
+    // new deepest level); the policy plans with that.
     let entries = job.inputs.iter().map(|t| t.record.entries).sum();
-    let mut out = OutputWriter::new(db, output_level, entries);
+    let mut out = OutputWriter::new(db, tree, output_level, entries);
     let mut current: Option<bytes::Bytes> = None;
     let mut kept_at_horizon = false;
     while let Some(v) = next_min(&mut sources)? {

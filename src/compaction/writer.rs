@@ -5,7 +5,7 @@ use std::sync::Arc;
 use crate::Result;
 use crate::db::DbInner;
 use crate::db::iter::Version;
-use crate::db::tree::TableFile;
+use crate::db::tree::{TableFile, Tree};
 use crate::filter::FilterKind;
 use crate::manifest::table_file_name;
 use crate::table::{TableBuilder, TableOptions};
@@ -20,10 +20,10 @@ pub(crate) struct OutputWriter<'a> {
 }
 
 impl<'a> OutputWriter<'a> {
-    /// A writer for `level`, whose tables will hold about `entries` entries
-    /// in all (for the filter policy's view of the tree).
-    pub fn new(db: &'a DbInner, level: usize, entries: u64) -> Self {
-        let shape = db.shape(&db.current().tree, Some((level, entries)));
+    /// A writer for `level` of `tree`, which gains `entries` entries from
+    /// the level above (for the filter policy's view of the tree).
+    pub fn new(db: &'a DbInner, tree: &Tree, level: usize, entries: u64) -> Self {
+        let shape = db.shape(tree, Some((level, entries)));
         let filter = db.opts.filter_policy.for_level(level, &shape).kind;
         OutputWriter { db, level, filter, current: None, done: Vec::new() }
     }

@@ -56,7 +56,8 @@ impl DbInner {
             return Ok(false);
         };
         let next_wal = sv.imm.get(1).map_or(sv.mem.wal_number, |m| m.wal_number);
-        let shape = self.shape(&sv.tree, Some((0, imm.mem.len() as u64)));
+        let entries = imm.mem.len() as u64;
+        let shape = self.shape(&sv.tree, Some((0, entries)));
         let filter = self.opts.filter_policy.for_level(0, &shape).kind;
         drop(sv);
         let number = self.allocate_file_number();
@@ -71,6 +72,7 @@ impl DbInner {
         };
         self.install(&edit, vec![Arc::new(table)], true)?;
         bump(&self.counters.flushes, 1);
+        bump(&self.counters.flushed_entries, entries);
         // The edit is durable: the WALs before `next_wal` are no longer needed.
         for n in super::open::list_logs(&*self.fs, &self.dir)?.into_iter().filter(|&n| n < next_wal) {
             let _ = self.fs.remove_file(&self.dir.join(log_file_name(n)));

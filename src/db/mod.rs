@@ -24,6 +24,7 @@ mod lock;
 mod open;
 pub mod options;
 mod read;
+mod shape;
 mod snapshot;
 pub mod stats;
 pub(crate) mod tree;
@@ -51,12 +52,11 @@ use crate::batch::WriteBatch;
 use crate::fs::FileSystem;
 use crate::key::SeqNo;
 use crate::manifest::{ManifestWriter, VersionSet};
-use crate::policy::TreeShape;
 use crate::{Error, Result};
 use lock::DirLock;
 use snapshot::SnapshotList;
 use stats::Counters;
-use tree::{SuperVersion, Tree};
+use tree::SuperVersion;
 use workers::{Workers, close_inner};
 use write::{CommitQueue, WriteState};
 
@@ -171,31 +171,6 @@ impl DbInner {
     pub fn wait_bg(&self, timeout: Duration) {
         let mut guard = self.bg_mutex.lock();
         let _ = self.bg_changed.wait_for(&mut guard, timeout);
-    }
-
-    /// The shape of the tree as the filter policy sees it: entries per
-    /// level, from level 0 to the deepest level holding data, with `adding`
-    /// (level, entries) counted in first (the table about to be written,
-    /// which may open a new deepest level). Empty levels count as one entry
-    /// so that a young tree still gets a sensible plan; levels below the
-    /// deepest are left out, or Monkey would plan for empty levels.
-    #[expect(clippy::cast_precision_loss, reason = "key counts feed a floating-point model")]
-    pub fn shape(&self, tree: &Tree, adding: Option<(usize, u64)>) -> TreeShape {
-        let mut keys: Vec<u64> = tree.level_keys();
-        keys.truncate(self.opts.max_levels);
-        if let Some((level, n)) = adding
-            && level < self.opts.max_levels
-        {
-            if keys.len() <= level {
-                keys.resize(level + 1, 0);
-            }
-            if let Some(k) = keys.get_mut(level) {
-                *k += n;
-            }
-        }
-        let deepest = keys.iter().rposition(|&k| k > 0).unwrap_or(0);
-        keys.truncate(deepest + 1);
-        TreeShape::from_level_keys(keys.iter().map(|&k| k.max(1) as f64).collect())
     }
 
     pub(crate) fn release_lock(&self) {

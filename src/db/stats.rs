@@ -24,8 +24,17 @@ pub struct LevelStats {
     /// The distinct filter kinds the level's tables carry (tables written
     /// under an older policy may differ from the current one).
     pub filter_kinds: Vec<FilterKind>,
-    /// The false-positive rate the policy plans for this level now (1 = no filter).
+    /// The false-positive rate the policy plans for tables written to this
+    /// level now (1 = no filter). Tables already there may have been built
+    /// for another: see [`LevelStats::built_fpr`].
     pub target_fpr: f64,
+    /// Real filter bits per key the policy plans for this level now
+    /// (compare [`LevelStats::filter_bits_per_key`]).
+    pub target_bits_per_key: f64,
+    /// The theoretical false-positive rate of the filters the level's tables
+    /// actually carry, weighted by entries (a table without a usable filter
+    /// counts as 1); `None` for an empty level.
+    pub built_fpr: Option<f64>,
     /// Table probes that consulted a filter.
     pub filter_probes: u64,
     /// Probes the filter answered "absent": index and data reads saved.
@@ -181,14 +190,16 @@ impl std::fmt::Display for Stats {
         )?;
         writeln!(
             f,
-            "{:<5} {:>6} {:>10} {:>12} {:<22} {:>6} {:>9} {:>9} {:>9} {:>9} {:>9}",
+            "{:<5} {:>6} {:>10} {:>12} {:<22} {:>6} {:>6} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9}",
             "level",
             "tables",
             "keys",
             "bytes",
             "filter",
             "bits/k",
+            "plan",
             "target",
+            "built",
             "probes",
             "negative",
             "false+",
@@ -199,16 +210,19 @@ impl std::fmt::Display for Stats {
         {
             let kinds: Vec<String> = l.filter_kinds.iter().map(ToString::to_string).collect();
             let observed = l.observed_fpr().map_or_else(|| "-".to_string(), |r| format!("{r:.5}"));
+            let built = l.built_fpr.map_or_else(|| "-".to_string(), |r| format!("{r:.5}"));
             writeln!(
                 f,
-                "L{:<4} {:>6} {:>10} {:>12} {:<22} {:>6.2} {:>9.5} {:>9} {:>9} {:>9} {:>9}",
+                "L{:<4} {:>6} {:>10} {:>12} {:<22} {:>6.2} {:>6.2} {:>9.5} {:>9} {:>9} {:>9} {:>9} {:>9}",
                 l.level,
                 l.tables,
                 l.keys,
                 l.bytes,
                 kinds.join(","),
                 l.filter_bits_per_key(),
+                l.target_bits_per_key,
                 l.target_fpr,
+                built,
                 l.filter_probes,
                 l.filter_negatives,
                 l.filter_false_positives,
@@ -241,6 +255,8 @@ pub(crate) struct Counters {
     pub wal_syncs: AtomicU64,
     pub wal_bytes: AtomicU64,
     pub flushes: AtomicU64,
+    /// Entries written by those flushes (the filter policy's flush size).
+    pub flushed_entries: AtomicU64,
     pub compactions: AtomicU64,
     pub compaction_bytes_read: AtomicU64,
     pub compaction_bytes_written: AtomicU64,
@@ -258,6 +274,7 @@ impl Counters {
             wal_syncs: AtomicU64::new(0),
             wal_bytes: AtomicU64::new(0),
             flushes: AtomicU64::new(0),
+            flushed_entries: AtomicU64::new(0),
             compactions: AtomicU64::new(0),
             compaction_bytes_read: AtomicU64::new(0),
             compaction_bytes_written: AtomicU64::new(0),
@@ -317,6 +334,7 @@ impl super::DbInner {
             std::iter::once(&sv.mem).chain(sv.imm.iter()).map(|m| m.mem.approximate_bytes() as u64).sum();
         stats.immutable_memtables = sv.imm.len() as u64;
         let shape = self.shape(&sv.tree, None);
+        let plan = self.opts.filter_policy.plan(&shape);
         let used = sv.tree.levels.iter().rposition(|l| !l.is_empty()).map_or(0, |i| i + 1);
         stats.levels.truncate(self.opts.max_levels.max(used));
         for l in &mut stats.levels {
@@ -330,7 +348,22 @@ impl super::DbInner {
                     l.filter_kinds.push(t.record.filter);
                 }
             }
-            l.target_fpr = self.opts.filter_policy.for_level(l.level, &shape).target_fpr;
+            #[expect(clippy::cast_precision_loss, reason = "a weighted mean of rates")]
+            let weighted: f64 = tables
+                .iter()
+                .map(|t| t.table.filter_details().theoretical_fpr.unwrap_or(1.0) * t.record.entries as f64)
+                .sum();
+            #[expect(clippy::cast_precision_loss, reason = "a weighted mean of rates")]
+            let built = (l.keys > 0).then(|| weighted / l.keys as f64);
+            l.built_fpr = built;
+            // A level below the deepest the plan covers is planned as if
+            // the shape reached it.
+            let planned = match plan.get(l.level) {
+                Some(p) => *p,
+                None => self.opts.filter_policy.for_level(l.level, &shape),
+            };
+            l.target_fpr = planned.target_fpr;
+            l.target_bits_per_key = planned.bits_per_key;
         }
         stats
     }
