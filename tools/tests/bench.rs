@@ -118,6 +118,16 @@ fn filters_save_block_reads_and_every_output_is_written() {
     assert!(policies[1]["vs_baseline"]["filter_bytes"].is_null());
     assert!(policies[1]["vs_baseline"]["table_bytes"].as_f64().unwrap() > 1.0);
     assert!(policies[1]["vs_baseline"]["build_seconds"].as_f64().unwrap() > 0.0);
+    // Load throughput counts the puts alone; settling is reported apart.
+    for p in policies {
+        let (load, build) = (p["load_seconds"].as_f64().unwrap(), p["build_seconds"].as_f64().unwrap());
+        assert!(load > 0.0 && load <= build, "{}: {load} {build}", p["policy"]);
+        let keys_per_second = p["load_keys_per_second"].as_f64().unwrap();
+        assert!((keys_per_second - 20000.0 / load).abs() < 1e-6 * keys_per_second);
+        let mb = p["load_mb_per_second"].as_f64().unwrap();
+        assert!((mb - 20000.0 * 56.0 / 1e6 / load).abs() < 1e-6 * mb, "16-byte keys + 40-byte values");
+        assert!((p["settle_seconds"].as_f64().unwrap() - (build - load)).abs() < 1e-6);
+    }
 
     // CSV: per (policy, workload) an `all` row, then one row per level
     // holding tables; every row has every column.

@@ -76,8 +76,11 @@ pub struct WorkloadResult {
 pub struct PolicyResult {
     /// The policy's name as given.
     pub name: String,
-    /// Time to load the keys and let compaction settle.
+    /// Time to load the keys and let compaction settle (`load` + settle).
     pub build: Duration,
+    /// Time of the puts alone (fillrandom: one batch of 1,000 keys per
+    /// write, without fsync), until the last write returned.
+    pub load: Duration,
     /// The tree after loading.
     pub levels: Vec<LevelShape>,
     /// Per point-lookup workload, in the order given.
@@ -141,7 +144,9 @@ pub fn options_for(config: &Config, policy: &FilterPolicy) -> Options {
     }
 }
 
-fn load(config: &Config, name: &str, db: &Db) -> Result<(), String> {
+/// Loads the keys, then flushes and compacts until the tree settles.
+/// Returns how long the puts alone took.
+fn load(config: &Config, name: &str, db: &Db) -> Result<Duration, String> {
     // Every policy loads the same keys in the same random order.
     let mut order: Vec<u64> = (0..config.keys).collect();
     let mut rng = SplitMix::new(config.seed ^ 0x10AD);
@@ -150,6 +155,7 @@ fn load(config: &Config, name: &str, db: &Db) -> Result<(), String> {
         order.swap(i, j);
     }
     let bar = progress(config, config.keys, &format!("{name}: load"));
+    let start = Instant::now();
     for chunk in order.chunks(1000) {
         let mut batch = WriteBatch::new();
         for &i in chunk {
@@ -158,11 +164,12 @@ fn load(config: &Config, name: &str, db: &Db) -> Result<(), String> {
         db.write(batch).map_err(|e| format!("{name}: load: {e}"))?;
         bar.inc(chunk.len() as u64);
     }
+    let puts = start.elapsed();
     bar.set_message(format!("{name}: compact"));
     db.flush().map_err(|e| format!("{name}: flush: {e}"))?;
     db.compact().map_err(|e| format!("{name}: compact: {e}"))?;
     bar.finish_and_clear();
-    Ok(())
+    Ok(puts)
 }
 
 fn run_lookups(config: &Config, name: &str, db: &Db, workload: Workload) -> Result<WorkloadResult, String> {
@@ -289,7 +296,7 @@ pub fn run_policy(
 ) -> Result<PolicyResult, String> {
     let db = Db::open(dir, options_for(config, policy)).map_err(|e| format!("{}: {e}", dir.display()))?;
     let start = Instant::now();
-    load(config, name, &db)?;
+    let load = load(config, name, &db)?;
     let build = start.elapsed();
     let levels = shape(&db.stats());
     let mut results = Vec::with_capacity(workloads.len());
@@ -305,7 +312,7 @@ pub fn run_policy(
         }
     }
     db.close().map_err(|e| format!("{name}: close: {e}"))?;
-    Ok(PolicyResult { name: name.to_string(), build, levels, workloads: results, scan })
+    Ok(PolicyResult { name: name.to_string(), build, load, levels, workloads: results, scan })
 }
 
 #[cfg(test)]

@@ -141,7 +141,7 @@ fn scan_cell(scan: Option<&ScanCheck>) -> String {
 /// and the level's filter FPR on level rows; `target_fpr` is on level rows
 /// only; the run-wide columns (bound, latency, throughput, build, ratios
 /// other than `blocks_vs_none`) are on `all` rows only.
-pub const CSV_COLUMNS: [&str; 36] = [
+pub const CSV_COLUMNS: [&str; 40] = [
     "policy",
     "workload",
     "level",
@@ -166,6 +166,9 @@ pub const CSV_COLUMNS: [&str; 36] = [
     "filter_bytes",
     "filter_bits_per_key",
     "build_seconds",
+    "load_keys_per_second",
+    "load_mb_per_second",
+    "settle_seconds",
     "blocks_vs_none",
     "table_probes_vs_none",
     "observed_fpr_vs_none",
@@ -177,6 +180,7 @@ pub const CSV_COLUMNS: [&str; 36] = [
     "filter_bytes_vs_none",
     "table_bytes_vs_none",
     "build_seconds_vs_none",
+    "load_keys_per_second_vs_none",
     "wrong_answers",
 ];
 
@@ -252,6 +256,32 @@ pub struct TreeRatios {
     pub table_bytes: Option<f64>,
     /// Time to load and settle.
     pub build_seconds: Option<f64>,
+    /// Load throughput, keys per second.
+    pub load_keys_per_second: Option<f64>,
+}
+
+/// Load throughput: keys per second and MB (10^6 bytes of keys and values)
+/// per second over the puts alone, and the settle time (flush and
+/// compaction after the last put).
+#[derive(Debug, Clone, Copy)]
+pub struct LoadFigures {
+    /// Keys put per second.
+    pub keys_per_second: f64,
+    /// User bytes (16-byte key + value) put per second, in MB.
+    pub mb_per_second: f64,
+    /// Seconds from the last put until compaction settled.
+    pub settle_seconds: f64,
+}
+
+/// The load figures of `r` under `c`.
+pub fn load_figures(c: &Config, r: &PolicyResult) -> LoadFigures {
+    let secs = r.load.as_secs_f64();
+    let per_second = |x: f64| if secs > 0.0 { x / secs } else { 0.0 };
+    LoadFigures {
+        keys_per_second: per_second(c.keys as f64),
+        mb_per_second: per_second((c.keys * (16 + c.value_bytes as u64)) as f64 / 1e6),
+        settle_seconds: r.build.saturating_sub(r.load).as_secs_f64(),
+    }
 }
 
 fn table_bytes(r: &PolicyResult) -> u64 {
@@ -300,6 +330,10 @@ impl Report {
             filter_bytes: ratio(filter_bytes(r) as f64, filter_bytes(b) as f64),
             table_bytes: ratio(table_bytes(r) as f64, table_bytes(b) as f64),
             build_seconds: ratio(r.build.as_secs_f64(), b.build.as_secs_f64()),
+            load_keys_per_second: ratio(
+                load_figures(&self.config, r).keys_per_second,
+                load_figures(&self.config, b).keys_per_second,
+            ),
         }
     }
 
@@ -441,6 +475,9 @@ impl Report {
                     format!("{:.3}%", probed_fpr_sum(r) * 100.0),
                     format!("{:.1}", r.build.as_secs_f64()),
                     vs(x.build_seconds),
+                    format!("{:.0}", load_figures(c, r).keys_per_second),
+                    format!("{:.1}", load_figures(c, r).mb_per_second),
+                    format!("{:.1}", load_figures(c, r).settle_seconds),
                     r.levels
                         .iter()
                         .filter(|l| l.tables > 0)
@@ -460,6 +497,9 @@ impl Report {
                 "sum probed fpr",
                 "build s",
                 "vs none",
+                "load keys/s",
+                "load MB/s",
+                "settle s",
                 "tables per level",
                 "scan check",
             ],
@@ -567,6 +607,10 @@ impl Report {
                 json!({
                     "policy": r.name,
                     "build_seconds": r.build.as_secs_f64(),
+                    "load_seconds": r.load.as_secs_f64(),
+                    "load_keys_per_second": load_figures(c, r).keys_per_second,
+                    "load_mb_per_second": load_figures(c, r).mb_per_second,
+                    "settle_seconds": load_figures(c, r).settle_seconds,
                     "filter_bytes": filter_bytes(r),
                     "filter_bits_per_key": bits_per_key(r),
                     "table_bytes": table_bytes(r),
@@ -574,6 +618,7 @@ impl Report {
                         "filter_bytes": x.filter_bytes,
                         "table_bytes": x.table_bytes,
                         "build_seconds": x.build_seconds,
+                        "load_keys_per_second": x.load_keys_per_second,
                     },
                     "levels_with_tables": levels_with_tables(r),
                     "fewer_than_4_levels": levels_with_tables(r) < MIN_LEVELS,
@@ -608,6 +653,7 @@ impl Report {
         let opt = |x: Option<f64>| x.map_or(String::new(), |v| format!("{v}"));
         for r in &self.results {
             let t = self.tree_ratios(r);
+            let load = load_figures(&self.config, r);
             for w in &r.workloads {
                 let f = figures(w);
                 let x = self.ratios(w);
@@ -638,6 +684,9 @@ impl Report {
                     filter_bytes(r).to_string(),
                     bits_per_key(r).to_string(),
                     r.build.as_secs_f64().to_string(),
+                    load.keys_per_second.to_string(),
+                    load.mb_per_second.to_string(),
+                    load.settle_seconds.to_string(),
                     opt(x.blocks_per_lookup),
                     opt(x.table_probes_per_lookup),
                     opt(x.observed_fpr),
@@ -649,6 +698,7 @@ impl Report {
                     opt(t.filter_bytes),
                     opt(t.table_bytes),
                     opt(t.build_seconds),
+                    opt(t.load_keys_per_second),
                     w.wrong_answers.to_string(),
                 ];
                 s.push_str(&all.join(","));
@@ -741,6 +791,7 @@ mod tests {
         PolicyResult {
             name: name.into(),
             build: Duration::from_secs(1),
+            load: Duration::from_millis(600),
             levels: levels
                 .iter()
                 .map(|&(level, tables, filter_fpr)| LevelShape {
@@ -844,6 +895,16 @@ mod tests {
         assert_eq!(p.len(), 2, "{p:?}");
         assert!(p[0].contains("2 lookups returned a wrong answer"), "{p:?}");
         assert!(p[1].contains("3 mismatched entries in 20 ranges"), "{p:?}");
+    }
+
+    #[test]
+    fn load_throughput_counts_the_puts_alone() {
+        let r = policy("none", &[(1, 1, 1.0)]);
+        let f = load_figures(&config(), &r);
+        // 1,000 keys of 16 + 10 bytes in 0.6 s of puts, 0.4 s settling.
+        assert!((f.keys_per_second - 1000.0 / 0.6).abs() < 1e-6, "{f:?}");
+        assert!((f.mb_per_second - 0.026 / 0.6).abs() < 1e-9, "{f:?}");
+        assert!((f.settle_seconds - 0.4).abs() < 1e-9, "{f:?}");
     }
 
     fn config() -> Config {
