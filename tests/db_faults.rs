@@ -131,3 +131,27 @@ fn failing_any_single_operation_loses_no_acknowledged_write() {
         assert_whole_batches(&db, &acked, 120);
     }
 }
+
+#[test]
+fn failed_deletes_of_obsolete_files_are_counted_and_swept_at_the_next_open() {
+    let dir = tempfile::tempdir().unwrap();
+    let fs = FaultFs::new();
+    let db = Db::open(dir.path(), opts(&fs, false)).unwrap();
+    fs.fail_after(FaultOp::Remove, 0);
+    let acked = workload(&db, 0, 300);
+    assert_eq!(acked.len(), 300, "a failed cleanup must not fail a write");
+    db.flush().unwrap();
+    db.compact().unwrap();
+    let failures = db.stats().cleanup_failures;
+    assert!(failures > 0, "obsolete logs and tables could not be deleted, and nothing counted it");
+    assert_whole_batches(&db, &acked, 300);
+    db.close().unwrap();
+
+    fs.disable_faults();
+    let files = || std::fs::read_dir(dir.path()).unwrap().count();
+    let before = files();
+    let db = Db::open(dir.path(), opts(&fs, false)).unwrap();
+    assert!(files() < before, "the open sweep left the obsolete files ({before} files)");
+    assert_eq!(db.stats().cleanup_failures, 0);
+    assert_whole_batches(&db, &acked, 300);
+}

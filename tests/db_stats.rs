@@ -84,3 +84,37 @@ fn present_keys_count_true_positives_and_unfiltered_tables_count_probes() {
     assert_eq!(d.filter_totals().0, 0);
     assert!(d.levels.iter().all(|l| l.filter_bytes == 0 && l.target_fpr == 1.0));
 }
+
+#[test]
+fn a_table_whose_filter_block_is_corrupt_is_counted_and_still_answers() {
+    let dir = tempfile::tempdir().unwrap();
+    let policy = FilterPolicy::uniform(FilterKind::BinaryFuse8);
+    let db = Db::open(dir.path(), Options { auto_compaction: false, ..opts(policy.clone()) }).unwrap();
+    for i in 0..500u32 {
+        db.put(format!("present{i:06}").as_bytes(), b"v").unwrap();
+    }
+    db.flush().unwrap();
+    assert!(db.stats().levels.iter().all(|l| l.filters_dropped == 0));
+    db.close().unwrap();
+
+    // Flip a byte inside the (only) table's filter block.
+    let table = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.extension().is_some_and(|e| e == "sst"))
+        .unwrap();
+    let filter = siftdb::table::Table::open_path(&table).unwrap().footer().filter;
+    let mut bytes = std::fs::read(&table).unwrap();
+    bytes[usize::try_from(filter.offset).unwrap() + 20] ^= 0x40;
+    std::fs::write(&table, &bytes).unwrap();
+
+    let db = Db::open(dir.path(), Options { auto_compaction: false, ..opts(policy) }).unwrap();
+    let s = db.stats();
+    assert_eq!(s.levels[0].filters_dropped, 1, "{s}");
+    assert!(s.to_string().contains("filters dropped as corrupt: 1"), "{s}");
+    // Fail open: every key still reads, through the data blocks.
+    for i in (0..500u32).step_by(7) {
+        assert_eq!(db.get(format!("present{i:06}").as_bytes()).unwrap().as_deref(), Some(&b"v"[..]));
+    }
+    assert!(db.stats().levels[0].probes_without_filter > 0);
+}

@@ -75,7 +75,7 @@ impl DbInner {
         bump(&self.counters.flushed_entries, entries);
         // The edit is durable: the WALs before `next_wal` are no longer needed.
         for n in super::open::list_logs(&*self.fs, &self.dir)?.into_iter().filter(|&n| n < next_wal) {
-            let _ = self.fs.remove_file(&self.dir.join(log_file_name(n)));
+            self.remove_obsolete_file(&self.dir.join(log_file_name(n)));
         }
         Ok(true)
     }
@@ -112,7 +112,13 @@ impl DbInner {
             filter: meta.filter_kind,
             filter_bytes: meta.filter_bytes,
         };
-        Ok(TableFile::new(Arc::new(record), table, path, Arc::clone(&self.fs)))
+        Ok(TableFile::new(
+            Arc::new(record),
+            table,
+            path,
+            Arc::clone(&self.fs),
+            Arc::clone(&self.counters.cleanup_failures),
+        ))
     }
 
     /// Freezes the active memtable (if it holds anything) and waits until

@@ -80,7 +80,7 @@ impl DbInner {
         let mut set = manifest.set.clone();
         set.next_file_number = set.next_file_number.max(self.next_file.load(Ordering::SeqCst));
         let Ok(writer) = ManifestWriter::create(&*self.fs, &self.dir, number, &set.snapshot_edit()) else {
-            let _ = self.fs.remove_file(&self.dir.join(manifest_file_name(number)));
+            self.remove_obsolete_file(&self.dir.join(manifest_file_name(number)));
             return;
         };
         if let Err(e) = set_current(&*self.fs, &self.dir, number) {
@@ -90,6 +90,6 @@ impl DbInner {
         manifest.base_len = writer.len();
         let old = std::mem::replace(&mut manifest.writer, writer).number();
         manifest.set = set;
-        let _ = self.fs.remove_file(&self.dir.join(manifest_file_name(old)));
+        self.remove_obsolete_file(&self.dir.join(manifest_file_name(old)));
     }
 }

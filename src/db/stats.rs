@@ -4,6 +4,7 @@
 //! what its filter answered and whether the table held the key, and the
 //! engine adds that to its level's counters. Nothing is sampled or estimated.
 
+use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 
 use crate::filter::FilterKind;
@@ -46,6 +47,10 @@ pub struct LevelStats {
     pub filter_false_positives: u64,
     /// Probes of tables that have no filter.
     pub probes_without_filter: u64,
+    /// Tables in the level whose filter block failed its checksum when the
+    /// table was opened: the filter was dropped (fail open), so every
+    /// lookup in such a table reads its index and a data block.
+    pub filters_dropped: u64,
     /// Data blocks read by point lookups.
     pub data_blocks_read: u64,
     /// Bytes of data blocks read by point lookups.
@@ -126,6 +131,10 @@ pub struct Stats {
     pub memtable_bytes: u64,
     /// Immutable memtables waiting to be flushed.
     pub immutable_memtables: u64,
+    /// Obsolete files (tables, logs, manifests) whose deletion failed after
+    /// the edit that dropped them was durable. Harmless to the data: no
+    /// manifest names them, and the next open removes them.
+    pub cleanup_failures: u64,
     /// One entry per level, level 0 first.
     pub levels: Vec<LevelStats>,
 }
@@ -157,6 +166,7 @@ impl Stats {
                 .compaction_bytes_written
                 .saturating_sub(earlier.compaction_bytes_written),
             write_stalls: self.write_stalls.saturating_sub(earlier.write_stalls),
+            cleanup_failures: self.cleanup_failures.saturating_sub(earlier.cleanup_failures),
             memtable_bytes: self.memtable_bytes,
             immutable_memtables: self.immutable_memtables,
             levels,
@@ -229,6 +239,14 @@ impl std::fmt::Display for Stats {
                 observed
             )?;
         }
+        let dropped: u64 = self.levels.iter().map(|l| l.filters_dropped).sum();
+        if dropped > 0 || self.cleanup_failures > 0 {
+            writeln!(
+                f,
+                "filters dropped as corrupt: {dropped}; obsolete files not deleted: {}",
+                self.cleanup_failures
+            )?;
+        }
         Ok(())
     }
 }
@@ -261,11 +279,13 @@ pub(crate) struct Counters {
     pub compaction_bytes_read: AtomicU64,
     pub compaction_bytes_written: AtomicU64,
     pub write_stalls: AtomicU64,
+    /// Shared with every open table, which counts its own failed delete.
+    pub cleanup_failures: Arc<AtomicU64>,
     pub levels: Vec<LevelCounters>,
 }
 
 impl Counters {
-    pub fn new(levels: usize) -> Self {
+    pub fn new(levels: usize, cleanup_failures: Arc<AtomicU64>) -> Self {
         Counters {
             gets: AtomicU64::new(0),
             memtable_hits: AtomicU64::new(0),
@@ -279,6 +299,7 @@ impl Counters {
             compaction_bytes_read: AtomicU64::new(0),
             compaction_bytes_written: AtomicU64::new(0),
             write_stalls: AtomicU64::new(0),
+            cleanup_failures,
             levels: (0..levels).map(|_| LevelCounters::default()).collect(),
         }
     }
@@ -313,6 +334,7 @@ impl Counters {
             compaction_bytes_read: self.compaction_bytes_read.load(Relaxed),
             compaction_bytes_written: self.compaction_bytes_written.load(Relaxed),
             write_stalls: self.write_stalls.load(Relaxed),
+            cleanup_failures: self.cleanup_failures.load(Relaxed),
             memtable_bytes: 0,
             immutable_memtables: 0,
             levels,
@@ -323,6 +345,18 @@ impl Counters {
 /// Adds `n` to a counter.
 pub(crate) fn bump(counter: &AtomicU64, n: u64) {
     counter.fetch_add(n, Relaxed);
+}
+
+impl super::DbInner {
+    /// Deletes a file no durable state names any more. A failure is
+    /// counted in [`Stats::cleanup_failures`], not returned: the write or
+    /// edit that made the file obsolete has already succeeded, and the next
+    /// open sweeps up what is left.
+    pub(crate) fn remove_obsolete_file(&self, path: &std::path::Path) {
+        if self.fs.remove_file(path).is_err() {
+            bump(&self.counters.cleanup_failures, 1);
+        }
+    }
 }
 
 impl super::DbInner {
@@ -343,6 +377,7 @@ impl super::DbInner {
             l.keys = tables.iter().map(|t| t.record.entries).sum();
             l.bytes = tables.iter().map(|t| t.record.file_size).sum();
             l.filter_bytes = tables.iter().map(|t| t.record.filter_bytes).sum();
+            l.filters_dropped = tables.iter().filter(|t| t.table.filter_dropped()).count() as u64;
             for t in tables {
                 if !l.filter_kinds.contains(&t.record.filter) {
                     l.filter_kinds.push(t.record.filter);
@@ -387,7 +422,7 @@ mod tests {
 
     #[test]
     fn display_lists_levels_with_tables_or_probes() {
-        let c = Counters::new(3);
+        let c = Counters::new(3, Arc::default());
         bump(&c.levels[2].filter_probes, 4);
         bump(&c.levels[2].filter_false_positives, 1);
         let mut s = c.snapshot();
@@ -402,7 +437,7 @@ mod tests {
 
     #[test]
     fn since_subtracts_counters_and_keeps_shape() {
-        let c = Counters::new(2);
+        let c = Counters::new(2, Arc::default());
         bump(&c.gets, 5);
         bump(&c.levels[1].filter_probes, 3);
         let before = c.snapshot();

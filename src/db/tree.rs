@@ -11,7 +11,7 @@
 use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use crate::fs::FileSystem;
 use crate::manifest::{TableRecord, Version};
@@ -26,11 +26,19 @@ pub(crate) struct TableFile {
     pub path: PathBuf,
     fs: Arc<dyn FileSystem>,
     obsolete: AtomicBool,
+    /// The engine's count of obsolete files it failed to delete.
+    cleanup_failures: Arc<AtomicU64>,
 }
 
 impl TableFile {
-    pub fn new(record: Arc<TableRecord>, table: Table, path: PathBuf, fs: Arc<dyn FileSystem>) -> Self {
-        TableFile { record, table, path, fs, obsolete: AtomicBool::new(false) }
+    pub fn new(
+        record: Arc<TableRecord>,
+        table: Table,
+        path: PathBuf,
+        fs: Arc<dyn FileSystem>,
+        cleanup_failures: Arc<AtomicU64>,
+    ) -> Self {
+        TableFile { record, table, path, fs, obsolete: AtomicBool::new(false), cleanup_failures }
     }
 
     pub fn number(&self) -> u64 {
@@ -53,8 +61,10 @@ impl Drop for TableFile {
     fn drop(&mut self) {
         if self.obsolete.load(Ordering::Acquire) {
             // Best effort: a file left behind is not in the manifest and is
-            // removed by the next open.
-            let _ = self.fs.remove_file(&self.path);
+            // removed by the next open. Counted, so it is not silent.
+            if self.fs.remove_file(&self.path).is_err() {
+                self.cleanup_failures.fetch_add(1, Ordering::Relaxed);
+            }
         }
     }
 }

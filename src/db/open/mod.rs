@@ -82,7 +82,8 @@ pub(crate) fn open(dir: &Path, opts: Options) -> Result<Opened> {
         (VersionSet { hash_salt: Some(salt), next_file_number: 1, ..VersionSet::default() }, None)
     };
     let salt = set.hash_salt.unwrap_or(0);
-    let tables = recovery::open_tables(&fs, dir, &set)?;
+    let cleanup_failures = Arc::new(AtomicU64::new(0));
+    let tables = recovery::open_tables(&fs, dir, &set, &cleanup_failures)?;
 
     // File numbers continue above anything in the directory, so a file left
     // by a crash is never reused under a new meaning.
@@ -132,6 +133,7 @@ pub(crate) fn open(dir: &Path, opts: Options) -> Result<Opened> {
         manifest: ManifestState { base_len: writer.len(), writer, set },
         next_file,
         read_only: false,
+        cleanup_failures,
     };
     Ok(assemble(dir, opts, recovered))
 }
@@ -158,7 +160,8 @@ pub(crate) fn open_read_only(dir: &Path, opts: Options) -> Result<Opened> {
     let lock = DirLock::acquire_shared(&*fs, dir)?;
     let loaded = recovery::load_manifest(&*fs, dir)?;
     let mut set = loaded.set;
-    let tables = recovery::open_tables(&fs, dir, &set)?;
+    let cleanup_failures = Arc::new(AtomicU64::new(0));
+    let tables = recovery::open_tables(&fs, dir, &set, &cleanup_failures)?;
     let replayed = recovery::replay_logs(&*fs, dir, set.log_number, set.last_seq, opts.recovery, true)?;
     set.last_seq = replayed.last_seq;
     let recovered = Recovered {
@@ -171,6 +174,7 @@ pub(crate) fn open_read_only(dir: &Path, opts: Options) -> Result<Opened> {
         next_file: set.next_file_number,
         manifest: ManifestState { base_len: 0, writer: ManifestWriter::refusing(loaded.number), set },
         read_only: true,
+        cleanup_failures,
     };
     Ok(assemble(dir, opts, recovered))
 }
@@ -187,6 +191,8 @@ struct Recovered {
     manifest: ManifestState,
     next_file: u64,
     read_only: bool,
+    /// Shared with the tables opened, which count their own failed deletes.
+    cleanup_failures: Arc<AtomicU64>,
 }
 
 fn assemble(dir: &Path, opts: Options, r: Recovered) -> Opened {
@@ -215,7 +221,7 @@ fn assemble(dir: &Path, opts: Options, r: Recovered) -> Opened {
         manifest: Mutex::new(r.manifest),
         compaction: Mutex::new(vec![Vec::new(); NUM_LEVELS]),
         next_file: AtomicU64::new(r.next_file),
-        counters: Counters::new(NUM_LEVELS),
+        counters: Counters::new(NUM_LEVELS, r.cleanup_failures),
         snapshots: SnapshotList::default(),
         failure: Mutex::new(None),
         read_only: r.read_only,

@@ -21,6 +21,7 @@
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::sync::atomic::AtomicU64;
 
 use crate::batch::WriteBatch;
 use crate::fs::FileSystem;
@@ -58,6 +59,7 @@ pub(crate) fn open_tables(
     fs: &Arc<dyn FileSystem>,
     dir: &Path,
     set: &VersionSet,
+    cleanup_failures: &Arc<AtomicU64>,
 ) -> Result<HashMap<u64, Arc<TableFile>>> {
     let mut out = HashMap::new();
     for (_, record) in set.version.tables() {
@@ -68,7 +70,13 @@ pub(crate) fn open_tables(
         let table = Table::open(&**fs, &path).map_err(|e| e.at_file(&path, 0))?;
         out.insert(
             record.file_number,
-            Arc::new(TableFile::new(Arc::clone(record), table, path, Arc::clone(fs))),
+            Arc::new(TableFile::new(
+                Arc::clone(record),
+                table,
+                path,
+                Arc::clone(fs),
+                Arc::clone(cleanup_failures),
+            )),
         );
     }
     Ok(out)
