@@ -7,10 +7,11 @@
 //! ratio constant: k independent multiplies, no dependency chain, and the
 //! positions behave as independent uniform draws (measured FPR matches the
 //! formula below to within a few percent). A query touches one cache line
-//! instead of k: present keys are ~1.9× faster than a classic Bloom filter
-//! at 10^7 keys. Absent keys measured only at parity there (a classic
-//! filter's first probe already rejects half of them and its other probes
-//! overlap), ~1.2× faster at 10^5–10^6 keys; see DESIGN.md, "Bloom filters".
+//! instead of k. Against fastbloom (a classic layout) at 10 bits/key and
+//! 10^7 keys, absent keys are ~1.6× faster one at a time (its first probe
+//! already rejects half of them, and its other probes overlap in the CPU)
+//! and ~2× through [`Filter::contains_batch`], which keeps a chunk's cache
+//! misses in flight together; see DESIGN.md, "Measured figures".
 //!
 //! # Choosing k
 //!
