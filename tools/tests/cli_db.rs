@@ -124,6 +124,21 @@ fn info_shows_levels_filters_wal_and_manifest() {
     );
     assert_eq!(wal["end"], "clean");
     assert_eq!(v["levels"][1]["table_list"][0]["smallest_key"], "k00000");
+    // The default 10 000 absent-key probes reach both levels' filters, and
+    // the observed rates are false positives over those probes.
+    assert_eq!(v["probes"], 10_000);
+    for l in [l0, l1] {
+        let probes = l["observed_probes"].as_u64().unwrap();
+        assert!(probes >= 1000, "{l}");
+        let fpr = l["observed_fpr"].as_f64().unwrap();
+        let theory = l["mean_theoretical_fpr"].as_f64().unwrap();
+        assert!(fpr < 4.0 * theory + 0.005, "observed {fpr} against theory {theory}");
+    }
+    let (_, skipped) = run_json(&["db", "info", p(&dir), "--probes", "0", "--json"]);
+    assert_eq!(skipped["probes"], 0);
+    assert!(
+        skipped["levels"][1]["observed_fpr"].is_null() && skipped["levels"][1]["observed_probes"].is_null()
+    );
     let text = String::from_utf8(siftdb(&["db", "info", p(&dir), "--tables"]).stdout).unwrap();
     assert!(
         text.contains("fuse8") && text.contains("000006.log") && text.contains("k00400 .. k00799"),

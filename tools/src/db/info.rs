@@ -10,6 +10,7 @@ use siftdb::manifest::NUM_LEVELS;
 use siftdb::policy::TreeShape;
 use siftdb::table::{FilterStatus, Table};
 use siftdb::wal::LogEnd;
+use siftdb::{Db, Options};
 
 use super::{inspect, parse_policy};
 use crate::Outcome;
@@ -33,9 +34,41 @@ pub struct Args {
     /// Print keys as hex.
     #[arg(long)]
     hex: bool,
+    /// Absent-key lookups run through the engine (opened read-only) to
+    /// measure each level's observed false-positive rate; 0 skips them.
+    #[arg(long, default_value_t = 10_000)]
+    probes: u64,
     /// Print one JSON document.
     #[arg(long)]
     json: bool,
+}
+
+/// What the probes saw, per level: (filter probes, observed FPR).
+struct Observed {
+    per_level: Vec<(u64, Option<f64>)>,
+}
+
+/// Looks up `n` keys that are (almost surely) absent through a read-only
+/// [`Db`], and reads each level's filter counters. The keys are a table's
+/// smallest key plus 8 random bytes, so they fall inside real tables' key
+/// ranges and reach their filters, as an application's misses would.
+fn observe(i: &DbInspection, a: &Args) -> Result<Observed, String> {
+    let opts = Options { filter_policy: parse_policy(&a.policy)?, ..Options::default() };
+    let db = Db::open_read_only(&a.dir, opts).map_err(|e| super::describe(&a.dir, &e))?;
+    let anchors: Vec<&[u8]> = i.tables.iter().map(|t| t.record.smallest.as_slice()).collect();
+    let before = db.stats();
+    let mut state = 0x0b5e_17ed;
+    for _ in 0..a.probes {
+        let r = crate::sst::fpr::next(&mut state);
+        let Some(anchor) = anchors.get(usize::try_from(r % anchors.len().max(1) as u64).unwrap_or(0)) else {
+            break;
+        };
+        let mut key = anchor.to_vec();
+        key.extend_from_slice(&crate::sst::fpr::next(&mut state).to_be_bytes());
+        db.get(&key).map_err(|e| super::describe(&a.dir, &e))?;
+    }
+    let delta = db.stats().since(&before);
+    Ok(Observed { per_level: delta.levels.iter().map(|l| (l.filter_probes, l.observed_fpr())).collect() })
 }
 
 /// How a log or manifest ended, as a word.
@@ -218,7 +251,23 @@ fn document(i: &DbInspection, a: &Args) -> Result<Value, String> {
 /// policy does not parse.
 pub fn run(a: &Args) -> Result<Outcome, String> {
     let i = inspect(&a.dir)?;
-    let doc = document(&i, a)?;
+    let mut doc = document(&i, a)?;
+    // Probing needs every table readable; a damaged database is already
+    // reported under `problems`.
+    let observed = if a.probes > 0 && doc["ok"] == Value::Bool(true) && !i.tables.is_empty() {
+        Some(observe(&i, a)?)
+    } else {
+        None
+    };
+    doc["probes"] = json!(observed.as_ref().map_or(0, |_| a.probes));
+    if let Some(levels) = doc["levels"].as_array_mut() {
+        for l in levels {
+            let n = l["level"].as_u64().and_then(|n| usize::try_from(n).ok()).unwrap_or(usize::MAX);
+            let seen = observed.as_ref().and_then(|o| o.per_level.get(n).copied());
+            l["observed_probes"] = json!(seen.map(|s| s.0));
+            l["observed_fpr"] = json!(seen.and_then(|s| s.1));
+        }
+    }
     let outcome = if doc["ok"] == Value::Bool(true) { Outcome::Clean } else { Outcome::ProblemsFound };
     if a.json {
         output::print_json(&doc);
@@ -266,6 +315,10 @@ pub fn run(a: &Args) -> Result<Outcome, String> {
                 format!("{:.2}", l["bits_per_key"].as_f64().unwrap_or(0.0)),
                 fmt_rate(l["mean_theoretical_fpr"].as_f64()),
                 format!("{} {}", g(l, "target_filter_kind"), fmt_rate(l["target_fpr"].as_f64())),
+                match l["observed_fpr"].as_f64() {
+                    Some(r) => format!("{} ({} probes)", fmt_rate(Some(r)), g(l, "observed_probes")),
+                    None => "-".to_string(),
+                },
             ]
         })
         .collect();
@@ -282,7 +335,8 @@ pub fn run(a: &Args) -> Result<Outcome, String> {
                 "filter bytes",
                 "bits/key",
                 "FPR",
-                "target (policy)"
+                "target (policy)",
+                "observed FPR"
             ],
             &rows
         )

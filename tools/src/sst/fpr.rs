@@ -28,7 +28,7 @@ pub struct Args {
 }
 
 /// splitmix64: a tiny, well-mixed generator; enough for probe keys.
-fn next(state: &mut u64) -> u64 {
+pub fn next(state: &mut u64) -> u64 {
     *state = state.wrapping_add(0x9e37_79b9_7f4a_7c15);
     let mut z = *state;
     z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);

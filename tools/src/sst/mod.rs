@@ -1,7 +1,7 @@
 //! `siftdb sst`: inspect and check one table file, read-only.
 
 mod filter_params;
-mod fpr;
+pub mod fpr;
 pub mod info;
 mod layout;
 pub mod open;
