@@ -148,6 +148,13 @@ fn info_shows_levels_filters_wal_and_manifest() {
     assert!(m["levels"][0]["target_fpr"].as_f64().unwrap() < 1.0);
     assert_eq!(siftdb(&["db", "info", p(&dir), "--policy", "nonsense"]).status.code(), Some(2));
     assert_eq!(snapshot(&dir), before, "info must not modify the database");
+    // Another process holding the database: the report stands, without probes.
+    let held = siftdb::Db::open(&dir, siftdb::Options::default()).unwrap();
+    let out = siftdb(&["db", "info", p(&dir), "--json"]);
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!((out.status.code(), v["probes"].as_u64()), (Some(0), Some(0)), "{v}");
+    assert!(String::from_utf8_lossy(&out.stderr).contains("locked"), "{out:?}");
+    drop(held);
 }
 
 #[test]
@@ -177,6 +184,15 @@ fn verify_passes_a_sound_database_and_finds_each_kind_of_damage() {
     let out = siftdb(&["db", "get", p(&dir), "k00400"]);
     assert_eq!(out.status.code(), Some(1));
     assert!(out.stdout.is_empty() && String::from_utf8_lossy(&out.stderr).contains("000004.sst"), "{out:?}");
+    // db info's probes reach the damaged block through a filter false
+    // positive: a problem found (exit 1, one document), not an open error.
+    let (code, v) = run_json(&["db", "info", p(&dir), "--json"]);
+    assert_eq!(code, 1, "{v}");
+    assert_eq!(v["ok"], false);
+    assert!(
+        v["problems"].as_array().unwrap().iter().any(|x| x.as_str().unwrap().contains("000004.sst")),
+        "{v}"
+    );
     // A key in an undamaged table still reads.
     let (code, v) = run_json(&["db", "get", p(&dir), "k00001", "--json"]);
     assert_eq!((code, v["found"].as_bool()), (0, Some(true)), "{v}");

@@ -17,6 +17,7 @@ use crate::Outcome;
 use crate::bytes_arg::show;
 use crate::output;
 use crate::sst::info::{fmt_rate, status_name};
+use crate::sst::open::problem_json;
 
 /// Arguments of `db info`.
 #[derive(Debug, clap::Args)]
@@ -43,9 +44,15 @@ pub struct Args {
     json: bool,
 }
 
-/// What the probes saw, per level: (filter probes, observed FPR).
-struct Observed {
-    per_level: Vec<(u64, Option<f64>)>,
+/// What the probes saw, per level: (filter probes, observed FPR); or why
+/// they could not run.
+enum Observed {
+    Levels(Vec<(u64, Option<f64>)>),
+    /// Another process holds the database: the file-by-file report stands,
+    /// without observed rates.
+    Locked,
+    /// A lookup met damage: a problem found, `{offset, what}`.
+    Damaged(Value),
 }
 
 /// Looks up `n` keys that are (almost surely) absent through a read-only
@@ -54,7 +61,12 @@ struct Observed {
 /// ranges and reach their filters, as an application's misses would.
 fn observe(i: &DbInspection, a: &Args) -> Result<Observed, String> {
     let opts = Options { filter_policy: parse_policy(&a.policy)?, ..Options::default() };
-    let db = Db::open_read_only(&a.dir, opts).map_err(|e| super::describe(&a.dir, &e))?;
+    let db = match Db::open_read_only(&a.dir, opts) {
+        Ok(db) => db,
+        Err(siftdb::Error::Locked(_)) => return Ok(Observed::Locked),
+        Err(e) if e.is_corruption() => return Ok(Observed::Damaged(problem_json(&a.dir, &e))),
+        Err(e) => return Err(super::describe(&a.dir, &e)),
+    };
     let anchors: Vec<&[u8]> = i.tables.iter().map(|t| t.record.smallest.as_slice()).collect();
     let before = db.stats();
     let mut state = 0x0b5e_17ed;
@@ -65,10 +77,14 @@ fn observe(i: &DbInspection, a: &Args) -> Result<Observed, String> {
         };
         let mut key = anchor.to_vec();
         key.extend_from_slice(&crate::sst::fpr::next(&mut state).to_be_bytes());
-        db.get(&key).map_err(|e| super::describe(&a.dir, &e))?;
+        match db.get(&key) {
+            Ok(_) => {}
+            Err(e) if e.is_corruption() => return Ok(Observed::Damaged(problem_json(&a.dir, &e))),
+            Err(e) => return Err(super::describe(&a.dir, &e)),
+        }
     }
     let delta = db.stats().since(&before);
-    Ok(Observed { per_level: delta.levels.iter().map(|l| (l.filter_probes, l.observed_fpr())).collect() })
+    Ok(Observed::Levels(delta.levels.iter().map(|l| (l.filter_probes, l.observed_fpr())).collect()))
 }
 
 /// How a log or manifest ended, as a word.
@@ -259,11 +275,27 @@ pub fn run(a: &Args) -> Result<Outcome, String> {
     } else {
         None
     };
-    doc["probes"] = json!(observed.as_ref().map_or(0, |_| a.probes));
+    let per_level = match observed {
+        Some(Observed::Levels(levels)) => Some(levels),
+        Some(Observed::Locked) => {
+            eprintln!("siftdb: {}: locked by another process; observed rates skipped", a.dir.display());
+            None
+        }
+        Some(Observed::Damaged(problem)) => {
+            let what = problem["what"].as_str().unwrap_or_default().to_string();
+            if let Some(problems) = doc["problems"].as_array_mut() {
+                problems.push(json!(format!("a lookup met damage: {what}")));
+            }
+            doc["ok"] = json!(false);
+            None
+        }
+        None => None,
+    };
+    doc["probes"] = json!(per_level.as_ref().map_or(0, |_| a.probes));
     if let Some(levels) = doc["levels"].as_array_mut() {
         for l in levels {
             let n = l["level"].as_u64().and_then(|n| usize::try_from(n).ok()).unwrap_or(usize::MAX);
-            let seen = observed.as_ref().and_then(|o| o.per_level.get(n).copied());
+            let seen = per_level.as_ref().and_then(|o| o.get(n).copied());
             l["observed_probes"] = json!(seen.map(|s| s.0));
             l["observed_fpr"] = json!(seen.and_then(|s| s.1));
         }
