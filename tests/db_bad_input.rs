@@ -153,6 +153,35 @@ fn leftovers_of_an_unfinished_create_are_a_fresh_database() {
     assert_eq!(db.get(b"k").unwrap().as_deref(), Some(&b"v"[..]));
 }
 
+/// A create that crashed while writing its first manifest edit leaves the
+/// manifest zero-filled or cut short (it is written in place, not renamed):
+/// still a fresh directory, not a lost database that must never be opened.
+#[test]
+fn a_create_cut_inside_its_first_manifest_edit_is_a_fresh_database() {
+    for damage in ["zeros", "cut"] {
+        let dir = tempfile::tempdir().unwrap();
+        Db::open(dir.path(), opts()).unwrap().close().unwrap();
+        std::fs::remove_file(dir.path().join("CURRENT")).unwrap();
+        let manifest = std::fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .find(|p| p.file_name().unwrap().to_string_lossy().starts_with("MANIFEST-"))
+            .unwrap();
+        let len = std::fs::metadata(&manifest).unwrap().len() as usize;
+        let bytes = if damage == "zeros" {
+            vec![0; len]
+        } else {
+            std::fs::read(&manifest).unwrap()[..len / 2].to_vec()
+        };
+        std::fs::write(&manifest, bytes).unwrap();
+        let db = Db::open(dir.path(), opts()).unwrap_or_else(|e| panic!("{damage}: {e}"));
+        db.put(b"k", b"v").unwrap();
+        db.close().unwrap();
+        let db = Db::open(dir.path(), opts()).unwrap();
+        assert_eq!(db.get(b"k").unwrap().as_deref(), Some(&b"v"[..]), "{damage}");
+    }
+}
+
 const LOCK_CHILD_DIR: &str = "SIFTDB_LOCK_CHILD_DIR";
 
 /// Child mode of the cross-process lock test: opens the database, says so

@@ -64,9 +64,11 @@ pub(crate) fn classify(fs: &dyn FileSystem, path: &Path) -> Result<Found> {
 ///
 /// A creation that crashed before `CURRENT` was written leaves at most a
 /// lock file, temporary files, an empty log and a manifest holding the one
-/// snapshot edit of an empty database. Anything more (a table, a log with
-/// records, a manifest naming tables or writes, or one that does not
-/// replay) means `CURRENT` was lost from a real database.
+/// snapshot edit of an empty database (or that edit cut short or
+/// zero-filled, if the crash came while it was written). Anything more (a
+/// table, a log with records, a manifest naming tables or writes, or one
+/// damaged after a complete edit) means `CURRENT` was lost from a real
+/// database.
 ///
 /// # Errors
 /// `Corruption` naming the missing `CURRENT` and the file that holds data;
@@ -78,10 +80,16 @@ pub(crate) fn check_fresh(fs: &dyn FileSystem, path: &Path) -> Result<()> {
             Some((FileKind::Table, _)) => true,
             Some((FileKind::Log, _)) => !fs.read(&entry)?.is_empty(),
             Some((FileKind::Manifest, _)) => {
+                // The manifest is written in place, so a create that crashed
+                // can leave it zero-filled or cut inside its first edit:
+                // damage at offset 0 means no edit ever became durable.
+                // (Damage later on, after a complete edit, is a real history.)
                 let bytes = fs.read(&entry)?;
-                !bytes.is_empty()
-                    && replay(&bytes)
-                        .map_or(true, |r| r.state.version.tables().next().is_some() || r.state.last_seq > 0)
+                match replay(&bytes) {
+                    Ok(r) => r.state.version.tables().next().is_some() || r.state.last_seq > 0,
+                    Err(Error::Corruption { offset: 0, .. }) => false,
+                    Err(_) => true,
+                }
             }
             _ => false,
         };
