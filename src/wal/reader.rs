@@ -7,8 +7,12 @@
 //! - **No** — the damage is in the last record. It is a *torn tail* only if
 //!   it is what an interrupted append leaves: the record is incomplete (its
 //!   header, or the payload its length announces, runs past the end of the
-//!   file) or every byte from it to the end is zero (space the file system
-//!   allocated but never wrote). The frames before it are the log; the
+//!   file), every byte from it to the end is zero (space the file system
+//!   allocated but never wrote), or the file ends in zeros from a 512-byte
+//!   sector boundary inside it (the file's new size reached the disk but its
+//!   last sectors did not). The price of the last rule: a record whose own
+//!   bytes end in ≥ 512 zeros across a sector boundary and that is *also*
+//!   damaged elsewhere reads as torn. The frames before it are the log; the
 //!   reader stops with [`LogEnd::TornTail`] and [`WalReader::valid_len`] is
 //!   the offset to truncate the file to before appending again. This is not
 //!   an error in either mode: the write was never acknowledged as durable.
@@ -44,6 +48,9 @@
 use crate::{Error, Result};
 
 use super::format::{Frame, HEADER_LEN, RecordType, parse_frame, parse_frame_with_cost};
+
+/// The unit a disk writes atomically, and so the unit a power loss drops.
+const SECTOR_BYTES: usize = 512;
 
 /// The forward scan may checksum this many bytes per byte it scans, plus
 /// [`SCAN_BUDGET_BASE`]. Enough for any natural tail (a zero-filled tail
@@ -161,6 +168,12 @@ impl<'a> WalReader<'a> {
     fn is_torn_write(&self) -> bool {
         let rest = self.log.get(self.pos..).unwrap_or_default();
         if rest.iter().all(|&b| b == 0) {
+            return true;
+        }
+        // Sectors lost after the size was extended read back as zeros from
+        // a sector boundary to the end.
+        let zeros_from = self.log.iter().rposition(|&b| b != 0).map_or(0, |i| i + 1);
+        if zeros_from.max(self.pos + 1).next_multiple_of(SECTOR_BYTES) < self.log.len() {
             return true;
         }
         let Some(header) = rest.get(..HEADER_LEN) else { return true };

@@ -155,6 +155,36 @@ fn every_flip_in_the_last_record_is_corruption() {
     assert_last_record_refused(&padded, &payloads, &ends, "cut short, then zero-padded past its length");
 }
 
+/// A power loss after the file's size reached the disk but before its last
+/// sectors did: a long last record reads back as zeros from a sector
+/// boundary on. Torn (never acknowledged as durable), not corruption.
+#[test]
+fn a_last_record_zeroed_from_a_sector_boundary_is_torn() {
+    let first = vec![0x11u8; 100];
+    let big = vec![0x5au8; 3000];
+    let mut log = encode_record(RecordType::Batch, &first).unwrap();
+    let start = log.len();
+    log.extend(encode_record(RecordType::Batch, &big).unwrap());
+    for boundary in [512, 1024, 2048] {
+        let mut lost = log.clone();
+        lost[boundary..].fill(0);
+        for mode in MODES {
+            let (got, end, valid) = read(&lost, mode);
+            assert_eq!(got, vec![first.clone()], "boundary {boundary}");
+            assert_eq!(valid, start as u64);
+            assert!(matches!(end.unwrap(), Some(LogEnd::TornTail { .. })), "boundary {boundary}");
+        }
+    }
+    // Zeros that start off a boundary and do not reach the next one are not
+    // a lost sector: a complete last record with zeroed bytes is damage.
+    let mut damaged = log.clone();
+    let len = damaged.len();
+    damaged[len - 20..].fill(0);
+    assert!(len - 20 > 3072 && len < 3584, "the zeros must not reach a boundary");
+    let (_, verdict, _) = read(&damaged, RecoveryMode::AbsoluteConsistency);
+    assert!(verdict.unwrap_err().is_corruption());
+}
+
 #[test]
 fn mid_log_damage_is_corruption_or_a_point_in_time_prefix() {
     let (log, payloads, ends) = three_records();
