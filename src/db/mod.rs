@@ -231,7 +231,9 @@ impl Db {
     /// `write`, `flush`, `compact` and `sync` return
     /// [`Error::OpenedReadOnly`]. The directory's lock is taken shared:
     /// read-only opens coexist, but not with a writer (in this process or
-    /// another), so the files cannot change underneath.
+    /// another), so the files cannot change underneath. A directory without
+    /// a `LOCK` file (copied without it) is opened unlocked, since creating
+    /// the file would be a write: keep writers away from such a copy.
     ///
     /// ```
     /// # let dir = tempfile::tempdir().unwrap();

@@ -132,8 +132,9 @@ pub struct Stats {
     /// Immutable memtables waiting to be flushed.
     pub immutable_memtables: u64,
     /// Obsolete files (tables, logs, manifests) whose deletion failed after
-    /// the edit that dropped them was durable. Harmless to the data: no
-    /// manifest names them, and the next open removes them.
+    /// the edit that dropped them was durable, while the database ran.
+    /// Harmless to the data: no manifest names them, and the next open
+    /// removes them (that sweep's own failures are not counted here).
     pub cleanup_failures: u64,
     /// One entry per level, level 0 first.
     pub levels: Vec<LevelStats>,
@@ -353,8 +354,11 @@ impl super::DbInner {
     /// edit that made the file obsolete has already succeeded, and the next
     /// open sweeps up what is left.
     pub(crate) fn remove_obsolete_file(&self, path: &std::path::Path) {
-        if self.fs.remove_file(path).is_err() {
-            bump(&self.counters.cleanup_failures, 1);
+        match self.fs.remove_file(path) {
+            // Already gone (e.g. a manifest whose create failed early): nothing left behind.
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(_) => bump(&self.counters.cleanup_failures, 1),
+            Ok(()) => {}
         }
     }
 }

@@ -16,6 +16,10 @@ pub fn parse(arg: &str, hex: bool) -> Result<Vec<u8>, String> {
     if !digits.len().is_multiple_of(2) {
         return Err(format!("'{arg}' is not hex: odd number of digits"));
     }
+    // from_str_radix alone would take "+a" as a digit pair.
+    if !digits.bytes().all(|b| b.is_ascii_hexdigit()) {
+        return Err(format!("'{arg}' is not hex"));
+    }
     (0..digits.len())
         .step_by(2)
         .map(|i| {
@@ -107,6 +111,14 @@ pub fn is_invisible(c: char) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn hex_arguments_take_hex_digits_only() {
+        assert_eq!(parse("0x6b0A", true).unwrap(), vec![0x6b, 0x0a]);
+        for bad in ["+6+b", "6+", "-1", " 6", "6g", "abc"] {
+            assert!(parse(bad, true).is_err(), "{bad}");
+        }
+    }
 
     #[test]
     fn escapes_what_a_terminal_cannot_show() {

@@ -324,3 +324,19 @@ fn filter_bench_reports_every_structure_near_its_theory() {
     }
     assert!(report["errors"].as_array().unwrap().is_empty());
 }
+
+/// An unwritable `--csv` or `--svg` fails before the run, with nothing on stdout.
+#[test]
+fn an_unwritable_output_path_fails_before_the_run() {
+    let tmp = tempfile::tempdir().unwrap();
+    for flag in ["--csv", "--svg"] {
+        let out = siftdb()
+            .args(["bench", "--keys", "1000", "--lookups", "100", "--policies", "none", "--json", flag])
+            .arg(tmp.path().join("missing-dir").join("out"))
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{flag}: {out:?}");
+        assert!(out.stdout.is_empty(), "{flag}: the run went ahead");
+        assert!(String::from_utf8_lossy(&out.stderr).contains("missing-dir"), "{flag}");
+    }
+}

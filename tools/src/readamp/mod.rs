@@ -169,6 +169,10 @@ pub fn run(args: &Args) -> Result<Outcome, String> {
     }
     let policies = parse_policies(&args.policies)?;
     let workloads = parse_workloads(&args.workloads)?;
+    // An unwritable --csv or --svg is found now, not after a long run.
+    for path in [&args.csv, &args.svg].into_iter().flatten() {
+        std::fs::write(path, b"").map_err(|e| format!("{}: {e}", path.display()))?;
+    }
     let (root, _cleanup) = match &args.dir {
         Some(dir) => (dir.clone(), None),
         None => {
