@@ -122,3 +122,44 @@ fn missing_table_is_corruption_naming_it() {
         other => panic!("{other:?}"),
     }
 }
+
+/// Regression: a point-in-time stop in log k cut log k before the later
+/// logs were deleted; a crash in between left a clean k beside an intact
+/// k + 1, and the next open replayed k + 1 after the gap. Now the later logs
+/// go first, and a failure to delete them fails the open with nothing cut.
+#[test]
+fn a_point_in_time_stop_never_leaves_a_later_log_to_replay_after_the_gap() {
+    use siftdb::fs::{FaultFs, FaultOp};
+    use siftdb::wal::{RecordType, encode_record};
+
+    let dir = tempfile::tempdir().unwrap();
+    let log = ten_puts(dir.path());
+    // A later live log holding seq 11, as if the memtable had rotated.
+    let number: u64 = log.file_stem().unwrap().to_str().unwrap().parse().unwrap();
+    let mut later = siftdb::WriteBatch::new();
+    later.put(b"later", b"after the damage");
+    std::fs::write(
+        dir.path().join(siftdb::manifest::log_file_name(number + 1)),
+        encode_record(RecordType::Batch, &later.encode(11)).unwrap(),
+    )
+    .unwrap();
+    let mut bytes = std::fs::read(&log).unwrap();
+    let rec = bytes.len() / 10;
+    bytes[3 * rec + 40] ^= 0x55;
+    std::fs::write(&log, &bytes).unwrap();
+
+    // Deleting the later log fails: the open fails, and the damaged log is
+    // not cut (the next open must meet the same damage).
+    let fs = FaultFs::new();
+    fs.fail_after(FaultOp::Remove, 0);
+    let faulty = Options { fs: std::sync::Arc::new(fs), ..opts(RecoveryMode::PointInTime) };
+    assert!(Db::open(dir.path(), faulty).is_err());
+    assert_eq!(std::fs::read(&log).unwrap(), bytes, "the damaged log was cut before the later one went");
+
+    let db = Db::open(dir.path(), opts(RecoveryMode::PointInTime)).unwrap();
+    assert_eq!(present(&db), vec![0, 1, 2]);
+    assert!(db.get(b"later").unwrap().is_none(), "a write after the damage came back");
+    db.close().unwrap();
+    let db = Db::open(dir.path(), opts(RecoveryMode::AbsoluteConsistency)).unwrap();
+    assert!(db.get(b"later").unwrap().is_none());
+}

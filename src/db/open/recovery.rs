@@ -120,6 +120,7 @@ pub(crate) fn replay_logs(
     let mut active_log = None;
     let mut discard = Vec::new();
     let mut stopped = false;
+    let mut stop_at: Option<(std::path::PathBuf, u64)> = None;
     let logs = list_logs(fs, dir)?;
     // The WAL the manifest names as oldest live one is created before the
     // edit naming it and deleted only after a later edit supersedes it. If it
@@ -157,14 +158,23 @@ pub(crate) fn replay_logs(
         match reader.end() {
             Some(LogEnd::TornTail { at, .. }) if !read_only => fs.truncate(&path, *at)?,
             Some(LogEnd::Stopped { at, .. }) => {
-                if !read_only {
-                    fs.truncate(&path, *at)?;
-                }
+                stop_at = Some((path.clone(), *at));
                 stopped = true;
             }
             Some(LogEnd::Clean | LogEnd::TornTail { .. }) | None => {}
         }
         active_log = Some(number);
+    }
+    if let Some((path, at)) = stop_at.filter(|_| !read_only) {
+        // The logs after a point-in-time stop go first, durably, and only
+        // then is the damaged one cut: cut first, a crash before the later
+        // logs were deleted would leave a clean log k beside an intact
+        // k + 1, and the next open would replay k + 1 after the gap.
+        for later in discard.drain(..) {
+            fs.remove_file(&later)?;
+        }
+        fs.sync_dir(dir)?;
+        fs.truncate(&path, at)?;
     }
     Ok(Replayed { mem, last_seq, active_log, discard })
 }
