@@ -5,12 +5,13 @@
 //! 100 kill cycles by default (issue 5 asks for 100+); `SIFTDB_CRASH_CYCLES=N` runs more.
 
 use std::collections::HashMap;
-use std::io::{BufRead, BufReader, Write};
+use std::io::Write;
 use std::path::Path;
-use std::process::{Command, Stdio};
-use std::time::Duration;
 
 use siftdb::{Db, Options, WriteBatch};
+
+#[path = "common/kill_child.rs"]
+mod kill_child;
 
 const CHILD_ENV: &str = "SIFTDB_COMPACTION_CRASH_DIR";
 const START_ENV: &str = "SIFTDB_COMPACTION_CRASH_START";
@@ -56,11 +57,6 @@ fn child(dir: &Path, start: u64) {
     }
 }
 
-fn jitter_ms(cycle: u64) -> u64 {
-    let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().subsec_nanos();
-    30 + (u64::from(nanos) ^ cycle.wrapping_mul(0x9e37_79b9)) % 170
-}
-
 fn check(db: &Db, acked: &[u64], cycle: u64) {
     // Batch n deletes uniq(n-1) when n % 3 == 0; such a uniq may be gone
     // even if batch n was not acknowledged (killed between write and ack).
@@ -97,35 +93,12 @@ fn sigkill_during_compaction_loses_no_acknowledged_write() {
     let mut compactions_seen = false;
     for cycle in 0..cycles {
         let start = acked.last().map_or(0, |n| n + 1) + 1_000;
-        let mut child = Command::new(std::env::current_exe().unwrap())
-            .args(["--exact", "sigkill_during_compaction_loses_no_acknowledged_write", "--nocapture"])
-            .env(CHILD_ENV, dir.path())
-            .env(START_ENV, start.to_string())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
-        let stdout = child.stdout.take().unwrap();
-        // The first ack is signalled, so each cycle kills a child that is
-        // really writing (not one still starting up on a loaded machine).
-        let (first_tx, first_rx) = std::sync::mpsc::channel::<()>();
-        let reader = std::thread::spawn(move || {
-            let mut acks = Vec::new();
-            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
-                if let Some(n) = line.strip_prefix("ack ").and_then(|n| n.parse::<u64>().ok()) {
-                    if acks.is_empty() {
-                        let _ = first_tx.send(());
-                    }
-                    acks.push(n);
-                }
-            }
-            acks
-        });
-        let _ = first_rx.recv_timeout(Duration::from_secs(10));
-        std::thread::sleep(Duration::from_millis(jitter_ms(cycle)));
-        child.kill().unwrap();
-        child.wait().unwrap();
-        acked.extend(reader.join().unwrap());
+        let child = kill_child::Child {
+            test: "sigkill_during_compaction_loses_no_acknowledged_write",
+            dir_env: CHILD_ENV,
+            start_env: START_ENV,
+        };
+        acked.extend(kill_child::run_and_kill(&child, dir.path(), start, kill_child::jitter(cycle, 30, 170)));
         let db = Db::open(dir.path(), opts()).unwrap();
         check(&db, &acked, cycle);
         compactions_seen |= db.tables().iter().any(|t| t.level >= 2);

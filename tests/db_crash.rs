@@ -6,12 +6,13 @@
 //! `ack N` after each `write` returns; the parent kills it at a varying
 //! moment, then checks the acknowledged batches.
 
-use std::io::{BufRead, BufReader, Write};
+use std::io::Write;
 use std::path::Path;
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
 
 use siftdb::{Db, Options, WriteBatch};
+
+#[path = "common/kill_child.rs"]
+mod kill_child;
 
 const CHILD_ENV: &str = "SIFTDB_CRASH_CHILD_DIR";
 const START_ENV: &str = "SIFTDB_CRASH_CHILD_START";
@@ -39,10 +40,6 @@ fn child(dir: &Path, start: u64) {
 }
 
 /// A pseudo-random delay from the clock, so cycles die at different points.
-fn jitter_ms(cycle: u64) -> u64 {
-    let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().subsec_nanos();
-    20 + (u64::from(nanos) ^ cycle.wrapping_mul(0x9e37_79b9)) % 150
-}
 
 #[test]
 fn sigkill_mid_writes_keeps_every_acknowledged_batch_whole() {
@@ -56,38 +53,12 @@ fn sigkill_mid_writes_keeps_every_acknowledged_batch_whole() {
     let mut acked: Vec<u64> = Vec::new();
     for cycle in 0..cycles {
         let start = cycle * 1_000_000;
-        let mut child = Command::new(std::env::current_exe().unwrap())
-            .args(["--exact", "sigkill_mid_writes_keeps_every_acknowledged_batch_whole", "--nocapture"])
-            .env(CHILD_ENV, dir.path())
-            .env(START_ENV, start.to_string())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
-        let stdout = child.stdout.take().unwrap();
-        // The first ack is signalled, so each cycle kills a child that is
-        // really writing (not one still starting up on a loaded machine).
-        let (first_tx, first_rx) = std::sync::mpsc::channel::<()>();
-        let reader = std::thread::spawn(move || {
-            let mut acks = Vec::new();
-            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
-                if let Some(n) = line.strip_prefix("ack ").and_then(|n| n.parse::<u64>().ok()) {
-                    if acks.is_empty() {
-                        let _ = first_tx.send(());
-                    }
-                    acks.push(n);
-                }
-            }
-            acks
-        });
-        let _ = first_rx.recv_timeout(Duration::from_secs(10));
-        let t0 = Instant::now();
-        std::thread::sleep(Duration::from_millis(jitter_ms(cycle)));
-        child.kill().unwrap();
-        child.wait().unwrap();
-        let got = reader.join().unwrap();
-        assert!(t0.elapsed() < Duration::from_secs(10));
-        acked.extend(got);
+        let child = kill_child::Child {
+            test: "sigkill_mid_writes_keeps_every_acknowledged_batch_whole",
+            dir_env: CHILD_ENV,
+            start_env: START_ENV,
+        };
+        acked.extend(kill_child::run_and_kill(&child, dir.path(), start, kill_child::jitter(cycle, 20, 150)));
 
         let db = Db::open(dir.path(), opts()).unwrap();
         for &n in &acked {
