@@ -42,6 +42,8 @@ use super::three_wise::{GEOMETRY_OFFSET, ThreeWise};
 use super::{BuildError, Filter};
 use crate::{Error, Result};
 const MAX_SEGMENT_LENGTH_LOG2: u32 = 18;
+/// Geometry bytes: log2 of the segment length, then the segment count.
+const GEOMETRY_LEN: usize = 5;
 
 /// Segment geometry, with the derived values a query needs precomputed.
 /// Invariant (relied on by unsafe code through [`Layout`]): the fields are
@@ -197,10 +199,18 @@ impl<F: Fingerprint> BinaryFuse<F> {
     #[expect(clippy::cast_possible_truncation, reason = "the log2 is at most 18")]
     pub fn encode(&self) -> Vec<u8> {
         let segments = &self.0.layout;
-        let mut geometry = [0u8; 5];
+        let mut geometry = [0u8; GEOMETRY_LEN];
         geometry[0] = segments.segment_length_log2 as u8;
         geometry[1..].copy_from_slice(&segments.segment_count.to_le_bytes());
         self.0.encode(Self::KIND, &geometry)
+    }
+
+    /// The length of [`BinaryFuse::encode`] for a filter of `distinct_keys`
+    /// keys, without building it; `None` beyond 2^31 keys.
+    #[must_use]
+    pub fn encoded_len(distinct_keys: usize) -> Option<usize> {
+        let segments = Segments::for_keys(distinct_keys).ok()?;
+        Some(ThreeWise::<F, Segments>::encoded_len(GEOMETRY_LEN, segments.cells_len()))
     }
 
     /// Parses an encoded filter.

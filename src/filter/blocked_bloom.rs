@@ -58,7 +58,7 @@
 
 use super::Filter;
 use super::bloom::{
-    HEADER_LEN, Header, MAX_PROBES, Variant, fastrange64, put_header, read_header, scaled_size,
+    FRAME_BYTES, HEADER_LEN, Header, MAX_PROBES, Variant, fastrange64, put_header, read_header, scaled_size,
 };
 use crate::codec::seal;
 use crate::{Error, Result};
@@ -169,9 +169,22 @@ impl BlockedBloom {
     /// A huge `bits_per_key` allocates accordingly: that is the caller's choice.
     #[must_use]
     pub fn new(expected_keys: usize, bits_per_key: f64) -> Self {
-        let blocks = scaled_size(expected_keys, bits_per_key).div_ceil(u64::from(BLOCK_BITS)).max(1);
-        let blocks = usize::try_from(blocks).unwrap_or(usize::MAX);
+        let blocks = Self::blocks_for(expected_keys, bits_per_key);
         BlockedBloom { blocks: vec![Block::default(); blocks], k: optimal_probes(bits_per_key).0, keys: 0 }
+    }
+
+    /// 64-byte blocks [`BlockedBloom::new`] allocates: ceil(n · bpk / 512), at least one.
+    #[must_use]
+    pub fn blocks_for(expected_keys: usize, bits_per_key: f64) -> usize {
+        let blocks = scaled_size(expected_keys, bits_per_key).div_ceil(u64::from(BLOCK_BITS)).max(1);
+        usize::try_from(blocks).unwrap_or(usize::MAX)
+    }
+
+    /// The length of `BlockedBloom::new(expected_keys, bits_per_key).encode()`,
+    /// without building the filter.
+    #[must_use]
+    pub fn encoded_len(expected_keys: usize, bits_per_key: f64) -> usize {
+        FRAME_BYTES + Self::blocks_for(expected_keys, bits_per_key) * 64
     }
 
     /// The theoretical false-positive rate at `bits_per_key` with the

@@ -41,6 +41,9 @@ const MAGIC: &[u8; 4] = b"SFBL";
 const VERSION: u8 = 1;
 /// Bytes before the payload.
 pub(super) const HEADER_LEN: usize = 24;
+/// Bytes every Bloom-family encoding adds around its payload: the header
+/// and the trailing crc.
+pub(crate) const FRAME_BYTES: usize = HEADER_LEN + 4;
 
 /// Which Bloom variant an encoding holds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -121,6 +124,11 @@ pub(super) fn read_header(
 )]
 pub(super) fn scaled_size(n: usize, bits_per_key: f64) -> u64 {
     (n as f64 * bits_per_key).ceil() as u64
+}
+
+/// 64-bit words holding `bits` bits.
+fn words_for(bits: u64) -> usize {
+    usize::try_from(bits.div_ceil(64)).unwrap_or(usize::MAX)
 }
 
 /// `round(bits_per_key · ln 2)` clamped to 1..=30: the classic optimum.
@@ -236,8 +244,14 @@ impl Bloom {
     #[must_use]
     pub fn with_params(params: BloomParams) -> Self {
         let bits = params.bits.max(64);
-        let words = usize::try_from(bits.div_ceil(64)).unwrap_or(usize::MAX);
-        Bloom { words: vec![0; words], bits, k: params.k.clamp(1, MAX_PROBES), keys: 0 }
+        Bloom { words: vec![0; words_for(bits)], bits, k: params.k.clamp(1, MAX_PROBES), keys: 0 }
+    }
+
+    /// The length of `Bloom::new(expected_keys, bits_per_key).encode()`,
+    /// without building the filter (what a table's filter block will cost).
+    #[must_use]
+    pub fn encoded_len(expected_keys: usize, bits_per_key: f64) -> usize {
+        FRAME_BYTES + words_for(scaled_size(expected_keys, bits_per_key).max(64)) * 8
     }
 
     /// Adds a hash.

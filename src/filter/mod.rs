@@ -37,6 +37,7 @@ mod xor;
 
 pub use binary_fuse::{BinaryFuse, BinaryFuse8, BinaryFuse16};
 pub use blocked_bloom::BlockedBloom;
+pub(crate) use bloom::FRAME_BYTES as BLOOM_FRAME_BYTES;
 pub use bloom::{Bloom, BloomParams};
 pub use build_error::{BuildError, Full};
 pub use counting_bloom::CountingBloom;

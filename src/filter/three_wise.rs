@@ -25,8 +25,11 @@ use crate::{Error, Result};
 
 const VERSION: u8 = 1;
 
+/// Bytes of the common header: kind, version, seed, keys.
+const COMMON_HEADER_LEN: usize = 14;
+
 /// Offset of the geometry fields in the encoding.
-pub(crate) const GEOMETRY_OFFSET: u64 = 14;
+pub(crate) const GEOMETRY_OFFSET: u64 = COMMON_HEADER_LEN as u64;
 
 /// A built 3-wise filter body. Invariant (relied on by the unchecked reads
 /// in [`ThreeWise::contains`]): `fingerprints.len() == layout.cells_len()`;
@@ -93,9 +96,14 @@ impl<F: Fingerprint, L: Layout> ThreeWise<F, L> {
         (-f64::from(F::BITS)).exp2()
     }
 
+    /// Bytes of an encoding with `geometry_len` bytes of geometry and `cells` cells.
+    pub(crate) fn encoded_len(geometry_len: usize, cells: usize) -> usize {
+        COMMON_HEADER_LEN + geometry_len + cells * F::BYTES + 4
+    }
+
     /// The sealed encoding, with `geometry` as the layout's fields.
     pub(crate) fn encode(&self, kind: u8, geometry: &[u8]) -> Vec<u8> {
-        let mut out = Vec::with_capacity(14 + geometry.len() + self.fingerprints.len() * F::BYTES + 4);
+        let mut out = Vec::with_capacity(Self::encoded_len(geometry.len(), self.fingerprints.len()));
         out.push(kind);
         out.push(VERSION);
         out.extend_from_slice(&self.seed.to_le_bytes());

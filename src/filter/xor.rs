@@ -152,6 +152,14 @@ impl<F: Fingerprint> Xor<F> {
         self.0.encode(Self::KIND, &self.0.layout.block_length.to_le_bytes())
     }
 
+    /// The length of [`Xor::encode`] for a filter of `distinct_keys` keys,
+    /// without building it; `None` beyond 2^31 keys.
+    #[must_use]
+    pub fn encoded_len(distinct_keys: usize) -> Option<usize> {
+        let blocks = Blocks::for_keys(distinct_keys).ok()?;
+        Some(ThreeWise::<F, Blocks>::encoded_len(std::mem::size_of::<u32>(), blocks.cells_len()))
+    }
+
     /// Parses an encoded filter.
     ///
     /// # Errors

@@ -14,10 +14,13 @@
 //! | 60,000 | 9.6 | 9.9 | 10.0 |
 //! | 1,000,000 | 9.04 | 9.8 | 10.0 |
 //!
-//! (bits per key, the table's 31 bytes of header and trailer included.) A
-//! test checks every formula against filters actually built.
+//! (bits per key, the table's 31 bytes of header and trailer included.)
+//! Each filter prices itself (`encoded_len`, from the same sizing code its
+//! constructor uses); a test checks the prices against filters actually built.
 
-use crate::filter::{BlockedBloom, FilterKind};
+use crate::filter::{
+    BLOOM_FRAME_BYTES, BinaryFuse8, BinaryFuse16, BlockedBloom, Bloom, FilterKind, Xor8, Xor16,
+};
 use crate::table::filter_block::FILTER_HEADER_LEN;
 use crate::table::format::BLOCK_TRAILER_LEN;
 
@@ -25,69 +28,23 @@ use crate::table::format::BLOCK_TRAILER_LEN;
 /// header (kind, version, seed, bits per key, key count) and the block trailer.
 pub const TABLE_FILTER_OVERHEAD: u64 = (FILTER_HEADER_LEN + BLOCK_TRAILER_LEN) as u64;
 
-/// Bytes of the Bloom header (magic, version, kind, k, size, keys) and crc.
-const BLOOM_FRAME: u64 = 24 + 4;
-/// Bytes of the xor header (kind, version, seed, keys, block length) and crc.
-const XOR_FRAME: u64 = 18 + 4;
-/// Bytes of the binary fuse header (… log2 segment length, segment count) and crc.
-const FUSE_FRAME: u64 = 19 + 4;
-
-/// `ceil(n · bits_per_key)`, computed as the Bloom filters size themselves.
-#[expect(
-    clippy::cast_possible_truncation,
-    clippy::cast_sign_loss,
-    clippy::cast_precision_loss,
-    reason = "the same saturating float-to-int rounding the filters use"
-)]
-fn scaled_bits(keys: u64, bits_per_key: f64) -> u64 {
-    (keys as f64 * bits_per_key).ceil() as u64
-}
-
-/// Cells of an xor filter for `keys` distinct keys: 1.23·n + 32, rounded
-/// down to a multiple of 3 (three equal blocks).
-fn xor_cells(keys: u64) -> u64 {
-    (32 + (keys.saturating_mul(123)).div_ceil(100)) / 3 * 3
-}
-
-/// Cells of a binary fuse filter for `keys` distinct keys: two more
-/// segments than the first cells may fall in, each of a power-of-two length
-/// (parameters in `filter::binary_fuse`).
-#[expect(
-    clippy::cast_possible_truncation,
-    clippy::cast_sign_loss,
-    clippy::cast_precision_loss,
-    reason = "the logarithms and the cell count are small, positive and rounded, as in the filter"
-)]
-fn fuse_cells(keys: u64) -> u64 {
-    let (log2, wanted) = if keys <= 1 {
-        (2u32, 0u64)
-    } else {
-        let n = keys as f64;
-        let log2 = ((n.ln() / 3.33f64.ln() + 2.25).floor() as u32).min(18);
-        let factor = f64::max(1.125, 0.875 + 0.25 * 1e6f64.ln() / n.ln());
-        (log2, (n * factor).round() as u64)
-    };
-    let segment_count = wanted.div_ceil(1 << log2).saturating_sub(2).max(1);
-    (segment_count + 2) << log2
-}
-
 /// Bytes of `kind`'s own encoding (`encode().len()`) when built from `keys`
 /// distinct keys; 0 for [`FilterKind::None`].
 #[must_use]
 pub fn filter_encoding_bytes(kind: FilterKind, keys: u64) -> u64 {
-    match kind {
-        FilterKind::None => 0,
-        FilterKind::Bloom { bits_per_key } => {
-            BLOOM_FRAME + scaled_bits(keys, bits_per_key).max(64).div_ceil(64) * 8
-        }
-        FilterKind::BlockedBloom { bits_per_key } => {
-            BLOOM_FRAME + scaled_bits(keys, bits_per_key).div_ceil(512).max(1) * 64
-        }
-        FilterKind::Xor8 => XOR_FRAME + xor_cells(keys),
-        FilterKind::Xor16 => XOR_FRAME + 2 * xor_cells(keys),
-        FilterKind::BinaryFuse8 => FUSE_FRAME + fuse_cells(keys),
-        FilterKind::BinaryFuse16 => FUSE_FRAME + 2 * fuse_cells(keys),
-    }
+    // Each filter sizes itself; a key count too large for a static filter
+    // prices it out.
+    let n = usize::try_from(keys).unwrap_or(usize::MAX);
+    let len = match kind {
+        FilterKind::None => Some(0),
+        FilterKind::Bloom { bits_per_key } => Some(Bloom::encoded_len(n, bits_per_key)),
+        FilterKind::BlockedBloom { bits_per_key } => Some(BlockedBloom::encoded_len(n, bits_per_key)),
+        FilterKind::Xor8 => Xor8::encoded_len(n),
+        FilterKind::Xor16 => Xor16::encoded_len(n),
+        FilterKind::BinaryFuse8 => BinaryFuse8::encoded_len(n),
+        FilterKind::BinaryFuse16 => BinaryFuse16::encoded_len(n),
+    };
+    len.map_or(u64::MAX, |l| l as u64)
 }
 
 /// Bytes of the filter block (trailer included) a table with `keys`
@@ -106,7 +63,7 @@ pub fn table_filter_bytes(kind: FilterKind, keys: u64) -> u64 {
     if kind == FilterKind::None || keys == 0 {
         0
     } else {
-        TABLE_FILTER_OVERHEAD + filter_encoding_bytes(kind, keys)
+        TABLE_FILTER_OVERHEAD.saturating_add(filter_encoding_bytes(kind, keys))
     }
 }
 
@@ -125,7 +82,7 @@ pub fn table_filter_bits_per_key(kind: FilterKind, keys: u64) -> f64 {
 pub fn expected_blocked_bloom_bits(bits_per_key: f64, table_keys: f64) -> f64 {
     let n = table_keys.max(1.0);
     #[expect(clippy::cast_precision_loss, reason = "small constants")]
-    let fixed = (TABLE_FILTER_OVERHEAD + BLOOM_FRAME) as f64;
+    let fixed = (TABLE_FILTER_OVERHEAD + BLOOM_FRAME_BYTES as u64) as f64;
     let blocks = f64::max(1.0, n * bits_per_key / 512.0 + 0.5);
     (fixed + 64.0 * blocks) * 8.0 / n
 }
@@ -145,9 +102,10 @@ pub(crate) fn ceil_hundredth(x: f64) -> f64 {
 /// bytes, a lower rate. Returns `bits_per_key` if rounding would cost a block.
 #[expect(clippy::cast_precision_loss, reason = "block and key counts far below 2^52")]
 fn fill_last_block(bits_per_key: f64, keys: u64) -> f64 {
-    let blocks = scaled_bits(keys, bits_per_key).div_ceil(512).max(1);
+    let n = usize::try_from(keys).unwrap_or(usize::MAX);
+    let blocks = BlockedBloom::blocks_for(n, bits_per_key);
     let filled = (((blocks * 512) as f64 / keys as f64 * 100.0).floor() / 100.0).min(64.0);
-    let same_size = scaled_bits(keys, filled).div_ceil(512).max(1) == blocks;
+    let same_size = BlockedBloom::blocks_for(n, filled) == blocks;
     if same_size && filled >= bits_per_key { filled } else { bits_per_key }
 }
 
