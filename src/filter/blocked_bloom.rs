@@ -378,6 +378,8 @@ impl Filter for BlockedBloom {
                     *first = Self::probe(block, lo32(hash) >> 23);
                 }
             }
+            // The block index is recomputed (one multiply) rather than kept
+            // from the first pass: a second array measured ~10% slower.
             for (&hash, &first) in chunk.iter().zip(&first) {
                 out.push(match self.blocks.get(self.block_index(hash)) {
                     Some(block) => self.remaining_probes(block, lo32(hash), first),
