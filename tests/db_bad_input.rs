@@ -182,6 +182,41 @@ fn a_create_cut_inside_its_first_manifest_edit_is_a_fresh_database() {
     }
 }
 
+/// Regression: another thread spawning a child process while the database
+/// is open copies the lock's descriptor into the child until its exec; a
+/// close and reopen in that window was refused as `Locked` (seen in CI).
+#[test]
+fn reopen_while_another_thread_spawns_a_child_process() {
+    use std::os::unix::process::CommandExt as _;
+    let dir = tempfile::tempdir().unwrap();
+    let db = Db::open(dir.path(), opts()).unwrap();
+    let (forked_tx, forked_rx) = std::sync::mpsc::channel();
+    let spawner = std::thread::spawn(move || {
+        let mut cmd = std::process::Command::new("true");
+        // SAFETY: the hook runs in the forked child before exec and only
+        // sleeps (nanosleep is async-signal-safe); it holds the child in the
+        // window where it owns copies of the parent's descriptors.
+        unsafe {
+            cmd.pre_exec(|| {
+                std::thread::sleep(std::time::Duration::from_millis(60));
+                Ok(())
+            });
+        }
+        let child = cmd.spawn();
+        forked_tx.send(()).unwrap();
+        child.unwrap().wait().unwrap()
+    });
+    // spawn() returns only after the child's exec, so it cannot say when the
+    // fork happened; a short pause puts this thread inside the child's sleep.
+    std::thread::sleep(std::time::Duration::from_millis(20));
+    db.put(b"k", b"v").unwrap();
+    db.close().unwrap();
+    let db = Db::open(dir.path(), opts()).unwrap();
+    assert_eq!(db.get(b"k").unwrap().as_deref(), Some(&b"v"[..]));
+    forked_rx.recv().unwrap();
+    assert!(spawner.join().unwrap().success());
+}
+
 const LOCK_CHILD_DIR: &str = "SIFTDB_LOCK_CHILD_DIR";
 
 /// Child mode of the cross-process lock test: opens the database, says so

@@ -5,13 +5,28 @@
 //! [`std::fs::File::try_lock`]. It is tied to the open file description, so
 //! it is released when the `Db` is dropped or the process dies, even by
 //! SIGKILL: a crashed process never leaves a stale lock behind.
+//!
+//! Being tied to the open file description has one cost: a thread that
+//! spawns a child process copies every descriptor into the child for the
+//! moment between fork and exec (close-on-exec only closes them at exec).
+//! A `Db` closed and reopened during that moment finds its own lock still
+//! held by the half-started child. So a refused lock is retried for a
+//! short while ([`LOCK_WAIT`]) before `Locked` is returned; a real second
+//! holder keeps it far longer than that.
 
 use std::fs::{File, TryLockError};
 use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
 
 use crate::fs::FileSystem;
 use crate::manifest::LOCK;
 use crate::{Error, Result};
+
+/// How long a refused lock is retried before `Locked` is returned: enough
+/// for a child process forked by another thread to reach exec on a loaded
+/// machine, short enough that a user who opened the database twice hears
+/// of it at once.
+pub(crate) const LOCK_WAIT: Duration = Duration::from_millis(250);
 
 /// Holds the lock for as long as it lives.
 #[derive(Debug)]
@@ -34,7 +49,7 @@ impl DirLock {
             fs.sync_dir(dir)?;
         }
         let file = fs.open_read(&path)?;
-        let locked = file.try_lock();
+        let locked = retry_while_blocked(|| file.try_lock());
         Self::held(file, path, dir, locked)
     }
 
@@ -52,7 +67,7 @@ impl DirLock {
             return Ok(None);
         }
         let file = fs.open_read(&path)?;
-        let locked = file.try_lock_shared();
+        let locked = retry_while_blocked(|| file.try_lock_shared());
         Self::held(file, path, dir, locked).map(Some)
     }
 
@@ -71,6 +86,22 @@ impl DirLock {
     }
 }
 
+/// Calls `try_lock` until it stops answering `WouldBlock` or [`LOCK_WAIT`]
+/// has passed, sleeping a little longer each time.
+fn retry_while_blocked(mut try_lock: impl FnMut() -> Result<(), TryLockError>) -> Result<(), TryLockError> {
+    let deadline = Instant::now() + LOCK_WAIT;
+    let mut pause = Duration::from_millis(1);
+    loop {
+        match try_lock() {
+            Err(TryLockError::WouldBlock) if Instant::now() < deadline => {
+                std::thread::sleep(pause);
+                pause = (pause * 2).min(Duration::from_millis(20));
+            }
+            other => return other,
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -83,6 +114,20 @@ mod tests {
         assert!(matches!(DirLock::acquire(&StdFs, dir.path()), Err(Error::Locked(_))));
         drop(first);
         DirLock::acquire(&StdFs, dir.path()).unwrap();
+    }
+
+    /// A lock released within `LOCK_WAIT` (as a forked child's copy is at
+    /// exec) is taken, not refused.
+    #[test]
+    fn a_lock_released_soon_is_waited_for() {
+        let dir = tempfile::tempdir().unwrap();
+        let first = DirLock::acquire(&StdFs, dir.path()).unwrap();
+        let releaser = std::thread::spawn(move || {
+            std::thread::sleep(LOCK_WAIT / 5);
+            drop(first);
+        });
+        DirLock::acquire(&StdFs, dir.path()).unwrap();
+        releaser.join().unwrap();
     }
 
     #[test]
