@@ -6,7 +6,6 @@
 //! - `absent/N` and `present/N`: what does one `contains` cost? Does blocked
 //!   Bloom beat fastbloom on absent keys (≥ 2× at 10^7: one cache miss
 //!   instead of k)? Do our xor and fuse filters query as fast as xorf's?
-//!   `contains_batch` is timed beside the one-at-a-time loop.
 //!
 //! Space and false-positive rate are printed once per structure (to stderr)
 //! before the timings; `siftdb bench filters` prints the same table.
@@ -119,24 +118,6 @@ fn run<M: criterion::measurement::Measurement>(
     });
 }
 
-/// Times [`Filter::contains_batch`] over the same batches as [`run`].
-fn run_batch<M: criterion::measurement::Measurement>(
-    g: &mut criterion::BenchmarkGroup<'_, M>,
-    name: &str,
-    probes: &[u64],
-    filter: &dyn Filter,
-) {
-    let mut at = 0;
-    let mut out = Vec::with_capacity(BATCH);
-    g.bench_function(BenchmarkId::from_parameter(name), |b| {
-        b.iter(|| {
-            at = (at + BATCH) % probes.len();
-            filter.contains_batch(black_box(&probes[at..at + BATCH]), &mut out);
-            out.iter().filter(|&&hit| hit).count()
-        });
-    });
-}
-
 /// Times `contains` over batches of `BATCH` hashes, for present or absent keys.
 fn query(c: &mut Criterion, group: &str, absent_keys: bool) {
     for &n in &SIZES {
@@ -168,7 +149,6 @@ fn query(c: &mut Criterion, group: &str, absent_keys: bool) {
         run(&mut g, "siftdb::Xor8", &probes, |h| xor8.contains(h));
         run(&mut g, "xorf::Xor8", &probes, |h| xorf_xor8.contains(&h));
         run(&mut g, "siftdb::BlockedBloom", &probes, |h| blocked.contains(h));
-        run_batch(&mut g, "siftdb::BlockedBloom::contains_batch", &probes, &blocked);
         run(&mut g, "fastbloom", &probes, |h| fastbloom.contains_hash(h));
         run(&mut g, "siftdb::Bloom", &probes, |h| bloom.contains(h));
         g.finish();
