@@ -4,9 +4,9 @@
 //! its three cells (a [`Layout`]); construction is the same:
 //!
 //! 1. Remix every input hash with a seed ([`mix`]). For layouts whose first
-//!    cell grows with the hash's top bits, counting-sort the remixed hashes
-//!    by those bits so that the three cell updates of consecutive keys hit
-//!    nearby memory.
+//!    cell grows with the hash's top bits, bucket the remixed hashes by
+//!    those bits (one pass, approximately sorted) so that the three cell
+//!    updates of consecutive keys hit nearby memory.
 //! 2. Add every key to its three cells. A cell keeps one byte (a 6-bit key
 //!    count above the xor of the 2-bit positions, 0, 1 or 2, at which its
 //!    keys reach it) and the xor of its keys' hashes. A cell with count 1
@@ -158,7 +158,7 @@ struct Scratch {
     xors: Vec<u64>,
     /// Cells that may have count 1.
     queue: Vec<u32>,
-    /// Per bucket: next free slot in `order` (counting sort).
+    /// Per bucket: next free slot in `order` (bucketing in `place`).
     bucket: Vec<usize>,
     /// Whether `count` and `xors` hold a previous attempt's state (fresh
     /// vectors are zero already; clearing them again costs ~2 ns/key).
@@ -168,7 +168,8 @@ struct Scratch {
 impl Scratch {
     fn new(keys: usize, cells: usize) -> Self {
         Scratch {
-            order: vec![0; keys],
+            // +1: the sentinel slot `place` reads past the last key.
+            order: vec![0; keys + 1],
             position: vec![0; keys],
             count: vec![0; cells],
             xors: vec![0; cells],
@@ -181,33 +182,56 @@ impl Scratch {
         }
     }
 
-    /// Lays out the remixed hashes of `keys` in `order`, bucketed by top bits.
+    /// Lays out the remixed hashes of `keys` in `order`, bucketed by top
+    /// bits. False if this seed cannot be laid out (a remixed hash of 0,
+    /// which the bucketing uses as "empty"): the caller tries the next seed.
     #[expect(
         clippy::cast_possible_truncation,
         reason = "a hash shifted right by 64 - bits is a bucket index"
     )]
-    fn place(&mut self, keys: &[u64], bits: u32, seed: u64) {
+    fn place(&mut self, keys: &[u64], bits: u32, seed: u64) -> bool {
+        let n = keys.len();
         if bits == 0 {
             for (slot, &k) in self.order.iter_mut().zip(keys) {
                 *slot = mix(k, seed);
             }
-            return;
+            return true;
         }
-        let shift = 64 - bits;
+        // One pass, as in the binary fuse reference code: bucket b starts at
+        // its share b·n/2^bits of `order` and fills forward; a key whose
+        // bucket's next slot is taken (by an earlier, fuller bucket) moves to
+        // the next bucket. The order is only approximately sorted, which is
+        // all the locality needs, and each key is remixed once instead of
+        // twice as a counting sort would (measured: 2.6–3.0 ms instead of
+        // 4.0 ms at 10^6 keys, of a ~45 ms build).
+        let buckets = 1usize << bits;
+        let mask = buckets - 1;
         self.bucket.clear();
-        self.bucket.resize((1 << bits) + 1, 0);
-        for &k in keys {
-            self.bucket[(mix(k, seed) >> shift) as usize + 1] += 1;
-        }
-        for i in 1..self.bucket.len() {
-            self.bucket[i] += self.bucket[i - 1];
-        }
+        self.bucket.extend((0..buckets).map(|b| ((b as u128 * n as u128) >> bits) as usize));
+        self.order[..n].fill(0);
+        // A nonzero sentinel past the end: a bucket whose range is full and
+        // ends at `n` reads it as taken.
+        self.order[n] = 1;
         for &k in keys {
             let h = mix(k, seed);
-            let b = &mut self.bucket[(h >> shift) as usize];
-            self.order[*b] = h;
-            *b += 1;
+            if h == 0 {
+                return false;
+            }
+            let mut b = (h >> (64 - bits)) as usize;
+            // Fewer than n keys are placed, so a free slot exists and some
+            // bucket's next slot is it; the walk is bounded all the same.
+            let mut steps = 0;
+            while self.order[self.bucket[b]] != 0 {
+                b = (b + 1) & mask;
+                steps += 1;
+                if steps > buckets {
+                    return false;
+                }
+            }
+            self.order[self.bucket[b]] = h;
+            self.bucket[b] += 1;
         }
+        true
     }
 
     /// Tries one seed; true when every key peeled (the stack is in `order`).
@@ -219,7 +243,9 @@ impl Scratch {
             self.xors.fill(0);
         }
         self.dirty = true;
-        self.place(keys, layout.sort_bits(), seed);
+        if !self.place(keys, layout.sort_bits(), seed) {
+            return false;
+        }
 
         let (count, xors) = (&mut self.count, &mut self.xors);
         if count.len() != layout.cells_len() || xors.len() != layout.cells_len() {
@@ -307,6 +333,39 @@ mod tests {
         let ys: Vec<u64> = (0..4).map(|_| b.next()).collect();
         assert_eq!(xs, ys);
         assert!(xs.windows(2).all(|w| w[0] != w[1]));
+    }
+
+    /// A key whose remixed hash is 0 cannot be bucketed (0 marks a free
+    /// slot); the seed is skipped and the next one builds a sound filter.
+    #[test]
+    fn a_key_remixed_to_zero_moves_to_the_next_seed() {
+        use crate::filter::{BinaryFuse8, Filter as _};
+        let first_seed = Seeds(0x5173_7466_6462_0001).next();
+        // mix(k, seed) is a bijection of k + seed that maps 0 to 0.
+        let zero_key = first_seed.wrapping_neg();
+        assert_eq!(mix(zero_key, first_seed), 0);
+        let keys: Vec<u64> = std::iter::once(zero_key).chain((1..5000u64).map(|i| mix(i, 99))).collect();
+        let f = BinaryFuse8::build(&keys).unwrap();
+        assert_ne!(f.seed(), first_seed);
+        assert!(keys.iter().all(|&k| f.contains(k)));
+    }
+
+    /// The one-pass bucketing keeps every key exactly once, and puts keys
+    /// in ascending bucket order but for the overflow of full buckets.
+    #[test]
+    fn place_is_a_permutation_nearly_sorted_by_top_bits() {
+        for n in [0usize, 1, 2, 7, 1000, 65_537] {
+            let keys: Vec<u64> = (0..n as u64).map(|i| i.wrapping_mul(0x9e37_79b9_7f4a_7c15)).collect();
+            let mut s = Scratch::new(n, n + 32);
+            assert!(s.place(&keys, 6, 42));
+            let mut placed = s.order[..n].to_vec();
+            let inversions = placed.windows(2).filter(|w| (w[0] >> 58) > (w[1] >> 58)).count();
+            assert!(inversions <= n / 8 + 1, "n={n}: {inversions} out-of-order neighbours");
+            placed.sort_unstable();
+            let mut expected: Vec<u64> = keys.iter().map(|&k| mix(k, 42)).collect();
+            expected.sort_unstable();
+            assert_eq!(placed, expected, "n={n}");
+        }
     }
 
     #[test]
