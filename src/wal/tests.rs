@@ -259,7 +259,7 @@ fn a_failed_write_makes_the_writer_refuse_further_work() {
 }
 
 #[test]
-fn damaged_megabyte_tails_are_classified_quickly() {
+fn damaged_megabyte_tails_are_classified_within_the_scan_budget() {
     let (log, payloads, _) = three_records();
     // A torn large record whose payload is full of plausible headers (known
     // type, small length): every offset costs a crc.
@@ -269,11 +269,12 @@ fn damaged_megabyte_tails_are_classified_quickly() {
     for tail in [vec![0u8; 1 << 20], torn_plausible] {
         let mut damaged = log.clone();
         damaged.extend_from_slice(&tail);
-        let started = std::time::Instant::now();
+        // The scan's work is bounded by its checksum budget (the next test
+        // shows the budget running out); here it must not run out, or a
+        // natural torn tail would be refused instead of dropped.
         let (got, end, _) = read(&damaged, RecoveryMode::AbsoluteConsistency);
         assert_eq!(got, payloads);
         assert!(matches!(end.unwrap(), Some(LogEnd::TornTail { .. })));
-        assert!(started.elapsed() < std::time::Duration::from_secs(5), "{:?}", started.elapsed());
     }
 }
 
@@ -287,7 +288,6 @@ fn a_tail_crafted_to_exhaust_the_scan_is_refused_not_dropped() {
     torn.truncate(torn.len() - 1);
     let mut damaged = log.clone();
     damaged.extend_from_slice(&torn);
-    let started = std::time::Instant::now();
     let (got, verdict, _) = read(&damaged, RecoveryMode::AbsoluteConsistency);
     assert_eq!(got, payloads);
     match verdict {
@@ -300,7 +300,6 @@ fn a_tail_crafted_to_exhaust_the_scan_is_refused_not_dropped() {
     let (got, verdict, valid) = read(&damaged, RecoveryMode::PointInTime);
     assert_eq!((got, valid), (payloads, ends[2] as u64));
     assert!(matches!(verdict.unwrap(), Some(LogEnd::Stopped { .. })));
-    assert!(started.elapsed() < std::time::Duration::from_secs(8), "{:?}", started.elapsed());
 }
 
 proptest::proptest! {
