@@ -187,33 +187,34 @@ fn a_create_cut_inside_its_first_manifest_edit_is_a_fresh_database() {
 /// close and reopen in that window was refused as `Locked` (seen in CI).
 #[test]
 fn reopen_while_another_thread_spawns_a_child_process() {
+    use std::io::{Read as _, Write as _};
     use std::os::unix::process::CommandExt as _;
     let dir = tempfile::tempdir().unwrap();
     let db = Db::open(dir.path(), opts()).unwrap();
-    let (forked_tx, forked_rx) = std::sync::mpsc::channel();
+    // The child says "forked" through a pipe from inside its pre-exec hook,
+    // then sleeps there holding copies of this process's descriptors.
+    let (mut forked, says_forked) = std::io::pipe().unwrap();
     let spawner = std::thread::spawn(move || {
         let mut cmd = std::process::Command::new("true");
         // SAFETY: the hook runs in the forked child before exec and only
-        // sleeps (nanosleep is async-signal-safe); it holds the child in the
-        // window where it owns copies of the parent's descriptors.
+        // calls write(2) and nanosleep, both async-signal-safe; it allocates
+        // nothing and takes no lock.
         unsafe {
-            cmd.pre_exec(|| {
-                std::thread::sleep(std::time::Duration::from_millis(60));
+            cmd.pre_exec(move || {
+                (&says_forked).write_all(b"F")?;
+                std::thread::sleep(std::time::Duration::from_millis(100));
                 Ok(())
             });
         }
-        let child = cmd.spawn();
-        forked_tx.send(()).unwrap();
-        child.unwrap().wait().unwrap()
+        cmd.status().unwrap()
     });
-    // spawn() returns only after the child's exec, so it cannot say when the
-    // fork happened; a short pause puts this thread inside the child's sleep.
-    std::thread::sleep(std::time::Duration::from_millis(20));
+    let mut byte = [0u8; 1];
+    forked.read_exact(&mut byte).unwrap();
+    // The child now holds the lock's descriptor, and will until it execs.
     db.put(b"k", b"v").unwrap();
     db.close().unwrap();
     let db = Db::open(dir.path(), opts()).unwrap();
     assert_eq!(db.get(b"k").unwrap().as_deref(), Some(&b"v"[..]));
-    forked_rx.recv().unwrap();
     assert!(spawner.join().unwrap().success());
 }
 

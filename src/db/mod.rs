@@ -210,7 +210,8 @@ impl Db {
     /// # Errors
     /// - `InvalidArgument` if `path` is a file, or a non-empty directory that
     ///   is not a siftdb database (nothing is changed then), or for bad options.
-    /// - `Locked` if another `Db` has it open.
+    /// - `Locked` if another `Db` has it open (after retrying for 250 ms,
+    ///   since a child process being spawned holds the lock until it execs).
     /// - `Corruption` naming the file for a damaged manifest, a missing or
     ///   damaged table, or (with strict recovery) a damaged WAL record.
     /// - `Io` from the file system.
@@ -249,7 +250,7 @@ impl Db {
     /// # Errors
     /// - `InvalidArgument` if `path` is missing, not a directory, or not a
     ///   siftdb database (no `CURRENT`), or for bad options.
-    /// - `Locked` if a writer has it open.
+    /// - `Locked` if a writer has it open (after the same 250 ms retry).
     /// - `Corruption` and `Io` as for [`Db::open`].
     pub fn open_read_only(path: impl AsRef<Path>, opts: Options) -> Result<Db> {
         let (inner, _flush_rx, _compact_rx) = open::open_read_only(path.as_ref(), opts)?;

@@ -63,10 +63,10 @@ pub trait Filter {
     /// [`Filter::contains`] for each of `hashes`, in order, into `out`
     /// (cleared first), with the same answers.
     ///
-    /// Filters whose probes miss the CPU cache override this to overlap
-    /// those misses: [`BlockedBloom`] loads every key's cache line of a
-    /// chunk before testing any of them, about 2× the throughput of one
-    /// `contains` call after another once the filter outgrows the cache.
+    /// The default is a plain loop over `contains`, which every filter
+    /// here uses: a filter may override it where handling keys together
+    /// pays (a two-pass version for [`BlockedBloom`] was measured and lost
+    /// to its one-at-a-time `contains`; DESIGN.md, "Probing in pairs").
     ///
     /// ```
     /// use siftdb::filter::{BlockedBloom, Filter};

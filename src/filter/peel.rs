@@ -203,7 +203,7 @@ impl Scratch {
         // the next bucket. The order is only approximately sorted, which is
         // all the locality needs, and each key is remixed once instead of
         // twice as a counting sort would (measured: 2.6–3.0 ms instead of
-        // 4.0 ms at 10^6 keys, of a ~45 ms build).
+        // 4.0 ms at 10^6 keys, of a build whose best of 15 runs is ~45 ms).
         let buckets = 1usize << bits;
         let mask = buckets - 1;
         self.bucket.clear();
