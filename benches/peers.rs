@@ -1,0 +1,108 @@
+//! siftdb's filters against the peer crates, interleaved round by round.
+//!
+//! Criterion (`benches/filters.rs`) times one function after another, so a
+//! change in the host's load between two functions lands on one side of a
+//! ratio. This program instead alternates ours and the peer's within each
+//! round, in one process, and keeps each side's best round: the ratio of
+//! two minima taken over the same stretch of time. DESIGN.md, "Measured
+//! figures", quotes both.
+//!
+//! Run: `cargo bench --bench peers` (about two minutes on a 2-core VM).
+
+use std::hint::black_box;
+use std::time::Instant;
+
+use siftdb::filter::{BinaryFuse8, BlockedBloom, Filter, Xor8, hash_key};
+use xorf::Filter as _;
+
+/// Keys in the sets, and how many rounds the builds get at each size.
+const SIZES: [(usize, usize); 2] = [(1_000_000, 15), (10_000_000, 4)];
+const QUERY_ROUNDS: usize = 40;
+const PROBES: usize = 1 << 16;
+
+fn keys(from: u64, n: usize) -> Vec<u64> {
+    (from..from + n as u64).map(|i| hash_key(0, &i.to_le_bytes())).collect()
+}
+
+/// Seconds of the fastest of the calls made so far.
+#[derive(Default)]
+struct Best(Option<f64>);
+
+impl Best {
+    fn time<T>(&mut self, f: impl FnOnce() -> T) -> T {
+        let start = Instant::now();
+        let out = black_box(f());
+        let secs = start.elapsed().as_secs_f64();
+        self.0 = Some(self.0.map_or(secs, |b: f64| b.min(secs)));
+        out
+    }
+
+    fn secs(&self) -> f64 {
+        self.0.unwrap_or(f64::NAN)
+    }
+}
+
+fn report(what: &str, unit: &str, scale: f64, ours: &Best, peer: &Best, peer_name: &str) {
+    println!(
+        "{what:<34} siftdb {:>9.2} {unit}  {peer_name} {:>9.2} {unit}  ratio {:.3}",
+        ours.secs() * scale,
+        peer.secs() * scale,
+        ours.secs() / peer.secs()
+    );
+}
+
+fn count(probes: &[u64], contains: impl Fn(u64) -> bool) -> usize {
+    probes.chunks(1024).map(|c| c.iter().filter(|&&h| contains(black_box(h))).count()).sum()
+}
+
+fn main() {
+    for (n, rounds) in SIZES {
+        let present = keys(0, n);
+        let (mut fuse, mut fuse_peer, mut xor, mut xor_peer) =
+            (Best::default(), Best::default(), Best::default(), Best::default());
+        for _ in 0..rounds {
+            fuse.time(|| BinaryFuse8::build(&present).expect("builds"));
+            fuse_peer.time(|| xorf::BinaryFuse8::try_from(&present).expect("builds"));
+            xor.time(|| Xor8::build(&present).expect("builds"));
+            xor_peer.time(|| xorf::Xor8::from(&present));
+        }
+        let ms = 1e3;
+        report(&format!("build {n}, BinaryFuse8"), "ms", ms, &fuse, &fuse_peer, "xorf");
+        report(&format!("build {n}, Xor8"), "ms", ms, &xor, &xor_peer, "xorf");
+
+        let fuse8 = BinaryFuse8::build(&present).expect("builds");
+        let xorf_fuse8 = xorf::BinaryFuse8::try_from(&present).expect("builds");
+        let xor8 = Xor8::build(&present).expect("builds");
+        let xorf_xor8 = xorf::Xor8::from(&present);
+        let mut blocked = BlockedBloom::new(n, 10.0);
+        let mut fastbloom = fastbloom::BloomFilter::with_num_bits(n * 10).expected_items(n);
+        for &h in &present {
+            blocked.insert(h);
+            fastbloom.insert_hash(h);
+        }
+        let absent = keys(1 << 40, PROBES);
+        let hits: Vec<u64> = present.iter().step_by(7).take(PROBES).copied().collect();
+        for (name, probes) in [("absent", &absent), ("present", &hits)] {
+            let mut best: [Best; 6] = Default::default();
+            for _ in 0..QUERY_ROUNDS {
+                best[0].time(|| count(probes, |h| fuse8.contains(h)));
+                best[1].time(|| count(probes, |h| xorf_fuse8.contains(&h)));
+                best[2].time(|| count(probes, |h| xor8.contains(h)));
+                best[3].time(|| count(probes, |h| xorf_xor8.contains(&h)));
+                best[4].time(|| count(probes, |h| blocked.contains(h)));
+                best[5].time(|| count(probes, |h| fastbloom.contains_hash(h)));
+            }
+            let ns = 1e9 / PROBES as f64;
+            report(&format!("{name} {n}, BinaryFuse8"), "ns", ns, &best[0], &best[1], "xorf");
+            report(&format!("{name} {n}, Xor8"), "ns", ns, &best[2], &best[3], "xorf");
+            report(
+                &format!("{name} {n}, BlockedBloom 10 bits/key"),
+                "ns",
+                ns,
+                &best[4],
+                &best[5],
+                "fastbloom",
+            );
+        }
+    }
+}
