@@ -107,6 +107,8 @@ impl Segments {
 // bits below L, staying in the segments one and two after h0's, so every
 // index is below (segment_count + 2)·L = array_length = cells_len.
 unsafe impl Layout for Segments {
+    const LOCAL: bool = true;
+
     #[inline]
     #[expect(clippy::cast_possible_truncation, reason = "the high half of a 64x32 product fits 32 bits")]
     fn cells(&self, mixed: u64) -> [usize; 3] {

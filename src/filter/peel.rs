@@ -51,6 +51,9 @@ pub(crate) unsafe trait Layout {
     /// Top bits of the remixed hash to bucket keys by before adding them (0:
     /// don't bucket, the layout has no locality to exploit).
     fn sort_bits(&self) -> u32;
+    /// Whether a key's three cells lie near each other (binary fuse: yes;
+    /// xor: no), which decides how peeling pushes cells on its queue.
+    const LOCAL: bool;
 }
 
 /// Remixes an input hash with the filter's seed (the murmur3 64-bit
@@ -298,11 +301,24 @@ impl Scratch {
             let p = usize::from(pos);
             for step in 1..=2 {
                 let other = cells[p + step];
-                queue[live] = other as u32;
                 // SAFETY: `other` came from `Layout::cells`, so it is below
                 // cells_len, the length of both arrays (checked above).
                 let (cnt, xor) = unsafe { (count.get_unchecked_mut(other), xors.get_unchecked_mut(other)) };
-                live += usize::from(*cnt >> 2 == 2);
+                // Cells near each other are mostly in cache, and a branch
+                // that mispredicts costs more than the load it waits for:
+                // push without one. Cells far apart miss to memory, and the
+                // branch-free push makes each pop wait for the previous
+                // key's miss; a branch lets the CPU run ahead. Measured
+                // (`benches/peers.rs`): the branch makes the xor build
+                // ~15% faster at 10^7 keys and the fuse build ~10% slower
+                // at 10^6.
+                if L::LOCAL {
+                    queue[live] = other as u32;
+                    live += usize::from(*cnt >> 2 == 2);
+                } else if *cnt >> 2 == 2 {
+                    queue[live] = other as u32;
+                    live += 1;
+                }
                 *cnt = cnt.wrapping_sub(4) ^ MOD3[p + step];
                 *xor ^= h;
             }

@@ -63,6 +63,8 @@ impl Blocks {
 // 0..block_length (a 32-bit value times L, shifted right 32) and block `i`
 // adds i·block_length, so every index is below 3·block_length = cells_len.
 unsafe impl Layout for Blocks {
+    const LOCAL: bool = false;
+
     #[inline]
     #[expect(clippy::cast_possible_truncation, reason = "indices are below 3·block_length < 2^32")]
     fn cells(&self, mixed: u64) -> [usize; 3] {
