@@ -15,36 +15,14 @@
 use std::hint::black_box;
 
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
-use siftdb::filter::{
-    BinaryFuse8, BinaryFuse16, BlockedBloom, Bloom, CountingBloom, CuckooFilter, Filter, Xor8, Xor16,
-    hash_key,
-};
+use siftdb::filter::{BinaryFuse8, BinaryFuse16, Bloom, CountingBloom, CuckooFilter, Filter, Xor8, Xor16};
 use xorf::Filter as _;
+
+mod common;
+use common::{BPK, blocked_build, fastbloom_build, keys};
 
 const SIZES: [usize; 2] = [1_000_000, 10_000_000];
 const BATCH: usize = 1024;
-const BPK: f64 = 10.0;
-
-fn keys(from: u64, n: usize) -> Vec<u64> {
-    (from..from + n as u64).map(|i| hash_key(0, &i.to_le_bytes())).collect()
-}
-
-fn fastbloom_build(k: &[u64]) -> fastbloom::BloomFilter {
-    let mut f =
-        fastbloom::BloomFilter::with_num_bits((k.len() as f64 * BPK) as usize).expected_items(k.len());
-    for &h in k {
-        f.insert_hash(h);
-    }
-    f
-}
-
-fn blocked_build(k: &[u64]) -> BlockedBloom {
-    let mut f = BlockedBloom::new(k.len(), BPK);
-    for &h in k {
-        f.insert(h);
-    }
-    f
-}
 
 fn bloom_build(k: &[u64]) -> Bloom {
     let mut f = Bloom::new(k.len(), BPK);

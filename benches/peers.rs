@@ -12,17 +12,16 @@
 use std::hint::black_box;
 use std::time::Instant;
 
-use siftdb::filter::{BinaryFuse8, BlockedBloom, Filter, Xor8, hash_key};
+use siftdb::filter::{BinaryFuse8, Filter, Xor8};
 use xorf::Filter as _;
+
+mod common;
+use common::{blocked_build, fastbloom_build, keys};
 
 /// Keys in the sets, and how many rounds the builds get at each size.
 const SIZES: [(usize, usize); 2] = [(1_000_000, 15), (10_000_000, 4)];
 const QUERY_ROUNDS: usize = 40;
 const PROBES: usize = 1 << 16;
-
-fn keys(from: u64, n: usize) -> Vec<u64> {
-    (from..from + n as u64).map(|i| hash_key(0, &i.to_le_bytes())).collect()
-}
 
 /// Seconds of the fastest of the calls made so far.
 #[derive(Default)]
@@ -74,12 +73,8 @@ fn main() {
         let xorf_fuse8 = xorf::BinaryFuse8::try_from(&present).expect("builds");
         let xor8 = Xor8::build(&present).expect("builds");
         let xorf_xor8 = xorf::Xor8::from(&present);
-        let mut blocked = BlockedBloom::new(n, 10.0);
-        let mut fastbloom = fastbloom::BloomFilter::with_num_bits(n * 10).expected_items(n);
-        for &h in &present {
-            blocked.insert(h);
-            fastbloom.insert_hash(h);
-        }
+        let blocked = blocked_build(&present);
+        let fastbloom = fastbloom_build(&present);
         let absent = keys(1 << 40, PROBES);
         let hits: Vec<u64> = present.iter().step_by(7).take(PROBES).copied().collect();
         for (name, probes) in [("absent", &absent), ("present", &hits)] {

@@ -26,7 +26,7 @@ use crate::{Error, Result};
 /// for a child process forked by another thread to reach exec on a loaded
 /// machine, short enough that a user who opened the database twice hears
 /// of it at once.
-pub(crate) const LOCK_WAIT: Duration = Duration::from_millis(250);
+const LOCK_WAIT: Duration = Duration::from_millis(250);
 
 /// Holds the lock for as long as it lives.
 #[derive(Debug)]
