@@ -34,6 +34,7 @@ mod peel;
 mod static_tests;
 mod three_wise;
 mod xor;
+mod zeroed_buf;
 
 pub use binary_fuse::{BinaryFuse, BinaryFuse8, BinaryFuse16};
 pub use blocked_bloom::BlockedBloom;

@@ -25,6 +25,7 @@
 
 use super::BuildError;
 use super::fingerprint::Fingerprint;
+use super::zeroed_buf::ZeroedBuf;
 
 /// Seeds tried before a build gives up. At the default sizes a seed fails
 /// rarely (small inputs most often, and they are cheap to retry), so 100
@@ -151,18 +152,19 @@ fn ring([a, b, c]: [usize; 3]) -> [usize; 6] {
     [a, b, c, a, b, c]
 }
 
-/// Work arrays, allocated once per build and reused across seeds.
+/// Work arrays, allocated once per build (large ones on huge pages, see
+/// [`ZeroedBuf`]) and reused across seeds.
 struct Scratch {
     /// Remixed hashes in insertion order; then the peel stack.
-    order: Vec<u64>,
+    order: ZeroedBuf<u64>,
     /// Position (0..3) within its own cell of each stacked key.
-    position: Vec<u8>,
+    position: ZeroedBuf<u8>,
     /// Per cell: key count << 2 | xor of the keys' positions.
-    count: Vec<u8>,
+    count: ZeroedBuf<u8>,
     /// Per cell: xor of the keys' remixed hashes.
-    xors: Vec<u64>,
+    xors: ZeroedBuf<u64>,
     /// Cells that may have count 1.
-    queue: Vec<u32>,
+    queue: ZeroedBuf<u32>,
     /// Per bucket: next free slot in `order` (bucketing in `place`).
     bucket: Vec<usize>,
     /// Whether `count`, `xors` and `order` hold a previous attempt's state (fresh
@@ -174,14 +176,14 @@ impl Scratch {
     fn new(keys: usize, cells: usize) -> Self {
         Scratch {
             // +1: the sentinel slot `place` reads past the last key.
-            order: vec![0; keys + 1],
-            position: vec![0; keys],
-            count: vec![0; cells],
-            xors: vec![0; cells],
+            order: ZeroedBuf::new(keys + 1),
+            position: ZeroedBuf::new(keys),
+            count: ZeroedBuf::new(cells),
+            xors: ZeroedBuf::new(cells),
             // Each cell enters the queue at most once (at start with count 1,
             // or on its single 2 -> 1 transition); +1 absorbs the speculative
             // write past the live end.
-            queue: vec![0; cells + 1],
+            queue: ZeroedBuf::new(cells + 1),
             bucket: Vec::new(),
             dirty: false,
         }
