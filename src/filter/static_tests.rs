@@ -115,6 +115,20 @@ pub(super) fn validation_failure_is_reported<T: StaticFilter>() {
     f.validate(&hashes).unwrap();
     f.damage_first_cell_of(hashes[0]);
     assert_eq!(f.validate(&hashes).unwrap_err(), BuildError::ValidationFailed { hash: hashes[0] });
+
+    // Damage a key in the middle and the last one: the report names the
+    // first rejected hash in input order, which may be an earlier key
+    // sharing the damaged cell.
+    for victim in [77, 299] {
+        let mut f = T::build(&hashes).unwrap();
+        f.damage_first_cell_of(hashes[victim]);
+        let Err(BuildError::ValidationFailed { hash }) = f.validate(&hashes) else {
+            panic!("damage to key {victim} went unnoticed");
+        };
+        let first_rejected = hashes.iter().position(|&h| !f.contains(h)).unwrap();
+        assert_eq!(hash, hashes[first_rejected]);
+        assert!(first_rejected <= victim);
+    }
 }
 
 pub(super) fn round_trips<T: StaticFilter>() {

@@ -69,38 +69,11 @@ impl<F: Fingerprint, L: Layout> ThreeWise<F, L> {
     }
 
     /// `ValidationFailed` naming the first input hash the filter rejects.
-    ///
-    /// Every hash goes through the same arithmetic as [`ThreeWise::contains`],
-    /// a chunk at a time: first every key's cells, then the loads, with no
-    /// branch between them, so that dozens of cache misses are in flight at
-    /// once instead of the few a `contains` loop's window holds. At 10^7
-    /// keys the cells are random lines of a 10 MiB array and the loop was a
-    /// quarter of the build (DESIGN.md, "Validation in chunks").
     pub(crate) fn validate(&self, hashes: &[u64]) -> std::result::Result<(), BuildError> {
-        const CHUNK: usize = 32;
-        let fp = &self.fingerprints;
-        for chunk in hashes.chunks(CHUNK) {
-            let mut cells = [[0usize; 3]; CHUNK];
-            let mut expected = [F::default(); CHUNK];
-            for ((c, e), &hash) in cells.iter_mut().zip(&mut expected).zip(chunk) {
-                let h = peel::mix(hash, self.seed);
-                *c = self.layout.cells(h);
-                *e = F::from_hash(h);
-            }
-            let rejected = |i: usize| {
-                let [a, b, c] = cells[i];
-                // SAFETY: as in `contains`: `Layout` keeps the cells below
-                // cells_len, the array's length.
-                let (fa, fb, fc) =
-                    unsafe { (*fp.get_unchecked(a), *fp.get_unchecked(b), *fp.get_unchecked(c)) };
-                expected[i] ^ fa ^ fb ^ fc != F::default()
-            };
-            if (0..chunk.len()).map(|i| usize::from(rejected(i))).sum::<usize>() > 0 {
-                let i = (0..chunk.len()).find(|&i| rejected(i)).unwrap_or(0);
-                return Err(BuildError::ValidationFailed { hash: chunk[i] });
-            }
+        match hashes.iter().find(|&&h| !self.contains(h)) {
+            Some(&hash) => Err(BuildError::ValidationFailed { hash }),
+            None => Ok(()),
         }
-        Ok(())
     }
 
     #[inline]
