@@ -264,7 +264,7 @@ mod tests {
                 .map(BinaryFuse)
         }
         fn validate(&self, hashes: &[u64]) -> std::result::Result<(), BuildError> {
-            self.0.validate(hashes)
+            self.0.validate(hashes.iter().copied())
         }
         fn damage_first_cell_of(&mut self, hash: u64) {
             self.0.damage_first_cell_of(hash);
@@ -277,6 +277,10 @@ mod tests {
         }
         fn distinct_keys(&self) -> usize {
             self.keys()
+        }
+        fn peeled_hashes(hashes: &[u64]) -> Option<Vec<u64>> {
+            let built = peel::construct::<F, _>(hashes, peel::MAX_ATTEMPTS, Segments::for_keys).unwrap();
+            built.peeled.map(|p| p.hashes().collect())
         }
     }
 
@@ -318,6 +322,12 @@ mod tests {
     fn validation_failure_is_reported() {
         shared::validation_failure_is_reported::<BinaryFuse8>();
         shared::validation_failure_is_reported::<BinaryFuse16>();
+    }
+
+    #[test]
+    fn validation_walks_exactly_the_distinct_input() {
+        shared::validation_walks_exactly_the_distinct_input::<BinaryFuse8>();
+        shared::validation_walks_exactly_the_distinct_input::<BinaryFuse16>();
     }
 
     #[test]

@@ -19,6 +19,9 @@ pub(super) trait StaticFilter: Filter + Sized + Debug + PartialEq {
     fn encode(&self) -> Vec<u8>;
     fn decode(bytes: &[u8]) -> crate::Result<Self>;
     fn distinct_keys(&self) -> usize;
+    /// The hashes validation walks after a build of `hashes` (`None`: the
+    /// peel could not show they are the input, and it walks the input).
+    fn peeled_hashes(hashes: &[u64]) -> Option<Vec<u64>>;
 }
 
 /// Lower-case hex of `bytes`, for golden encodings.
@@ -128,6 +131,20 @@ pub(super) fn validation_failure_is_reported<T: StaticFilter>() {
         let first_rejected = hashes.iter().position(|&h| !f.contains(h)).unwrap();
         assert_eq!(hash, hashes[first_rejected]);
         assert!(first_rejected <= victim);
+    }
+}
+
+/// Validation walks the peel stack, not the input; that is the same check
+/// only if the stack yields every distinct input hash exactly once.
+pub(super) fn validation_walks_exactly_the_distinct_input<T: StaticFilter>() {
+    for n in [1usize, 2, 3, 1000, 100_000] {
+        let mut hashes = random_hashes(n as u64 + 21, n);
+        hashes.extend_from_within(..n / 3);
+        let mut walked = T::peeled_hashes(&hashes).expect("the checksums of an untouched stack match");
+        walked.sort_unstable();
+        hashes.sort_unstable();
+        hashes.dedup();
+        assert_eq!(walked, hashes, "n = {n}");
     }
 }
 

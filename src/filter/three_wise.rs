@@ -45,33 +45,31 @@ pub(crate) struct ThreeWise<F, L> {
 
 impl<F: Fingerprint, L: Layout> ThreeWise<F, L> {
     /// Peels with up to `max_attempts` seeds and validates the result
-    /// against every input hash.
+    /// against every input hash (in peel order when the peel could show it
+    /// holds exactly the input, see [`peel::Peeled`]; else in input order).
     pub(crate) fn build(
         hashes: &[u64],
         max_attempts: u32,
         layout_for: impl Fn(usize) -> std::result::Result<L, BuildError>,
     ) -> std::result::Result<Self, BuildError> {
-        let f = Self::construct(hashes, max_attempts, layout_for)?;
-        f.validate(hashes)?;
+        let Constructed { seed, layout, fingerprints, keys, peeled } =
+            peel::construct::<F, _>(hashes, max_attempts, layout_for)?;
+        let keys = u32::try_from(keys).map_err(|_| BuildError::TooManyKeys { keys, max: peel::MAX_KEYS })?;
+        let f = ThreeWise { seed, keys, layout, fingerprints };
+        match peeled {
+            Some(peeled) => f.validate(peeled.hashes())?,
+            None => f.validate(hashes.iter().copied())?,
+        }
         Ok(f)
     }
 
-    /// Peels and assigns, without validating.
-    pub(crate) fn construct(
-        hashes: &[u64],
-        max_attempts: u32,
-        layout_for: impl Fn(usize) -> std::result::Result<L, BuildError>,
-    ) -> std::result::Result<Self, BuildError> {
-        let Constructed { seed, layout, fingerprints, keys } =
-            peel::construct::<F, _>(hashes, max_attempts, layout_for)?;
-        let keys = u32::try_from(keys).map_err(|_| BuildError::TooManyKeys { keys, max: peel::MAX_KEYS })?;
-        Ok(ThreeWise { seed, keys, layout, fingerprints })
-    }
-
     /// `ValidationFailed` naming the first input hash the filter rejects.
-    pub(crate) fn validate(&self, hashes: &[u64]) -> std::result::Result<(), BuildError> {
-        match hashes.iter().find(|&&h| !self.contains(h)) {
-            Some(&hash) => Err(BuildError::ValidationFailed { hash }),
+    pub(crate) fn validate(
+        &self,
+        hashes: impl IntoIterator<Item = u64>,
+    ) -> std::result::Result<(), BuildError> {
+        match hashes.into_iter().find(|&h| !self.contains(h)) {
+            Some(hash) => Err(BuildError::ValidationFailed { hash }),
             None => Ok(()),
         }
     }
