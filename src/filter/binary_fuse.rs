@@ -325,9 +325,9 @@ mod tests {
     }
 
     #[test]
-    fn validation_walks_exactly_the_distinct_input() {
-        shared::validation_walks_exactly_the_distinct_input::<BinaryFuse8>();
-        shared::validation_walks_exactly_the_distinct_input::<BinaryFuse16>();
+    fn validation_walks_exactly_the_input() {
+        shared::validation_walks_exactly_the_input::<BinaryFuse8>();
+        shared::validation_walks_exactly_the_input::<BinaryFuse16>();
     }
 
     #[test]

@@ -124,22 +124,23 @@ pub(crate) struct Constructed<F, L> {
     /// Distinct keys.
     pub keys: usize,
     /// The keys in peel order, when they were shown to be exactly the
-    /// distinct input.
+    /// caller's input.
     pub peeled: Option<Peeled>,
 }
 
-/// The distinct input hashes in (reverse) peel order, recovered from the
-/// peel stack.
+/// The input hashes in (reverse) peel order, recovered from the peel stack.
 ///
 /// Validation walks this rather than the input: a binary fuse peel moves
 /// through nearby cells, so consecutive checks hit cached lines, where the
-/// input's order makes every check three misses (at 10^7 keys, a quarter of
-/// the build). It is the same check only if the stack holds every distinct
-/// input exactly once. The stack holds the remixed hashes, recovered from
-/// the cells' xors, and the remix is a bijection; `place` checksums the
-/// remixed inputs it lays out (wrapping sum and xor) and `assign` the stack
-/// it reads; a stack whose checksums differ is not offered, and the caller
-/// walks the input instead.
+/// input's order makes every check three misses (at 10^7 keys, a quarter
+/// to a third of the build). It is the same check only if the stack holds
+/// every input hash exactly once. The stack holds the remixed hashes,
+/// recovered from the cells' xors, and the remix is a bijection; `place`
+/// checksums the remixed inputs it lays out (wrapping sum and xor) and
+/// `assign` the stack it reads. A stack whose checksums differ is not
+/// offered, and neither is one built from the deduplicated copy of an
+/// input that held duplicates (the checksums would vouch for the copy, not
+/// for the caller's input): the caller then walks its input instead.
 pub(crate) struct Peeled {
     stack: ZeroedBuf<u64>,
     keys: usize,
@@ -147,7 +148,7 @@ pub(crate) struct Peeled {
 }
 
 impl Peeled {
-    /// Every distinct input hash, once (given the checksums matched).
+    /// Every input hash, once (given the checksums matched).
     pub fn hashes(&self) -> impl Iterator<Item = u64> + '_ {
         let seed = self.seed;
         self.stack[..self.keys].iter().rev().map(move |&h| unmix(h, seed))
@@ -171,7 +172,8 @@ pub(crate) fn construct<F: Fingerprint, L: Layout>(
         let keys = distinct.as_deref().unwrap_or(hashes);
         if scratch.peel(keys, &layout, seed) {
             let (fingerprints, stacked) = scratch.assign(keys.len(), &layout);
-            let peeled = (stacked == scratch.placed).then_some(Peeled {
+            // Only a stack of the caller's own slice stands for the input.
+            let peeled = (distinct.is_none() && stacked == scratch.placed).then_some(Peeled {
                 stack: scratch.order,
                 keys: keys.len(),
                 seed,

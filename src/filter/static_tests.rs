@@ -135,16 +135,22 @@ pub(super) fn validation_failure_is_reported<T: StaticFilter>() {
 }
 
 /// Validation walks the peel stack, not the input; that is the same check
-/// only if the stack yields every distinct input hash exactly once.
-pub(super) fn validation_walks_exactly_the_distinct_input<T: StaticFilter>() {
+/// only if the stack yields every input hash exactly once. An input with
+/// duplicates is peeled from a deduplicated copy, which the stack's
+/// checksums cannot vouch for, so validation walks the input itself.
+pub(super) fn validation_walks_exactly_the_input<T: StaticFilter>() {
     for n in [1usize, 2, 3, 1000, 100_000] {
         let mut hashes = random_hashes(n as u64 + 21, n);
-        hashes.extend_from_within(..n / 3);
-        let mut walked = T::peeled_hashes(&hashes).expect("the checksums of an untouched stack match");
+        let walked = T::peeled_hashes(&hashes);
+        // A first seed may fail (small n), which sends the build through
+        // the deduplicated copy too; at these sizes and seeds it does not.
+        let mut walked = walked.expect("the checksums of an untouched stack match");
         walked.sort_unstable();
         hashes.sort_unstable();
-        hashes.dedup();
         assert_eq!(walked, hashes, "n = {n}");
+
+        hashes.extend_from_within(..n.div_ceil(3));
+        assert_eq!(T::peeled_hashes(&hashes), None, "n = {n} with duplicates");
     }
 }
 

@@ -33,8 +33,8 @@ pub(crate) const GEOMETRY_OFFSET: u64 = COMMON_HEADER_LEN as u64;
 
 /// A built 3-wise filter body. Invariant (relied on by the unchecked reads
 /// in [`ThreeWise::contains`]): `fingerprints.len() == layout.cells_len()`;
-/// [`ThreeWise::construct`] allocates it so and [`ThreeWise::decode`]
-/// rejects anything else.
+/// [`ThreeWise::build`] allocates it so (through `peel::construct`) and
+/// [`ThreeWise::decode`] rejects anything else.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct ThreeWise<F, L> {
     pub(crate) seed: u64,
@@ -63,7 +63,8 @@ impl<F: Fingerprint, L: Layout> ThreeWise<F, L> {
         Ok(f)
     }
 
-    /// `ValidationFailed` naming the first input hash the filter rejects.
+    /// `ValidationFailed` naming the first of `hashes`, in the order given,
+    /// that the filter rejects.
     pub(crate) fn validate(
         &self,
         hashes: impl IntoIterator<Item = u64>,

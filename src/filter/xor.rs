@@ -267,9 +267,9 @@ mod tests {
     }
 
     #[test]
-    fn validation_walks_exactly_the_distinct_input() {
-        shared::validation_walks_exactly_the_distinct_input::<Xor8>();
-        shared::validation_walks_exactly_the_distinct_input::<Xor16>();
+    fn validation_walks_exactly_the_input() {
+        shared::validation_walks_exactly_the_input::<Xor8>();
+        shared::validation_walks_exactly_the_input::<Xor16>();
     }
 
     #[test]
