@@ -69,6 +69,10 @@ pub struct WorkloadResult {
     pub latencies_ns: Vec<u64>,
     /// Lookups whose answer was not the one loaded.
     pub wrong_answers: u64,
+    /// The chance that two lookups drawn from this run ask for the same
+    /// key, Σ (share of the lookups on key k)²: 1/lookups when no key
+    /// repeats, far more for a skewed workload (see `report::block_bound`).
+    pub repeat_weight: f64,
 }
 
 /// Everything measured for one policy.
@@ -230,7 +234,16 @@ fn run_lookups(config: &Config, name: &str, db: &Db, workload: Workload) -> Resu
         elapsed,
         latencies_ns,
         wrong_answers,
+        repeat_weight: repeat_weight(&seq),
     })
+}
+
+/// Σ over distinct keys of (that key's share of `seq`)².
+pub fn repeat_weight(seq: &[u64]) -> f64 {
+    let mut sorted = seq.to_vec();
+    sorted.sort_unstable();
+    let total = sorted.len().max(1) as f64;
+    sorted.chunk_by(|a, b| a == b).map(|run| (run.len() as f64 / total).powi(2)).sum()
 }
 
 /// Scans a few seeded ranges and checks them against the sorted key set.
