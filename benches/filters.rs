@@ -19,7 +19,7 @@ use siftdb::filter::{BinaryFuse8, BinaryFuse16, Bloom, CountingBloom, CuckooFilt
 use xorf::Filter as _;
 
 mod common;
-use common::{BPK, blocked_build, fastbloom_build, keys};
+use common::{BPK, QuerySet, blocked_build, fastbloom_build, keys};
 
 const SIZES: [usize; 2] = [1_000_000, 10_000_000];
 const BATCH: usize = 1024;
@@ -108,12 +108,7 @@ fn query(c: &mut Criterion, group: &str, absent_keys: bool) {
         let fpr_probes = keys(1 << 41, 1_000_000);
         let mut g = c.benchmark_group(format!("{group}/{n}"));
         g.throughput(Throughput::Elements(BATCH as u64));
-        let fuse8 = BinaryFuse8::build(&present).expect("builds");
-        let xorf_fuse8 = xorf::BinaryFuse8::try_from(&present).expect("builds");
-        let xor8 = Xor8::build(&present).expect("builds");
-        let xorf_xor8 = xorf::Xor8::from(&present);
-        let blocked = blocked_build(&present);
-        let fastbloom = fastbloom_build(&present);
+        let QuerySet { fuse8, xorf_fuse8, xor8, xorf_xor8, blocked, fastbloom } = QuerySet::new(&present);
         let bloom = bloom_build(&present);
         if absent_keys {
             report("BinaryFuse8", n, fuse8.size_bytes(), |h| fuse8.contains(h), &fpr_probes);

@@ -16,7 +16,7 @@ use siftdb::filter::{BinaryFuse8, Filter, Xor8};
 use xorf::Filter as _;
 
 mod common;
-use common::{blocked_build, fastbloom_build, keys};
+use common::{QuerySet, keys};
 
 /// Keys in the sets, and how many rounds the builds get at each size.
 /// (Eight at 10^7 since 2026-12-03: with four, one slow round on a noisy host
@@ -71,12 +71,7 @@ fn main() {
         report(&format!("build {n}, BinaryFuse8"), "ms", ms, &fuse, &fuse_peer, "xorf");
         report(&format!("build {n}, Xor8"), "ms", ms, &xor, &xor_peer, "xorf");
 
-        let fuse8 = BinaryFuse8::build(&present).expect("builds");
-        let xorf_fuse8 = xorf::BinaryFuse8::try_from(&present).expect("builds");
-        let xor8 = Xor8::build(&present).expect("builds");
-        let xorf_xor8 = xorf::Xor8::from(&present);
-        let blocked = blocked_build(&present);
-        let fastbloom = fastbloom_build(&present);
+        let QuerySet { fuse8, xorf_fuse8, xor8, xorf_xor8, blocked, fastbloom } = QuerySet::new(&present);
         let absent = keys(1 << 40, PROBES);
         let hits: Vec<u64> = present.iter().step_by(7).take(PROBES).copied().collect();
         for (name, probes) in [("absent", &absent), ("present", &hits)] {

@@ -1,7 +1,7 @@
 //! Inputs and peer filters shared by the filter benchmarks
 //! (`benches/filters.rs`, `benches/peers.rs`), so both time the same sets.
 
-use siftdb::filter::{BlockedBloom, hash_key};
+use siftdb::filter::{BinaryFuse8, BlockedBloom, Xor8, hash_key};
 
 /// Bits per key for the Bloom filters and their peer.
 pub const BPK: f64 = 10.0;
@@ -28,4 +28,29 @@ pub fn blocked_build(k: &[u64]) -> BlockedBloom {
         f.insert(h);
     }
     f
+}
+
+/// The filters both benchmarks query, ours beside each peer, all holding
+/// the same keys.
+pub struct QuerySet {
+    pub fuse8: BinaryFuse8,
+    pub xorf_fuse8: xorf::BinaryFuse8,
+    pub xor8: Xor8,
+    pub xorf_xor8: xorf::Xor8,
+    pub blocked: BlockedBloom,
+    pub fastbloom: fastbloom::BloomFilter,
+}
+
+impl QuerySet {
+    /// Builds every filter over `k`.
+    pub fn new(k: &[u64]) -> Self {
+        QuerySet {
+            fuse8: BinaryFuse8::build(k).expect("builds"),
+            xorf_fuse8: xorf::BinaryFuse8::try_from(k).expect("builds"),
+            xor8: Xor8::build(k).expect("builds"),
+            xorf_xor8: xorf::Xor8::from(k),
+            blocked: blocked_build(k),
+            fastbloom: fastbloom_build(k),
+        }
+    }
 }

@@ -11,7 +11,7 @@
 //! each pair, so three quarters of absent keys are answered after two
 //! probes and one branch. Against fastbloom (a classic layout) at 10
 //! bits/key, absent keys measured 2.9–3.9× faster at 10^6 and 10^7 keys in
-//! criterion's warm loop, and 1.2–1.6× when every query's line is cold
+//! criterion's warm loop, and 1.2–1.7× when every query's line is cold
 //! (one miss is then the floor for both); see DESIGN.md, "Measured figures".
 //!
 //! # Choosing k
