@@ -71,7 +71,7 @@ fn lookups_bench(c: &mut Criterion) {
     let sift = Db::open(
         dir.path().join("siftdb"),
         Options {
-            filter_policy: FilterPolicy::uniform(FilterKind::Bloom { bits_per_key: 10.0 }),
+            filter_policy: Some(FilterPolicy::uniform(FilterKind::Bloom { bits_per_key: 10.0 })),
             hash_salt: Some(1),
             sync: false,
             ..Options::default()
@@ -150,7 +150,7 @@ fn fill_bench(c: &mut Criterion) {
                 let db = Db::open(
                     dir.path(),
                     Options {
-                        filter_policy: FilterPolicy::uniform(FilterKind::Bloom { bits_per_key: 10.0 }),
+                        filter_policy: Some(FilterPolicy::uniform(FilterKind::Bloom { bits_per_key: 10.0 })),
                         sync: false,
                         ..Options::default()
                     },

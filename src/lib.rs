@@ -38,6 +38,7 @@ pub use db::{
 };
 pub use error::{Error, Result};
 pub use filter::FilterKind;
+pub use policy::FilterPolicy;
 pub use wal::RecoveryMode;
 
 /// The README's examples, compiled and run as doctests so they stay true.

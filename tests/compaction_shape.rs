@@ -24,7 +24,7 @@ fn opts() -> Options {
         level_size_ratio: 2,
         table_target_bytes: 1024,
         max_levels: 6,
-        filter_policy: FilterPolicy::per_level(vec![FilterKind::None]),
+        filter_policy: Some(FilterPolicy::per_level(vec![FilterKind::None])),
         ..Options::default()
     }
 }

@@ -5,7 +5,7 @@ use siftdb::{Db, Error, MAX_KEY_BYTES, MAX_VALUE_BYTES, Options, WriteBatch};
 fn opts() -> Options {
     Options {
         hash_salt: Some(3),
-        filter_policy: siftdb::policy::FilterPolicy::per_level(vec![]),
+        filter_policy: Some(siftdb::policy::FilterPolicy::per_level(vec![])),
         ..Options::default()
     }
 }

@@ -17,7 +17,7 @@ fn opts(fs: &FaultFs, sync: bool) -> Options {
         l0_compaction_trigger: 2,
         base_level_bytes: 4096,
         table_target_bytes: 2048,
-        filter_policy: siftdb::policy::FilterPolicy::per_level(vec![]),
+        filter_policy: Some(siftdb::policy::FilterPolicy::per_level(vec![])),
         ..Options::default()
     }
 }

@@ -27,7 +27,7 @@ fn each_level_carries_the_policy_kind() {
         level_size_ratio: 2,
         table_target_bytes: 2048,
         max_levels: 5,
-        filter_policy: policy.clone(),
+        filter_policy: Some(policy.clone()),
         ..Options::default()
     };
     let dir = tempfile::tempdir().unwrap();

@@ -9,7 +9,7 @@ fn concurrent_synced_writers_share_fsyncs() {
     let opts = Options {
         sync: true,
         hash_salt: Some(2),
-        filter_policy: siftdb::policy::FilterPolicy::per_level(vec![]),
+        filter_policy: Some(siftdb::policy::FilterPolicy::per_level(vec![])),
         ..Options::default()
     };
     let db = Db::open(dir.path(), opts).unwrap();

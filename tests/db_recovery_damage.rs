@@ -10,7 +10,7 @@ fn opts(recovery: RecoveryMode) -> Options {
     Options {
         hash_salt: Some(5),
         recovery,
-        filter_policy: siftdb::policy::FilterPolicy::per_level(vec![]),
+        filter_policy: Some(siftdb::policy::FilterPolicy::per_level(vec![])),
         ..Options::default()
     }
 }

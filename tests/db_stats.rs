@@ -16,7 +16,7 @@ fn opts(policy: FilterPolicy) -> Options {
         base_level_bytes: 32 << 10,
         table_target_bytes: 16 << 10,
         max_levels: 4,
-        filter_policy: policy,
+        filter_policy: Some(policy),
         ..Options::default()
     }
 }

@@ -29,7 +29,7 @@ fn opts(policy: FilterPolicy) -> Options {
         memtable_bytes: 64 << 20,
         hash_salt: Some(5),
         fs: common::no_sync_fs(),
-        filter_policy: policy,
+        filter_policy: Some(policy),
         block_bytes: 1024,
         l0_compaction_trigger: 4,
         base_level_bytes: 384 << 10,

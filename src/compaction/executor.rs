@@ -20,6 +20,7 @@ use std::sync::Arc;
 use crate::Result;
 use crate::db::DbInner;
 use crate::db::iter::{Source, TablesSource, Version};
+use crate::db::shape::Writing;
 use crate::db::stats::bump;
 use crate::db::tree::{TableFile, Tree};
 use crate::key::{SeqNo, ValueKind};
@@ -52,10 +53,11 @@ pub(crate) fn run(db: &DbInner, job: &Job, tree: &Tree) -> Result<()> {
         })
     };
 
-    // The upper inputs' entries arrive at the output level (which may be a
-    // new deepest level); the policy plans with that.
+    // The upper inputs' entries leave their level and arrive at the output
+    // (which may be a new deepest level); the policy plans with that.
     let entries = job.inputs.iter().map(|t| t.record.entries).sum();
-    let mut out = OutputWriter::new(db, tree, output_level, entries);
+    let writing = Writing { level: output_level, entries, from: Some(job.level) };
+    let mut out = OutputWriter::new(db, tree, writing, !job.refresh);
     let mut current: Option<bytes::Bytes> = None;
     let mut kept_at_horizon = false;
     while let Some(v) = next_min(&mut sources)? {
@@ -64,7 +66,8 @@ pub(crate) fn run(db: &DbInner, job: &Job, tree: &Tree) -> Result<()> {
             current = Some(v.key.clone());
             kept_at_horizon = false;
         }
-        if !keep(&v, horizon, &mut kept_at_horizon, &may_exist_deeper) {
+        // A refresh copies its table as it is: only the filter changes.
+        if !job.refresh && !keep(&v, horizon, &mut kept_at_horizon, &may_exist_deeper) {
             continue;
         }
         out.add(&v, new_key)?;
@@ -81,6 +84,9 @@ pub(crate) fn run(db: &DbInner, job: &Job, tree: &Tree) -> Result<()> {
     }
     for t in &job.next_inputs {
         edit.removed.push((level_u8(output_level), t.number()));
+    }
+    if job.refresh {
+        bump(&db.counters.filter_refreshes, 1);
     }
     let written: u64 = outputs.iter().map(|t| t.record.file_size).sum();
     for t in &outputs {

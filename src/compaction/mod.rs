@@ -14,20 +14,33 @@ pub(crate) mod writer;
 
 use crossbeam_channel::Receiver;
 
+pub(crate) use picker::Drift;
+
+/// How far `Db::compact` lets a table's filter drift from the plan: 2% of
+/// its bytes, so a compacted tree spends its budget to within a few percent.
+pub(crate) const EXPLICIT_DRIFT: Drift = Drift::Bytes(0.02);
+
 use crate::Result;
 use crate::db::{BgSignal, DbInner};
 
 impl DbInner {
-    /// Runs one compaction if a level needs one; `false` if none does.
-    pub(crate) fn compact_once(&self) -> Result<bool> {
+    /// Runs one compaction if a level needs one, or else one refresh of a
+    /// table that drifted from the plan by more than `drift`; `false` if
+    /// there was nothing to do.
+    pub(crate) fn compact_once(&self, drift: Drift) -> Result<bool> {
         let mut cursors = self.compaction.lock();
         let sv = self.current();
-        let Some(job) = picker::pick(&sv.tree, &self.opts, &cursors) else {
+        let job = picker::pick(&sv.tree, &self.opts, &cursors).or_else(|| {
+            let plan = self.plan(&self.shape(&sv.tree, None));
+            picker::pick_refresh(&sv.tree, &plan, drift)
+        });
+        let Some(job) = job else {
             return Ok(false);
         };
         executor::run(self, &job, &sv.tree)?;
-        if let (Some(cursor), Some(largest)) =
-            (cursors.get_mut(job.level), job.inputs.iter().map(|t| t.record.largest.clone()).max())
+        if !job.refresh
+            && let (Some(cursor), Some(largest)) =
+                (cursors.get_mut(job.level), job.inputs.iter().map(|t| t.record.largest.clone()).max())
         {
             *cursor = largest;
         }
@@ -36,11 +49,12 @@ impl DbInner {
         Ok(true)
     }
 
-    /// Compacts until every level is within its target.
+    /// Compacts until every level is within its target and every table
+    /// carries its level's planned filter (to within [`EXPLICIT_DRIFT`]).
     pub(crate) fn compact_all(&self) -> Result<()> {
         loop {
             self.check_writable()?;
-            if !self.compact_once()? {
+            if !self.compact_once(EXPLICIT_DRIFT)? {
                 return Ok(());
             }
         }
@@ -54,7 +68,8 @@ pub(crate) fn compact_loop(db: &DbInner, rx: &Receiver<BgSignal>) {
             continue;
         }
         while db.check_writable().is_ok() {
-            match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| db.compact_once())) {
+            match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| db.compact_once(Drift::Presence)))
+            {
                 Ok(Ok(true)) => {}
                 Ok(Ok(false)) => break,
                 Ok(Err(e)) => {

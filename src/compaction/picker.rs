@@ -12,23 +12,41 @@
 //!
 //! The level whose score (`bytes / target`, or `tables / trigger` for L0) is
 //! highest goes first. The last level has no target.
+//!
+//! When no level needs merging, a *refresh* may run: one table below level 0
+//! whose filter no longer matches the plan for its level is rewritten in
+//! place (same entries, same level, the planned filter), published as a new
+//! table and swapped in by one manifest edit. Tables drift from the plan as
+//! the tree grows: a level that was the deepest (unfiltered under
+//! `+skip-last`, loosely filtered under Monkey) becomes a middle level. A
+//! table drifts when it has no filter and the plan wants one, or the
+//! reverse, or (with a tolerance) when its filter's bytes differ from what
+//! the planned kind costs for its keys by more than that fraction. Background
+//! compaction refreshes only the first kind (no level above the last is left
+//! unfiltered); `Db::compact` also refreshes by size, so the whole tree ends
+//! on its plan and its budget. A table whose filter build fell back is not
+//! refreshed: the same build would fall back again.
 
 use std::sync::Arc;
 
 use crate::db::Options;
 use crate::db::tree::{TableFile, Tree};
+use crate::filter::FilterKind;
+use crate::policy::{LevelFilter, table_filter_bytes};
 
-/// One compaction: tables of `level` (and of `level + 1`) merged into `level + 1`.
+/// One compaction: tables of `level` (and of `level + 1`) merged into
+/// `level + 1`; or, for a refresh, one table of `level` rewritten there.
 #[derive(Debug, Clone)]
 pub(crate) struct Job {
     pub level: usize,
     pub inputs: Vec<Arc<TableFile>>,
     pub next_inputs: Vec<Arc<TableFile>>,
+    pub refresh: bool,
 }
 
 impl Job {
     pub fn output_level(&self) -> usize {
-        self.level + 1
+        if self.refresh { self.level } else { self.level + 1 }
     }
 
     /// Bytes of every input table.
@@ -81,5 +99,44 @@ pub(crate) fn pick(tree: &Tree, opts: &Options, cursors: &[Vec<u8>]) -> Option<J
     let lo = inputs.iter().map(|t| t.record.smallest.as_slice()).min()?;
     let hi = inputs.iter().map(|t| t.record.largest.as_slice()).max()?;
     let next_inputs = overlapping(below, lo, hi);
-    Some(Job { level, inputs, next_inputs })
+    Some(Job { level, inputs, next_inputs, refresh: false })
+}
+
+/// How far a table may drift from its level's plan before it is refreshed.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) enum Drift {
+    /// Only a filter where the plan has none, or none where it has one.
+    Presence,
+    /// That, or filter bytes off the planned kind's by more than this fraction.
+    Bytes(f64),
+}
+
+/// Whether `t`, on a level planned `planned`, should be rewritten.
+pub(crate) fn drifted(t: &TableFile, planned: &LevelFilter, drift: Drift) -> bool {
+    if t.table.filter_fell_back() {
+        return false;
+    }
+    let has = t.record.filter != FilterKind::None;
+    let wants = planned.kind != FilterKind::None;
+    if has != wants {
+        return true;
+    }
+    let Drift::Bytes(tolerance) = drift else { return false };
+    if !has {
+        return false;
+    }
+    let keys = t.table.distinct_keys();
+    #[expect(clippy::cast_precision_loss, reason = "a relative difference of sizes")]
+    let (built, want) =
+        (table_filter_bytes(t.record.filter, keys) as f64, table_filter_bytes(planned.kind, keys) as f64);
+    (built - want).abs() > tolerance * want
+}
+
+/// The first table below level 0 that drifted from `plan`, as a refresh.
+pub(crate) fn pick_refresh(tree: &Tree, plan: &[LevelFilter], drift: Drift) -> Option<Job> {
+    tree.levels.iter().enumerate().skip(1).find_map(|(level, tables)| {
+        let planned = plan.get(level)?;
+        let t = tables.iter().find(|t| drifted(t, planned, drift))?;
+        Some(Job { level, inputs: vec![Arc::clone(t)], next_inputs: Vec::new(), refresh: true })
+    })
 }

@@ -5,6 +5,7 @@ use std::sync::Arc;
 use crate::Result;
 use crate::db::DbInner;
 use crate::db::iter::Version;
+use crate::db::shape::Writing;
 use crate::db::tree::{TableFile, Tree};
 use crate::filter::FilterKind;
 use crate::manifest::table_file_name;
@@ -15,22 +16,25 @@ pub(crate) struct OutputWriter<'a> {
     db: &'a DbInner,
     level: usize,
     filter: FilterKind,
+    /// Whether outputs split at `table_target_bytes` (a refresh keeps its
+    /// table whole, so the tree's shape does not move).
+    split: bool,
     current: Option<(u64, TableBuilder)>,
     done: Vec<Arc<TableFile>>,
 }
 
 impl<'a> OutputWriter<'a> {
-    /// A writer for `level` of `tree`, which gains `entries` entries from
-    /// the level above (for the filter policy's view of the tree).
-    pub fn new(db: &'a DbInner, tree: &Tree, level: usize, entries: u64) -> Self {
-        let shape = db.shape(tree, Some((level, entries)));
-        let filter = db.opts.filter_policy.for_level(level, &shape).kind;
-        OutputWriter { db, level, filter, current: None, done: Vec::new() }
+    /// A writer of tables for `writing.level` of `tree`, with the filter
+    /// the policy plans for that write.
+    pub fn new(db: &'a DbInner, tree: &Tree, writing: Writing, split: bool) -> Self {
+        let filter = db.filter_for(tree, writing).kind;
+        OutputWriter { db, level: writing.level, filter, split, current: None, done: Vec::new() }
     }
 
     /// Adds a version; `new_key` says it starts a new user key (a split point).
     pub fn add(&mut self, v: &Version, new_key: bool) -> Result<()> {
         if new_key
+            && self.split
             && let Some((_, b)) = &self.current
             && b.estimated_size() >= self.db.opts.table_target_bytes
         {

@@ -19,6 +19,7 @@ use crate::key::MAX_SEQ;
 use crate::manifest::{TableRecord, VersionEdit, log_file_name, table_file_name};
 use crate::table::{Table, TableBuilder, TableOptions};
 
+use super::shape::Writing;
 use super::stats::bump;
 use super::tree::{MemRef, TableFile};
 use super::{BgSignal, DbInner};
@@ -57,8 +58,7 @@ impl DbInner {
         };
         let next_wal = sv.imm.get(1).map_or(sv.mem.wal_number, |m| m.wal_number);
         let entries = imm.mem.len() as u64;
-        let shape = self.shape(&sv.tree, Some((0, entries)));
-        let filter = self.opts.filter_policy.for_level(0, &shape).kind;
+        let filter = self.filter_for(&sv.tree, Writing { level: 0, entries, from: None }).kind;
         drop(sv);
         let number = self.allocate_file_number();
         let table = self.write_memtable(&imm, number, filter)?;

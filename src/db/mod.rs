@@ -24,7 +24,7 @@ mod lock;
 mod open;
 pub mod options;
 mod read;
-mod shape;
+pub(crate) mod shape;
 mod snapshot;
 pub mod stats;
 pub(crate) mod tree;
@@ -52,6 +52,7 @@ use crate::batch::WriteBatch;
 use crate::fs::FileSystem;
 use crate::key::SeqNo;
 use crate::manifest::{ManifestWriter, VersionSet};
+use crate::policy::FilterPolicy;
 use crate::{Error, Result};
 use lock::DirLock;
 use snapshot::SnapshotList;
@@ -97,6 +98,13 @@ pub(crate) struct DbInner {
     pub compaction: Mutex<Vec<Vec<u8>>>,
     pub next_file: AtomicU64,
     pub counters: Counters,
+    /// The filter policy tables are written with (the stored one unless the
+    /// options named another).
+    pub policy: FilterPolicy,
+    /// The policy `policy` replaced when it last changed (this open, or an
+    /// earlier one): tables written before may still carry its filters.
+    pub replaced_policy: Option<String>,
+    pub plan_cache: shape::PlanCache,
     pub snapshots: SnapshotList,
     /// Why the database turned read-only, if it did.
     pub(crate) failure: Mutex<Option<String>>,
@@ -268,6 +276,13 @@ impl Db {
     #[must_use]
     pub fn path(&self) -> &Path {
         &self.inner.dir
+    }
+
+    /// The filter policy this database writes tables with: the one stored
+    /// in it, unless [`Options::filter_policy`] named another.
+    #[must_use]
+    pub fn filter_policy(&self) -> &FilterPolicy {
+        &self.inner.policy
     }
 
     /// The options the database was opened with.

@@ -47,8 +47,18 @@ pub struct Options {
     /// `None` makes a random one when the database is created. Either way the
     /// salt is stored in the manifest and an existing database keeps its own.
     pub hash_salt: Option<u64>,
-    /// Which filter each level's tables carry.
-    pub filter_policy: FilterPolicy,
+    /// Which filter each level's tables carry. The policy is part of the
+    /// database: it is stored in the manifest and kept across opens.
+    ///
+    /// - `None` (the default): use the stored policy, or
+    ///   [`FilterPolicy::default`] for a new database (which is then stored).
+    /// - `Some(policy)`: use `policy` for every table written from now on,
+    ///   and store it in place of the old one; [`crate::Stats`] and
+    ///   `siftdb db info` report the policy it replaced. Tables already
+    ///   written keep their filters until compaction rewrites them.
+    ///
+    /// [`crate::Db::filter_policy`] tells which policy an open database uses.
+    pub filter_policy: Option<FilterPolicy>,
     /// Target size of a table's data blocks.
     pub block_bytes: usize,
     /// The file system every file goes through (tests inject faults here).
@@ -83,7 +93,7 @@ impl Default for Options {
             sync: false,
             recovery: RecoveryMode::default(),
             hash_salt: None,
-            filter_policy: FilterPolicy::default(),
+            filter_policy: None,
             block_bytes: 4096,
             fs: Arc::new(StdFs),
             l0_compaction_trigger: 4,

@@ -1,34 +1,37 @@
-//! The tree shape the filter policy plans with.
+//! The tree shape the filter policy plans with, and the plan it caches.
 //!
-//! A table's filter is fixed when the table is written, and tables below
-//! level 1 live through many flushes and compactions. Planning from the
-//! contents of the moment made a young last level look like a small middle
-//! level, and its tables kept the strong (dear) filters planned for that;
-//! a compaction's inputs were also counted twice (at their level and at the
-//! output). The plan now follows the tree's steady state where the tree
-//! has one, and its contents where those are what the budget is spent on:
+//! A table's filter is fixed when the table is written, but the tree goes on
+//! changing, so a plan is only as good as the shape it was made for. The
+//! shape follows the tree's contents (what the budget is really spent on)
+//! with two exceptions where the contents of the moment mislead:
 //!
 //! - level 0: `l0_compaction_trigger / 2` runs (its average between
 //!   compactions) of one flush each (the table being flushed, or the mean
-//!   flush so far);
-//! - levels 1 … d−1: their targets, `base_level_bytes × ratio^(i−1)`, in
-//!   keys at the tree's observed bytes per entry. A middle level sits at its
-//!   target, so its planned rate does not move as the tree fills;
-//! - the last level d (the deepest holding data, or being written): its
-//!   keys, arriving ones included, but at least as many as the level above.
-//!   A young last level is planned like the level above it, not as a small
-//!   level that deserves a strong filter; its rate loosens as it fills.
-//!   (Flooring it at `ratio ×` the level above instead would fix its rate
-//!   for good, but then the tree spends more than the budget until the last
-//!   level is that full: 12.1 bits/key at 10 with 10^5-key tables and the
-//!   last level as large as the one above, 13.4 at a third of it.)
-//! - tables: the observed mean entries per table below level 0 (which
-//!   counts the short last table of each compaction, as the real per-key
-//!   overhead does), or `table_target_bytes` in keys before there is one.
+//!   flush so far). Its count of the moment would move the budget of the
+//!   long-lived levels with every flush.
+//! - the last level is the deepest the tree will have *once all its data has
+//!   settled*: the first level whose cumulative target
+//!   (`base_level_bytes × ratio^(i−1)`, summed from level 1) holds every key
+//!   of the tree, arriving ones included (or the deepest holding data, if
+//!   deeper). A level that is the deepest today but will not stay so is
+//!   planned as a middle level, so `+skip-last` does not strip its filters.
+//!
+//! Levels 1 … d are modelled at their real key counts, adjusted for the
+//! write being planned (a compaction's inputs leave their level and arrive
+//! at the output, a flush's keys arrive at level 0), and tables at the mean
+//! entries per table below level 0 (which counts the short last table of
+//! each compaction, as the real per-key overhead does). Sizes convert to keys
+//! at the tree's *data* bytes per entry (filter blocks left out), so that
+//! rewriting a table's filter never changes the shape.
+//!
+//! When the tree grows, tables written under an older plan drift from the
+//! current one; compaction brings them back (see `compaction::picker`'s
+//! refresh jobs), so the plan is kept by the tree, not only by new tables.
 
+use std::sync::Arc;
 use std::sync::atomic::Ordering::Relaxed;
 
-use crate::policy::{LevelModel, TreeShape};
+use crate::policy::{LevelFilter, LevelModel, TreeShape};
 
 use super::DbInner;
 use super::tree::Tree;
@@ -36,18 +39,32 @@ use super::tree::Tree;
 /// Bytes per entry assumed before any table exists.
 const DEFAULT_BYTES_PER_ENTRY: f64 = 64.0;
 
+/// A table write the plan is made for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Writing {
+    /// The level the new tables go to.
+    pub level: usize,
+    /// Entries arriving at `level` from outside it.
+    pub entries: u64,
+    /// The level they leave (a compaction's upper inputs), if any.
+    pub from: Option<usize>,
+}
+
+/// The last plan and the shape it was made for.
+pub(crate) type PlanCache = parking_lot::Mutex<Option<(TreeShape, Arc<Vec<LevelFilter>>)>>;
+
 impl DbInner {
-    /// The shape of the tree as the filter policy sees it; `writing` is a
-    /// table (level, entries) about to be written, which may open a new
-    /// deepest level.
+    /// The shape of the tree as the filter policy sees it, for `writing`
+    /// (or for the tree as it is).
     #[expect(clippy::cast_precision_loss, reason = "sizes feed a floating-point model")]
-    pub(crate) fn shape(&self, tree: &Tree, writing: Option<(usize, u64)>) -> TreeShape {
+    pub(crate) fn shape(&self, tree: &Tree, writing: Option<Writing>) -> TreeShape {
         let opts = &self.opts;
         let all = || tree.levels.iter().flatten();
-        let (entries, bytes) =
-            all().fold((0u64, 0u64), |(e, b), t| (e + t.record.entries, b + t.record.file_size));
+        let (entries, data_bytes) = all().fold((0u64, 0u64), |(e, b), t| {
+            (e + t.record.entries, b + t.record.file_size.saturating_sub(t.record.filter_bytes))
+        });
         let bytes_per_entry =
-            if entries > 0 { bytes as f64 / entries as f64 } else { DEFAULT_BYTES_PER_ENTRY };
+            if entries > 0 { data_bytes as f64 / entries as f64 } else { DEFAULT_BYTES_PER_ENTRY };
         let keys_of = |bytes: u64| (bytes as f64 / bytes_per_entry).max(1.0);
         let mean = |tables: &mut dyn Iterator<Item = u64>| {
             let (n, sum) = tables.fold((0u64, 0u64), |(n, s), e| (n + 1, s + e));
@@ -60,7 +77,7 @@ impl DbInner {
         let flushes = self.counters.flushes.load(Relaxed);
         let mem = &self.current().mem.mem;
         let flush_keys = match writing {
-            Some((0, n)) if n > 0 => n as f64,
+            Some(Writing { level: 0, entries: n, .. }) if n > 0 => n as f64,
             _ if flushes > 0 => self.counters.flushed_entries.load(Relaxed) as f64 / flushes as f64,
             _ => mean(&mut tree.levels.first().into_iter().flatten().map(|t| t.record.entries))
                 .unwrap_or_else(|| {
@@ -75,28 +92,57 @@ impl DbInner {
         let table_keys = mean(&mut tree.levels.iter().skip(1).flatten().map(|t| t.record.entries))
             .unwrap_or_else(|| keys_of(opts.table_target_bytes));
 
-        // Level 0 fills to its trigger and is then merged away: trigger / 2
-        // tables on average. Its count of the moment would move the budget
-        // of the long-lived levels with every flush (up to the stop trigger
-        // while compaction lags).
-        let l0_runs = (opts.l0_compaction_trigger as f64 / 2.0).max(1.0);
+        // Keys per level once the write is done.
+        let mut keys: Vec<f64> = tree.level_keys().iter().map(|&n| n as f64).collect();
+        if let Some(w) = writing {
+            if keys.len() <= w.level {
+                keys.resize(w.level + 1, 0.0);
+            }
+            keys[w.level] += w.entries as f64;
+            if let Some(from) = w.from.and_then(|f| keys.get_mut(f)) {
+                *from = (*from - w.entries as f64).max(0.0);
+            }
+        }
+        let total: f64 = keys.iter().sum();
+
         let last_allowed = opts.max_levels.saturating_sub(1).max(1);
-        let deepest = tree.levels.iter().rposition(|l| !l.is_empty()).unwrap_or(0);
-        let d = deepest.max(writing.map_or(0, |(l, _)| l)).clamp(1, last_allowed);
+        let deepest = keys.iter().rposition(|&n| n > 0.0).unwrap_or(0);
+        let mut settled = 1;
+        let mut capacity = keys_of(opts.level_target_bytes(1));
+        while capacity < total && settled < last_allowed {
+            settled += 1;
+            capacity += keys_of(opts.level_target_bytes(settled));
+        }
+        let d = settled.max(deepest).clamp(1, last_allowed);
+
+        // Level 0 fills to its trigger and is then merged away: trigger / 2
+        // tables on average.
+        let l0_runs = (opts.l0_compaction_trigger as f64 / 2.0).max(1.0);
         let mut levels = vec![LevelModel { run_keys: flush_keys, runs: l0_runs, table_keys: flush_keys }];
-        for level in 1..d {
-            let keys = keys_of(opts.level_target_bytes(level));
-            levels.push(LevelModel { run_keys: keys, runs: 1.0, table_keys: table_keys.min(keys) });
+        for level in 1..=d {
+            let n = keys.get(level).copied().unwrap_or(0.0);
+            levels.push(LevelModel { run_keys: n, runs: 1.0, table_keys: table_keys.min(n).max(1.0) });
         }
-        let mut last = tree.level_keys().get(d).copied().unwrap_or(0);
-        if let Some((level, n)) = writing
-            && level == d
-        {
-            last += n;
-        }
-        let above = levels.last().map_or(1.0, LevelModel::keys);
-        let last_keys = (last as f64).max(above).max(1.0);
-        levels.push(LevelModel { run_keys: last_keys, runs: 1.0, table_keys: table_keys.min(last_keys) });
         TreeShape::from_levels(levels)
+    }
+
+    /// The policy's plan for `shape`, made once per shape.
+    pub(crate) fn plan(&self, shape: &TreeShape) -> Arc<Vec<LevelFilter>> {
+        let mut cache = self.plan_cache.lock();
+        if let Some((cached, plan)) = cache.as_ref()
+            && cached == shape
+        {
+            return Arc::clone(plan);
+        }
+        let plan = Arc::new(self.policy.plan(shape));
+        *cache = Some((shape.clone(), Arc::clone(&plan)));
+        plan
+    }
+
+    /// The filter for tables written to `level` for `writing`.
+    pub(crate) fn filter_for(&self, tree: &Tree, writing: Writing) -> LevelFilter {
+        let shape = self.shape(tree, Some(writing));
+        let plan = self.plan(&shape);
+        plan.get(writing.level).copied().unwrap_or_else(|| self.policy.for_level(writing.level, &shape))
     }
 }

@@ -51,6 +51,9 @@ pub struct LevelStats {
     /// table was opened: the filter was dropped (fail open), so every
     /// lookup in such a table reads its index and a data block.
     pub filters_dropped: u64,
+    /// Tables in the level whose requested xor or fuse filter could not be
+    /// built and fell back to blocked Bloom (or, rarely, to no filter).
+    pub filter_fallbacks: u64,
     /// Data blocks read by point lookups.
     pub data_blocks_read: u64,
     /// Bytes of data blocks read by point lookups.
@@ -119,8 +122,11 @@ pub struct Stats {
     pub wal_bytes: u64,
     /// Memtables flushed to level-0 tables.
     pub flushes: u64,
-    /// Compactions run.
+    /// Compactions run (filter refreshes included).
     pub compactions: u64,
+    /// Tables rewritten in place because their filter had drifted from the
+    /// plan for their level (see [`crate::Db::compact`]).
+    pub filter_refreshes: u64,
     /// Bytes of table files compactions read.
     pub compaction_bytes_read: u64,
     /// Bytes of table files compactions wrote.
@@ -136,6 +142,12 @@ pub struct Stats {
     /// Harmless to the data: no manifest names them, and the next open
     /// removes them (that sweep's own failures are not counted here).
     pub cleanup_failures: u64,
+    /// The filter policy tables are written with now, in the policy grammar.
+    pub filter_policy: String,
+    /// The policy `filter_policy` replaced when it last changed (an open
+    /// with an explicit, different [`crate::Options::filter_policy`]), kept
+    /// in the manifest; `None` if it never changed.
+    pub replaced_policy: Option<String>,
     /// One entry per level, level 0 first.
     pub levels: Vec<LevelStats>,
 }
@@ -162,6 +174,7 @@ impl Stats {
             wal_bytes: self.wal_bytes.saturating_sub(earlier.wal_bytes),
             flushes: self.flushes.saturating_sub(earlier.flushes),
             compactions: self.compactions.saturating_sub(earlier.compactions),
+            filter_refreshes: self.filter_refreshes.saturating_sub(earlier.filter_refreshes),
             compaction_bytes_read: self.compaction_bytes_read.saturating_sub(earlier.compaction_bytes_read),
             compaction_bytes_written: self
                 .compaction_bytes_written
@@ -170,6 +183,8 @@ impl Stats {
             cleanup_failures: self.cleanup_failures.saturating_sub(earlier.cleanup_failures),
             memtable_bytes: self.memtable_bytes,
             immutable_memtables: self.immutable_memtables,
+            filter_policy: self.filter_policy.clone(),
+            replaced_policy: self.replaced_policy.clone(),
             levels,
         }
     }
@@ -199,6 +214,11 @@ impl std::fmt::Display for Stats {
             self.flushes,
             self.compactions
         )?;
+        write!(f, "filter policy {}", self.filter_policy)?;
+        if let Some(old) = &self.replaced_policy {
+            write!(f, " (replaced {old}, whose filters older tables may still carry)")?;
+        }
+        writeln!(f, "; filter refreshes {}", self.filter_refreshes)?;
         writeln!(
             f,
             "{:<5} {:>6} {:>10} {:>12} {:<22} {:>6} {:>6} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9}",
@@ -240,6 +260,15 @@ impl std::fmt::Display for Stats {
                 observed
             )?;
         }
+        let fallbacks: Vec<String> = self
+            .levels
+            .iter()
+            .filter(|l| l.filter_fallbacks > 0)
+            .map(|l| format!("L{} {}", l.level, l.filter_fallbacks))
+            .collect();
+        if !fallbacks.is_empty() {
+            writeln!(f, "tables whose filter fell back to blocked Bloom: {}", fallbacks.join(", "))?;
+        }
         let dropped: u64 = self.levels.iter().map(|l| l.filters_dropped).sum();
         if dropped > 0 || self.cleanup_failures > 0 {
             writeln!(
@@ -277,6 +306,7 @@ pub(crate) struct Counters {
     /// Entries written by those flushes (the filter policy's flush size).
     pub flushed_entries: AtomicU64,
     pub compactions: AtomicU64,
+    pub filter_refreshes: AtomicU64,
     pub compaction_bytes_read: AtomicU64,
     pub compaction_bytes_written: AtomicU64,
     pub write_stalls: AtomicU64,
@@ -297,6 +327,7 @@ impl Counters {
             flushes: AtomicU64::new(0),
             flushed_entries: AtomicU64::new(0),
             compactions: AtomicU64::new(0),
+            filter_refreshes: AtomicU64::new(0),
             compaction_bytes_read: AtomicU64::new(0),
             compaction_bytes_written: AtomicU64::new(0),
             write_stalls: AtomicU64::new(0),
@@ -332,12 +363,15 @@ impl Counters {
             wal_bytes: self.wal_bytes.load(Relaxed),
             flushes: self.flushes.load(Relaxed),
             compactions: self.compactions.load(Relaxed),
+            filter_refreshes: self.filter_refreshes.load(Relaxed),
             compaction_bytes_read: self.compaction_bytes_read.load(Relaxed),
             compaction_bytes_written: self.compaction_bytes_written.load(Relaxed),
             write_stalls: self.write_stalls.load(Relaxed),
             cleanup_failures: self.cleanup_failures.load(Relaxed),
             memtable_bytes: 0,
             immutable_memtables: 0,
+            filter_policy: String::new(),
+            replaced_policy: None,
             levels,
         }
     }
@@ -371,8 +405,10 @@ impl super::DbInner {
         stats.memtable_bytes =
             std::iter::once(&sv.mem).chain(sv.imm.iter()).map(|m| m.mem.approximate_bytes() as u64).sum();
         stats.immutable_memtables = sv.imm.len() as u64;
+        stats.filter_policy = self.policy.to_string();
+        stats.replaced_policy.clone_from(&self.replaced_policy);
         let shape = self.shape(&sv.tree, None);
-        let plan = self.opts.filter_policy.plan(&shape);
+        let plan = self.plan(&shape);
         let used = sv.tree.levels.iter().rposition(|l| !l.is_empty()).map_or(0, |i| i + 1);
         stats.levels.truncate(self.opts.max_levels.max(used));
         for l in &mut stats.levels {
@@ -382,6 +418,7 @@ impl super::DbInner {
             l.bytes = tables.iter().map(|t| t.record.file_size).sum();
             l.filter_bytes = tables.iter().map(|t| t.record.filter_bytes).sum();
             l.filters_dropped = tables.iter().filter(|t| t.table.filter_dropped()).count() as u64;
+            l.filter_fallbacks = tables.iter().filter(|t| t.table.filter_fell_back()).count() as u64;
             for t in tables {
                 if !l.filter_kinds.contains(&t.record.filter) {
                     l.filter_kinds.push(t.record.filter);
@@ -399,7 +436,7 @@ impl super::DbInner {
             // the shape reached it.
             let planned = match plan.get(l.level) {
                 Some(p) => *p,
-                None => self.opts.filter_policy.for_level(l.level, &shape),
+                None => self.policy.for_level(l.level, &shape),
             };
             l.target_fpr = planned.target_fpr;
             l.target_bits_per_key = planned.bits_per_key;

@@ -21,9 +21,13 @@
 //!                          filter kind (varint len + UTF-8, e.g. "fuse8",
 //!                          "blocked-bloom:10"), filter bytes varint
 //!     6 remove table       level u8, file number varint
+//!     7 filter policy      varint len + UTF-8, in `FilterPolicy`'s grammar
+//!                          (e.g. "monkey:10+skip-last"); the latest wins
+//!     8 replaced policy    varint len + UTF-8: the policy in use before the
+//!                          latest change, which older tables may still carry
 //! ```
 //!
-//! Tags 1-4 appear at most once. An unknown tag is `Corruption`: an older
+//! Tags 1-4, 7 and 8 appear at most once per edit. An unknown tag is `Corruption`: an older
 //! build must not silently ignore a field whose meaning it does not know.
 
 use crate::codec::{Reader, put_length_prefixed, put_varint, seal, unseal};
@@ -39,6 +43,8 @@ const TAG_LOG_NUMBER: u64 = 3;
 const TAG_HASH_SALT: u64 = 4;
 const TAG_ADD_TABLE: u64 = 5;
 const TAG_REMOVE_TABLE: u64 = 6;
+const TAG_FILTER_POLICY: u64 = 7;
+const TAG_REPLACED_POLICY: u64 = 8;
 
 /// What the manifest records about one table file.
 #[derive(Debug, Clone, PartialEq)]
@@ -79,6 +85,12 @@ pub struct VersionEdit {
     pub log_number: Option<u64>,
     /// The salt of the key hash every table's filter uses.
     pub hash_salt: Option<u64>,
+    /// The filter policy the database writes tables with, in
+    /// `FilterPolicy`'s grammar (kept as text: the manifest checks framing,
+    /// the database parses it).
+    pub filter_policy: Option<String>,
+    /// The policy `filter_policy` replaced, when it last changed.
+    pub replaced_policy: Option<String>,
 }
 
 impl VersionEdit {
@@ -100,6 +112,14 @@ impl VersionEdit {
         if let Some(salt) = self.hash_salt {
             put_varint(&mut out, TAG_HASH_SALT);
             out.extend_from_slice(&salt.to_le_bytes());
+        }
+        for (tag, text) in
+            [(TAG_FILTER_POLICY, &self.filter_policy), (TAG_REPLACED_POLICY, &self.replaced_policy)]
+        {
+            if let Some(text) = text {
+                put_varint(&mut out, tag);
+                put_length_prefixed(&mut out, text.as_bytes());
+            }
         }
         for (level, t) in &self.added {
             put_varint(&mut out, TAG_ADD_TABLE);
@@ -152,6 +172,18 @@ impl VersionEdit {
                 TAG_HASH_SALT => once(&mut edit.hash_salt, r.u64()?)?,
                 TAG_ADD_TABLE => edit.added.push(decode_table(&mut r, at)?),
                 TAG_REMOVE_TABLE => edit.removed.push((level(&mut r)?, r.varint()?)),
+                TAG_FILTER_POLICY | TAG_REPLACED_POLICY => {
+                    let text = std::str::from_utf8(r.length_prefixed()?)
+                        .map_err(|_| Error::corruption(at, "filter policy is not UTF-8"))?;
+                    let slot = if tag == TAG_FILTER_POLICY {
+                        &mut edit.filter_policy
+                    } else {
+                        &mut edit.replaced_policy
+                    };
+                    if slot.replace(text.to_owned()).is_some() {
+                        return Err(Error::corruption(at, format!("edit field {tag} appears twice")));
+                    }
+                }
                 other => return Err(Error::corruption(at, format!("unknown edit field tag {other}"))),
             }
         }
@@ -239,6 +271,8 @@ pub(crate) mod tests {
             last_seq: Some(MAX_SEQ),
             log_number: Some(8),
             hash_salt: Some(0xdead_beef_0123_4567),
+            filter_policy: Some("monkey:10+skip-last".to_owned()),
+            replaced_policy: Some("xor16".to_owned()),
         }
     }
 
@@ -271,7 +305,7 @@ pub(crate) mod tests {
 
     #[test]
     fn well_sealed_nonsense_is_corruption() {
-        let cases: [&[u8]; 7] = [
+        let cases: [&[u8]; 10] = [
             &[99, 0],                                                               // unknown tag
             &[1, 5, 1, 6],                                                          // repeated scalar
             &[6, 7, 1],                                                             // level out of range
@@ -279,6 +313,9 @@ pub(crate) mod tests {
             &[5, 0, 1, 1, 1, b'b', 1, b'a', 0, 0, 0, 4, b'n', b'o', b'n', b'e', 0], // smallest > largest
             &[5, 0, 1, 1, 0, 0, 5, 4, 0, 4, b'n', b'o', b'p', b'e', 0], // min seq > max seq, bad filter
             &[5, 0, 1, 1, 0, 0, 0, 0, 0, 3, b'z', b'i', b'p', 0],       // unknown filter kind
+            &[7, 2, 0xff, 0xfe],                                        // policy not UTF-8
+            &[7, 1, b'x', 7, 1, b'y'],                                  // repeated policy
+            &[8, 1, b'x', 8, 1, b'y'],                                  // repeated replaced policy
         ];
         for body in cases {
             let err = VersionEdit::decode(&seal(body.to_vec())).unwrap_err();

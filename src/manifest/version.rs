@@ -128,6 +128,11 @@ pub struct VersionSet {
     pub log_number: u64,
     /// The salt of the key hash used by every filter; `None` until set.
     pub hash_salt: Option<u64>,
+    /// The filter policy last recorded (text in `FilterPolicy`'s grammar);
+    /// `None` for a database that never recorded one.
+    pub filter_policy: Option<String>,
+    /// The policy `filter_policy` replaced when it last changed.
+    pub replaced_policy: Option<String>,
 }
 
 impl VersionSet {
@@ -158,6 +163,12 @@ impl VersionSet {
         self.last_seq = last_seq;
         self.log_number = log_number;
         self.hash_salt = self.hash_salt.or(edit.hash_salt);
+        if let Some(policy) = &edit.filter_policy {
+            self.filter_policy = Some(policy.clone());
+        }
+        if let Some(policy) = &edit.replaced_policy {
+            self.replaced_policy = Some(policy.clone());
+        }
         Ok(())
     }
 
@@ -176,6 +187,8 @@ impl VersionSet {
             last_seq: Some(self.last_seq),
             log_number: Some(self.log_number),
             hash_salt: self.hash_salt,
+            filter_policy: self.filter_policy.clone(),
+            replaced_policy: self.replaced_policy.clone(),
         }
     }
 

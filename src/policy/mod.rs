@@ -175,9 +175,13 @@ impl FilterPolicy {
     }
 
     /// Entry `i` is for level `i`; the last entry repeats for deeper levels.
-    /// An empty list means no filters.
+    /// An empty list means no filters, and is the same policy as
+    /// `uniform(FilterKind::None)` (so it prints and parses back as `none`).
     #[must_use]
-    pub fn per_level(kinds: Vec<FilterKind>) -> Self {
+    pub fn per_level(mut kinds: Vec<FilterKind>) -> Self {
+        if kinds.is_empty() {
+            kinds.push(FilterKind::None);
+        }
         FilterPolicy { rule: Rule::PerLevel(kinds), skip_last_level: false }
     }
 
@@ -273,32 +277,59 @@ impl fmt::Display for FilterPolicy {
     }
 }
 
+/// The forms [`FilterPolicy::from_str`] accepts, for error messages.
+pub const POLICY_FORMS: &str = "default, a filter kind on every level (none, bloom:B, blocked-bloom:B, \
+     xor8, xor16, fuse8, fuse16), per-level:K0,K1,... (level 0 first, the last repeating), or \
+     monkey:B (0 < B <= 64 bits per key), each optionally followed by +skip-last";
+
 impl FromStr for FilterPolicy {
     type Err = Error;
 
-    /// Parses the names the CLI uses: a filter kind applied uniformly
+    /// Parses the policy grammar shared by the library, the manifest and
+    /// every CLI command: `default`, a filter kind applied on every level
     /// (`none`, `bloom:10`, `blocked-bloom:10`, `xor8`, `fuse8`, …),
-    /// `monkey:<bits per key>`, or `per-level:<kind>,<kind>,…`; any of them
-    /// may end in `+skip-last`.
+    /// `per-level:<kind>,<kind>,…`, or `monkey:<bits per key>`; any of them
+    /// may end in `+skip-last`. [`Display`](fmt::Display) writes the same
+    /// grammar, so a policy round-trips through its text.
+    ///
+    /// ```
+    /// use siftdb::FilterPolicy;
+    /// let p: FilterPolicy = "monkey:10+skip-last".parse().unwrap();
+    /// assert_eq!(p.to_string(), "monkey:10+skip-last");
+    /// assert!("monkey:1000".parse::<FilterPolicy>().is_err());
+    /// ```
+    ///
+    /// # Errors
+    /// `InvalidArgument` saying what is wrong and naming every accepted form.
     fn from_str(s: &str) -> Result<Self> {
-        let (body, skip) = match s.strip_suffix("+skip-last") {
+        let bad =
+            |why: String| Error::InvalidArgument(format!("policy '{s}': {why}; expected {POLICY_FORMS}"));
+        let (body, skip) = match s.trim().strip_suffix("+skip-last") {
             Some(body) => (body, true),
-            None => (s, false),
+            None => (s.trim(), false),
         };
-        let policy = if let Some(bits) = body.strip_prefix("monkey:") {
+        let kind_error = |e: Error| match e {
+            Error::InvalidArgument(msg) => bad(msg),
+            other => other,
+        };
+        let policy = if body == "default" {
+            FilterPolicy::default()
+        } else if let Some(bits) = body.strip_prefix("monkey:") {
             match bits.parse::<f64>() {
                 Ok(b) if b.is_finite() && b > 0.0 && b <= 64.0 => FilterPolicy::monkey(b),
                 _ => {
-                    return Err(Error::InvalidArgument(format!(
-                        "policy '{s}': monkey takes an average bits per key from 0 to 64"
+                    return Err(bad(format!(
+                        "monkey takes bits per key above 0 and at most 64, got '{bits}'"
                     )));
                 }
             }
         } else if let Some(spec) = body.strip_prefix("per-level:") {
-            let kinds = spec.split(',').map(str::parse).collect::<Result<Vec<FilterKind>>>()?;
-            FilterPolicy::per_level(kinds)
+            let kinds = spec.split(',').map(|k| k.trim().parse()).collect::<Result<Vec<FilterKind>>>();
+            FilterPolicy::per_level(kinds.map_err(kind_error)?)
+        } else if body.contains(',') {
+            return Err(bad(format!("a list of kinds needs the prefix: per-level:{body}")));
         } else {
-            FilterPolicy::uniform(body.parse()?)
+            FilterPolicy::uniform(body.parse().map_err(kind_error)?)
         };
         Ok(policy.with_skip_last_level(skip))
     }
@@ -307,6 +338,46 @@ impl FromStr for FilterPolicy {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
+
+    fn kind() -> impl Strategy<Value = FilterKind> {
+        prop_oneof![
+            Just(FilterKind::None),
+            Just(FilterKind::Xor8),
+            Just(FilterKind::Xor16),
+            Just(FilterKind::BinaryFuse8),
+            Just(FilterKind::BinaryFuse16),
+            (1.0f64..=64.0).prop_map(|b| FilterKind::Bloom { bits_per_key: b }),
+            (1.0f64..=64.0).prop_map(|b| FilterKind::BlockedBloom { bits_per_key: b }),
+        ]
+    }
+
+    fn policy() -> impl Strategy<Value = FilterPolicy> {
+        let rule = prop_oneof![
+            kind().prop_map(FilterPolicy::uniform),
+            proptest::collection::vec(kind(), 0..6).prop_map(FilterPolicy::per_level),
+            (1e-3f64..=64.0).prop_map(FilterPolicy::monkey),
+        ];
+        (rule, any::<bool>()).prop_map(|(p, skip)| p.with_skip_last_level(skip))
+    }
+
+    proptest! {
+        /// Every policy the grammar can express prints as text that parses
+        /// back to the same policy (the manifest stores it as that text).
+        #[test]
+        fn every_policy_round_trips_through_its_text(p in policy()) {
+            let text = p.to_string();
+            let back: FilterPolicy = text.parse().map_err(|e| TestCaseError::fail(format!("{text}: {e}")))?;
+            prop_assert_eq!(back, p, "{}", text);
+        }
+    }
+
+    #[test]
+    fn an_empty_per_level_list_is_none() {
+        let empty = FilterPolicy::per_level(vec![]);
+        assert_eq!(empty, FilterPolicy::uniform(FilterKind::None));
+        assert_eq!(empty.to_string().parse::<FilterPolicy>().unwrap(), empty);
+    }
 
     #[test]
     fn policy_names_round_trip() {
@@ -316,8 +387,25 @@ mod tests {
             let p: FilterPolicy = name.parse().unwrap();
             assert_eq!(p.to_string(), name);
         }
-        for bad in ["monkey:", "monkey:-1", "per-level:", "per-level:xor8,,fuse8", "bogus"] {
-            assert!(matches!(bad.parse::<FilterPolicy>(), Err(Error::InvalidArgument(_))), "{bad}");
+        assert_eq!("default".parse::<FilterPolicy>().unwrap(), FilterPolicy::default());
+        let default_name = FilterPolicy::default().to_string();
+        assert_eq!(default_name.parse::<FilterPolicy>().unwrap(), FilterPolicy::default());
+        for bad in [
+            "monkey:",
+            "monkey:-1",
+            "monkey:0",
+            "monkey:1000",
+            "monkey:NaN",
+            "per-level:",
+            "per-level:xor8,,fuse8",
+            "blocked-bloom:10,fuse8",
+            "bogus",
+            "xor8+skip-last+skip-last",
+        ] {
+            match bad.parse::<FilterPolicy>() {
+                Err(Error::InvalidArgument(msg)) => assert!(msg.contains(POLICY_FORMS), "{bad}: {msg}"),
+                other => panic!("{bad}: {other:?}"),
+            }
         }
     }
 

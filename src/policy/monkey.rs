@@ -24,7 +24,10 @@
 //! the budget, and what a jump between options leaves unspent is shared out
 //! to the Bloom levels, so the plan spends the budget to within 0.01 bits/key.
 
+use std::collections::HashMap;
 use std::sync::OnceLock;
+
+use parking_lot::Mutex;
 
 use super::LevelFilter;
 use super::cost::{STATIC_KINDS, expected_blocked_bloom_bits, table_filter_bits_per_key};
@@ -124,11 +127,55 @@ fn bloom_grid() -> &'static [f64] {
     })
 }
 
+/// The blocked-Bloom rate at `b` bits/key read off the grid, interpolated
+/// in `ln p` (about linear in the bits/key) between its points. The exact
+/// rate is a sum over block loads, ~100 µs a call; the solver asks for
+/// thousands of candidates, so it searches on this and [`exact_rates`]
+/// prices only the plan it settles on.
+fn grid_fpr(b: f64) -> f64 {
+    let grid = bloom_grid();
+    let x = (b.clamp(BLOOM_MIN_BITS, BLOOM_MAX_BITS) - BLOOM_MIN_BITS) / BLOOM_STEP;
+    #[expect(clippy::cast_possible_truncation, clippy::cast_sign_loss, reason = "a grid index in range")]
+    let i = (x.floor() as usize).min(grid.len() - 2);
+    #[expect(clippy::cast_precision_loss, reason = "a grid index")]
+    let t = x - i as f64;
+    let (lo, hi) = (grid[i].ln(), grid[i + 1].ln());
+    (lo + (hi - lo) * t).exp()
+}
+
+/// The exact blocked-Bloom rate at `b` bits/key, remembered: plans repeat
+/// the same hundredths from one flush or compaction to the next.
+fn exact_bloom_fpr(b: f64) -> f64 {
+    static MEMO: OnceLock<Mutex<HashMap<u64, f64>>> = OnceLock::new();
+    let memo = MEMO.get_or_init(|| Mutex::new(HashMap::new()));
+    if let Some(&p) = memo.lock().get(&b.to_bits()) {
+        return p;
+    }
+    let p = BlockedBloom::fpr_for_bits_per_key(b);
+    let mut m = memo.lock();
+    // A bound keeps a long-lived process from growing it without end;
+    // clearing costs only recomputation.
+    if m.len() > 100_000 {
+        m.clear();
+    }
+    m.insert(b.to_bits(), p);
+    p
+}
+
+/// Replaces the grid rates of the plan's blocked-Bloom levels by exact ones.
+fn exact_rates(plan: &mut [LevelFilter]) {
+    for c in plan {
+        if let FilterKind::BlockedBloom { bits_per_key } = c.kind {
+            c.target_fpr = exact_bloom_fpr(bits_per_key);
+        }
+    }
+}
+
 fn bloom_choice(bits_per_key: f64, table_keys: f64) -> LevelFilter {
     let b = bits_per_key.clamp(BLOOM_MIN_BITS, BLOOM_MAX_BITS);
     LevelFilter {
         kind: FilterKind::BlockedBloom { bits_per_key: b },
-        target_fpr: BlockedBloom::fpr_for_bits_per_key(b),
+        target_fpr: grid_fpr(b),
         bits_per_key: expected_blocked_bloom_bits(b, table_keys),
     }
 }
@@ -302,6 +349,7 @@ pub fn monkey_plan(levels: &[LevelModel], budget_bits: f64) -> Vec<LevelFilter> 
             }
         }
     }
+    exact_rates(&mut plan);
     plan
 }
 

@@ -311,6 +311,19 @@ impl Table {
         }
     }
 
+    /// Distinct user keys in the table (the keys its filter holds).
+    #[must_use]
+    pub fn distinct_keys(&self) -> u64 {
+        self.inner.properties.distinct_keys
+    }
+
+    /// Whether the writer could not build the requested filter and fell
+    /// back (to blocked Bloom, or to none).
+    #[must_use]
+    pub fn filter_fell_back(&self) -> bool {
+        self.inner.properties.filter_fallback_reason.is_some()
+    }
+
     /// Whether the filter block was dropped as corrupt.
     #[must_use]
     pub fn filter_dropped(&self) -> bool {

@@ -1,9 +1,11 @@
 //! `siftdb db info|verify` run as a process on databases built file by file
 //! in a temp dir (the same files the engine writes), damaged ones included.
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+mod common;
 
+use std::path::{Path, PathBuf};
+
+use common::{p, run_json, siftdb, snapshot};
 use serde_json::Value;
 use siftdb::FilterKind;
 use siftdb::WriteBatch;
@@ -13,21 +15,6 @@ use siftdb::manifest::{
 };
 use siftdb::table::{TableBuilder, TableOptions, ValueKind};
 use siftdb::wal::WalWriter;
-
-fn siftdb(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_siftdb")).args(args).output().unwrap()
-}
-
-fn run_json(args: &[&str]) -> (i32, Value) {
-    let out = siftdb(args);
-    let text = String::from_utf8(out.stdout).unwrap();
-    let v: Value = serde_json::from_str(&text).unwrap_or_else(|e| panic!("{e}: {text}"));
-    (out.status.code().unwrap(), v)
-}
-
-fn p(path: &Path) -> &str {
-    path.to_str().unwrap()
-}
 
 fn table(dir: &Path, number: u64, level: u32, keys: std::ops::Range<u32>, filter: FilterKind) -> TableRecord {
     let opts = TableOptions { filter, level, block_bytes: 512, ..TableOptions::default() };
@@ -73,16 +60,6 @@ fn make_db(dir: &Path) -> PathBuf {
     }
     w.sync().unwrap();
     dir.to_path_buf()
-}
-
-fn snapshot(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
-    let mut v: Vec<_> = std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .map(|p| (p.clone(), std::fs::read(p).unwrap()))
-        .collect();
-    v.sort();
-    v
 }
 
 #[test]

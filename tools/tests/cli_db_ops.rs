@@ -1,37 +1,14 @@
 //! `siftdb db get|put|delete|scan|flush|compact`, and `db info|verify` on a
 //! database written by `siftdb::Db`.
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+mod common;
 
+use std::path::PathBuf;
+
+use common::{p, run_json, siftdb, snapshot};
 use serde_json::Value;
 use siftdb::table::{TableBuilder, TableOptions, ValueKind};
 use siftdb::{Db, FilterKind, Options};
-
-fn siftdb(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_siftdb")).args(args).output().unwrap()
-}
-
-fn run_json(args: &[&str]) -> (i32, Value) {
-    let out = siftdb(args);
-    let text = String::from_utf8(out.stdout).unwrap();
-    let v: Value = serde_json::from_str(&text).unwrap_or_else(|e| panic!("{e}: {text}"));
-    (out.status.code().unwrap(), v)
-}
-
-fn p(path: &Path) -> &str {
-    path.to_str().unwrap()
-}
-
-fn snapshot(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
-    let mut v: Vec<_> = std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .map(|p| (p.clone(), std::fs::read(p).unwrap()))
-        .collect();
-    v.sort();
-    v
-}
 
 #[test]
 fn put_get_delete_scan_flush_compact_round_trip() {

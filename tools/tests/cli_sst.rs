@@ -1,22 +1,13 @@
 //! `siftdb sst ...` run as a process on tables built in a temp dir.
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+mod common;
 
-use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::process::Output;
+
+use common::{p, run_json, siftdb};
 use siftdb::FilterKind;
 use siftdb::table::{Table, TableBuilder, TableOptions, ValueKind};
-
-fn siftdb(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_siftdb")).args(args).output().unwrap()
-}
-
-fn run_json(args: &[&str]) -> (i32, Value) {
-    let out = siftdb(args);
-    let text = String::from_utf8(out.stdout).unwrap();
-    let v: Value = serde_json::from_str(&text).unwrap_or_else(|e| panic!("{e}: {text}"));
-    (out.status.code().unwrap(), v)
-}
 
 /// 300 keys `key00000`.. (every 7th also has an older tombstone), plus a
 /// key with a NUL byte, in 256-byte blocks.
@@ -34,10 +25,6 @@ fn build(dir: &Path, name: &str, filter: FilterKind) -> PathBuf {
     }
     b.finish().unwrap();
     path
-}
-
-fn p(path: &Path) -> &str {
-    path.to_str().unwrap()
 }
 
 #[test]

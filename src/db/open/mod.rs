@@ -24,6 +24,7 @@ use crate::manifest::{
     FileKind, ManifestWriter, NUM_LEVELS, VersionSet, log_file_name, parse_file_name, set_current,
 };
 use crate::memtable::Memtable;
+use crate::policy::FilterPolicy;
 use crate::wal::WalWriter;
 use crate::{Error, Result};
 
@@ -50,6 +51,24 @@ fn random_salt() -> u64 {
         h.write_u128(t.as_nanos());
     }
     h.finish()
+}
+
+/// The policy to write tables with, and the stored one it replaces (if the
+/// options name a different one). An unparsable stored policy is
+/// `Corruption` of the manifest: guessing would change the tree's filters.
+fn resolve_policy(dir: &Path, set: &VersionSet, opts: &Options) -> Result<(FilterPolicy, Option<String>)> {
+    let stored = match &set.filter_policy {
+        Some(text) => Some(text.parse::<FilterPolicy>().map_err(|e| {
+            Error::corruption_in(&dir.join(crate::manifest::CURRENT), 0, format!("stored filter policy: {e}"))
+        })?),
+        None => None,
+    };
+    Ok(match (&opts.filter_policy, stored) {
+        (Some(chosen), Some(stored)) if *chosen != stored => (chosen.clone(), Some(stored.to_string())),
+        (Some(chosen), _) => (chosen.clone(), None),
+        (None, Some(stored)) => (stored, None),
+        (None, None) => (FilterPolicy::default(), None),
+    })
 }
 
 fn check_options(opts: &Options) -> Result<()> {
@@ -82,6 +101,13 @@ pub(crate) fn open(dir: &Path, opts: Options) -> Result<Opened> {
         (VersionSet { hash_salt: Some(salt), next_file_number: 1, ..VersionSet::default() }, None)
     };
     let salt = set.hash_salt.unwrap_or(0);
+    let (policy, superseded) = resolve_policy(dir, &set, &opts)?;
+    // The snapshot edit below makes the policy in use the stored one.
+    set.filter_policy = Some(policy.to_string());
+    if superseded.is_some() {
+        set.replaced_policy = superseded;
+    }
+    let replaced_policy = set.replaced_policy.clone();
     let cleanup_failures = Arc::new(AtomicU64::new(0));
     let tables = recovery::open_tables(&fs, dir, &set, &cleanup_failures)?;
 
@@ -134,6 +160,8 @@ pub(crate) fn open(dir: &Path, opts: Options) -> Result<Opened> {
         next_file,
         read_only: false,
         cleanup_failures,
+        policy,
+        replaced_policy,
     };
     Ok(assemble(dir, opts, recovered))
 }
@@ -160,6 +188,8 @@ pub(crate) fn open_read_only(dir: &Path, opts: Options) -> Result<Opened> {
     let lock = DirLock::acquire_shared(&*fs, dir)?;
     let loaded = recovery::load_manifest(&*fs, dir)?;
     let mut set = loaded.set;
+    let (policy, superseded) = resolve_policy(dir, &set, &opts)?;
+    let replaced_policy = superseded.or_else(|| set.replaced_policy.clone());
     let cleanup_failures = Arc::new(AtomicU64::new(0));
     let tables = recovery::open_tables(&fs, dir, &set, &cleanup_failures)?;
     let replayed = recovery::replay_logs(&*fs, dir, set.log_number, set.last_seq, opts.recovery, true)?;
@@ -175,6 +205,8 @@ pub(crate) fn open_read_only(dir: &Path, opts: Options) -> Result<Opened> {
         manifest: ManifestState { base_len: 0, writer: ManifestWriter::refusing(loaded.number), set },
         read_only: true,
         cleanup_failures,
+        policy,
+        replaced_policy,
     };
     Ok(assemble(dir, opts, recovered))
 }
@@ -193,6 +225,8 @@ struct Recovered {
     read_only: bool,
     /// Shared with the tables opened, which count their own failed deletes.
     cleanup_failures: Arc<AtomicU64>,
+    policy: FilterPolicy,
+    replaced_policy: Option<String>,
 }
 
 fn assemble(dir: &Path, opts: Options, r: Recovered) -> Opened {
@@ -222,6 +256,9 @@ fn assemble(dir: &Path, opts: Options, r: Recovered) -> Opened {
         compaction: Mutex::new(vec![Vec::new(); NUM_LEVELS]),
         next_file: AtomicU64::new(r.next_file),
         counters: Counters::new(NUM_LEVELS, r.cleanup_failures),
+        policy: r.policy,
+        replaced_policy: r.replaced_policy,
+        plan_cache: Mutex::new(None),
         snapshots: SnapshotList::default(),
         failure: Mutex::new(None),
         read_only: r.read_only,

@@ -18,17 +18,18 @@ use crate::bytes_arg::show;
 use crate::output;
 use crate::sst::info::{fmt_rate, status_name};
 use crate::sst::open::problem_json;
+use siftdb::FilterPolicy;
 
 /// Arguments of `db info`.
 #[derive(Debug, clap::Args)]
 pub struct Args {
     /// The database directory.
     dir: PathBuf,
-    /// The filter policy to compute each level's target rate under (the
-    /// database's options are not stored on disk): `default`, `monkey:B`,
-    /// or kinds per level such as `blocked-bloom:10,fuse8`.
-    #[arg(long, default_value = "default")]
-    policy: String,
+    /// The filter policy to compute each level's target rate under, in the
+    /// library's grammar (`fuse8`, `per-level:blocked-bloom:10,fuse8`,
+    /// `monkey:10+skip-last`, …); default: the policy stored in the database.
+    #[arg(long)]
+    policy: Option<String>,
     /// List every table, not only the per-level totals (text output; JSON always lists them).
     #[arg(long)]
     tables: bool,
@@ -60,7 +61,8 @@ enum Observed {
 /// smallest key plus 8 random bytes, so they fall inside real tables' key
 /// ranges and reach their filters, as an application's misses would.
 fn observe(i: &DbInspection, a: &Args) -> Result<Observed, String> {
-    let opts = Options { filter_policy: parse_policy(&a.policy)?, ..Options::default() };
+    // The stored policy: a read-only open changes nothing either way.
+    let opts = Options::default();
     let db = match Db::open_read_only(&a.dir, opts) {
         Ok(db) => db,
         Err(siftdb::Error::Locked(_)) => return Ok(Observed::Locked),
@@ -125,7 +127,15 @@ pub fn log_json(l: &LogInfo) -> Value {
 
 #[expect(clippy::too_many_lines, reason = "one JSON document assembled in order")]
 fn document(i: &DbInspection, a: &Args) -> Result<Value, String> {
-    let policy = parse_policy(&a.policy)?;
+    let stored = i.manifest.state.filter_policy.clone();
+    let (policy, policy_source) = match (parse_policy(a.policy.as_deref())?, &stored) {
+        (Some(p), _) => (p, "given"),
+        (None, Some(text)) => match text.parse::<FilterPolicy>() {
+            Ok(p) => (p, "stored"),
+            Err(e) => return Err(format!("{}: stored filter policy: {e}", a.dir.display())),
+        },
+        (None, None) => (FilterPolicy::default(), "default (none stored)"),
+    };
     let mut levels: Vec<Vec<Value>> = vec![Vec::new(); NUM_LEVELS];
     let mut level_keys = [0f64; NUM_LEVELS];
     let mut problems: Vec<String> = Vec::new();
@@ -178,6 +188,7 @@ fn document(i: &DbInspection, a: &Args) -> Result<Value, String> {
                 "filter_memory_bytes": if in_memory { r.filter_bytes } else { 0 },
                 "filter_status": filter.as_ref().map(|d| status_name(&d.status)),
                 "dropped_reason": dropped_reason,
+                "fallback_reason": filter.as_ref().and_then(|d| d.fallback_reason.clone()),
                 "bits_per_key": filter.as_ref().map(|d| d.bits_per_key),
                 "theoretical_fpr": fpr,
             }));
@@ -194,6 +205,7 @@ fn document(i: &DbInspection, a: &Args) -> Result<Value, String> {
         .map(|(n, tables)| {
             let sum = |f: &str| tables.iter().filter_map(|t| t[f].as_u64()).sum::<u64>();
             let filter_bytes = sum("filter_bytes");
+            let fallbacks = tables.iter().filter(|t| !t["fallback_reason"].is_null()).count();
             let filter_memory = sum("filter_memory_bytes");
             total_filter_memory += filter_memory;
             let keys = sum("distinct_keys");
@@ -220,6 +232,7 @@ fn document(i: &DbInspection, a: &Args) -> Result<Value, String> {
                 "filter_bytes": filter_bytes,
                 "filter_memory_bytes": filter_memory,
                 "filter_kinds": kinds,
+                "filter_fallbacks": fallbacks,
                 "bits_per_key": bpk,
                 "mean_theoretical_fpr": mean_fpr,
                 "target_filter_kind": plan.kind.to_string(),
@@ -233,7 +246,10 @@ fn document(i: &DbInspection, a: &Args) -> Result<Value, String> {
         "path": i.dir.display().to_string(),
         "ok": problems.is_empty(),
         "problems": problems,
-        "policy": a.policy,
+        "policy": policy.to_string(),
+        "policy_source": policy_source,
+        "stored_policy": stored,
+        "replaced_policy": i.manifest.state.replaced_policy,
         "manifest": {
             "number": i.manifest.number,
             "path": i.manifest.path.display().to_string(),
@@ -325,6 +341,14 @@ pub fn run(a: &Args) -> Result<Outcome, String> {
         g(&doc, "next_file_number"),
         g(&doc, "log_number")
     );
+    match doc["replaced_policy"].as_str() {
+        Some(old) => println!(
+            "filter policy   {} ({}; replaced {old}, whose filters older tables may still carry)",
+            g(&doc, "policy"),
+            g(&doc, "policy_source")
+        ),
+        None => println!("filter policy   {} ({})", g(&doc, "policy"), g(&doc, "policy_source")),
+    }
     println!("filter memory   {} bytes (filters loaded in memory)", g(&doc, "filter_memory_bytes"));
     println!(
         "expected false-positive reads per absent lookup: {:.5}",
@@ -339,10 +363,16 @@ pub fn run(a: &Args) -> Result<Outcome, String> {
                 g(l, "tables"),
                 g(l, "keys"),
                 g(l, "bytes"),
-                l["filter_kinds"]
-                    .as_object()
-                    .map(|m| m.keys().cloned().collect::<Vec<_>>().join(","))
-                    .unwrap_or_default(),
+                {
+                    let kinds = l["filter_kinds"]
+                        .as_object()
+                        .map(|m| m.keys().cloned().collect::<Vec<_>>().join(","))
+                        .unwrap_or_default();
+                    match l["filter_fallbacks"].as_u64() {
+                        Some(n) if n > 0 => format!("{kinds} ({n} fell back)"),
+                        _ => kinds,
+                    }
+                },
                 g(l, "filter_bytes"),
                 format!("{:.2}", l["bits_per_key"].as_f64().unwrap_or(0.0)),
                 fmt_rate(l["mean_theoretical_fpr"].as_f64()),
@@ -396,6 +426,9 @@ pub fn run(a: &Args) -> Result<Outcome, String> {
                         (Value::Bool(true), _, _) => format!("{} (TABLE MISSING)", g(&t, "filter_kind")),
                         (_, Value::String(_), _) => format!("{} (TABLE UNREADABLE)", g(&t, "filter_kind")),
                         (_, _, Some("dropped")) => format!("{} (DROPPED)", g(&t, "filter_kind")),
+                        _ if !t["fallback_reason"].is_null() => {
+                            format!("{} (fell back: {})", g(&t, "filter_kind"), g(&t, "fallback_reason"))
+                        }
                         _ => g(&t, "filter_kind"),
                     },
                 ]

@@ -8,7 +8,6 @@ use std::path::Path;
 
 use clap::Subcommand;
 use siftdb::Error;
-use siftdb::filter::FilterKind;
 use siftdb::fs::StdFs;
 use siftdb::inspect::{DbInspection, inspect_db};
 use siftdb::policy::FilterPolicy;
@@ -73,25 +72,11 @@ pub fn inspect(dir: &Path) -> Result<DbInspection, String> {
     inspect_db(&StdFs, dir).map_err(|e| describe(dir, &e))
 }
 
-/// Parses `--policy`: `default`, `monkey:B` (Monkey over B bits/key on
-/// average), or a comma-separated list of filter kinds, level 0 first (the
-/// last repeats for deeper levels).
+/// Parses `--policy` in the library's one grammar ([`FilterPolicy`]'s
+/// `FromStr`): absent means "the policy stored in the database".
 ///
 /// # Errors
-/// A message naming the bad part.
-pub fn parse_policy(s: &str) -> Result<FilterPolicy, String> {
-    if s == "default" {
-        return Ok(FilterPolicy::default());
-    }
-    if let Some(bits) = s.strip_prefix("monkey:") {
-        return match bits.parse::<f64>() {
-            Ok(b) if b.is_finite() && b > 0.0 => Ok(FilterPolicy::monkey(b)),
-            _ => Err(format!("policy '{s}': bits per key must be a positive number")),
-        };
-    }
-    let kinds = s
-        .split(',')
-        .map(|k| k.trim().parse::<FilterKind>().map_err(|e| format!("policy '{s}': {e}")))
-        .collect::<Result<Vec<_>, _>>()?;
-    Ok(FilterPolicy::per_level(kinds))
+/// The library's message, which names every accepted form.
+pub fn parse_policy(s: Option<&str>) -> Result<Option<FilterPolicy>, String> {
+    s.map(|s| s.parse::<FilterPolicy>().map_err(|e| format!("--policy: {e}"))).transpose()
 }

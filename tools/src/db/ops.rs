@@ -27,10 +27,12 @@ pub struct Common {
     /// Print one JSON document.
     #[arg(long)]
     pub json: bool,
-    /// Filter policy for tables this command writes: `default`, `monkey:B`,
-    /// or kinds per level such as `blocked-bloom:10,fuse8`.
-    #[arg(long, default_value = "default")]
-    pub policy: String,
+    /// Filter policy for tables this command writes, stored in the database
+    /// in place of the old one: `default`, a kind such as `fuse8`,
+    /// `per-level:blocked-bloom:10,fuse8`, or `monkey:B`, each optionally
+    /// with `+skip-last`. Without it, the database's stored policy is used.
+    #[arg(long)]
+    pub policy: Option<String>,
 }
 
 /// Arguments of `db get` / `db delete`.
@@ -95,7 +97,7 @@ fn open(c: &Common, mode: Mode) -> Result<Db, String> {
             format!("{}: no such database directory", dir.display())
         });
     }
-    let opts = Options { filter_policy: parse_policy(&c.policy)?, ..Options::default() };
+    let opts = Options { filter_policy: parse_policy(c.policy.as_deref())?, ..Options::default() };
     let db = if mode == Mode::Read { Db::open_read_only(dir, opts) } else { Db::open(dir, opts) };
     db.map_err(|e| describe(dir, &e))
 }

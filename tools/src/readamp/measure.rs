@@ -137,7 +137,7 @@ pub fn options_for(config: &Config, policy: &FilterPolicy) -> Options {
     // ~19,000 keys of 100 bytes.
     let base = (data / 300).max(2 << 10);
     Options {
-        filter_policy: policy.clone(),
+        filter_policy: Some(policy.clone()),
         hash_salt: Some(config.seed),
         sync: false,
         memtable_bytes: usize::try_from((data / 32).clamp(16 << 10, 16 << 20)).unwrap_or(16 << 20),
