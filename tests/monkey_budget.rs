@@ -77,7 +77,7 @@ fn bits_per_key(stats: &Stats) -> f64 {
 
 #[test]
 fn monkey_spends_its_budget_and_loosens_with_depth() {
-    let (db, _dir) = load(FilterPolicy::monkey(10.0));
+    let (db, _dir) = load(FilterPolicy::monkey(10.0).unwrap());
     let stats = db.stats();
     let levels: Vec<_> = stats.levels.iter().filter(|l| l.tables > 0).collect();
     let report: Vec<String> = levels

@@ -139,6 +139,14 @@ impl Options {
         if self.base_level_bytes == 0 || self.table_target_bytes == 0 {
             return bad("base_level_bytes and table_target_bytes must be positive");
         }
+        if let Some(policy) = &self.filter_policy {
+            policy.validate().map_err(|e| match e {
+                Error::InvalidArgument(m) => {
+                    Error::InvalidArgument(format!("option filter_policy {policy}: {m}"))
+                }
+                other => other,
+            })?;
+        }
         Ok(())
     }
 

@@ -59,8 +59,10 @@
 
 use super::Filter;
 use super::bloom::{
-    FRAME_BYTES, HEADER_LEN, Header, MAX_PROBES, Variant, fastrange64, put_header, read_header, scaled_size,
+    FRAME_BYTES, HEADER_LEN, Header, MAX_PROBES, Variant, fastrange64, in_filter, put_header, read_header,
+    scaled_size, try_zeroed,
 };
+use super::kind::check_bits_per_key;
 use crate::codec::seal;
 use crate::{Error, Result};
 
@@ -165,9 +167,31 @@ pub struct BlockedBloom {
 impl BlockedBloom {
     /// A filter sized for `expected_keys` at `bits_per_key` (fractional
     /// values allowed): ceil(n · bpk / 512) blocks, at least one, and the k
-    /// that minimises the blocked-layout FPR at `bits_per_key`.
+    /// that minimises the blocked-layout FPR at `bits_per_key`; the checked
+    /// constructor.
     ///
-    /// A huge `bits_per_key` allocates accordingly: that is the caller's choice.
+    /// ```
+    /// use siftdb::filter::BlockedBloom;
+    /// assert!(BlockedBloom::try_new(1000, 10.0).is_ok());
+    /// assert!(BlockedBloom::try_new(1000, f64::INFINITY).is_err());
+    /// assert!(BlockedBloom::try_new(usize::MAX, 64.0).is_err());
+    /// ```
+    ///
+    /// # Errors
+    /// `InvalidArgument` for `bits_per_key` outside
+    /// [`MIN_BITS_PER_KEY`](super::MIN_BITS_PER_KEY)..=[`MAX_BITS_PER_KEY`](super::MAX_BITS_PER_KEY)
+    /// (NaN and infinities included), or a size the allocator refuses.
+    pub fn try_new(expected_keys: usize, bits_per_key: f64) -> Result<Self> {
+        check_bits_per_key(bits_per_key).map_err(|e| in_filter("blocked Bloom filter", e))?;
+        let blocks = try_zeroed(Self::blocks_for(expected_keys, bits_per_key), "blocked Bloom filter")?;
+        Ok(BlockedBloom { blocks, k: optimal_probes(bits_per_key).0, keys: 0 })
+    }
+
+    /// As [`BlockedBloom::try_new`], unchecked: kept for parameters known to
+    /// be sane (constants, or ones already checked, as a table's filter
+    /// kind is). Any `bits_per_key` is taken as given, and a size past
+    /// memory aborts the process on allocation; take
+    /// [`BlockedBloom::try_new`] for input from users.
     #[must_use]
     pub fn new(expected_keys: usize, bits_per_key: f64) -> Self {
         let blocks = Self::blocks_for(expected_keys, bits_per_key);

@@ -32,6 +32,7 @@
 //! Unused bits past `size` in the last word (or nibble) must be zero.
 
 use super::Filter;
+use super::kind::check_bits_per_key;
 use crate::codec::{Reader, seal, unseal};
 use crate::{Error, Result};
 
@@ -124,6 +125,28 @@ pub(super) fn read_header(
 )]
 pub(super) fn scaled_size(n: usize, bits_per_key: f64) -> u64 {
     (n as f64 * bits_per_key).ceil() as u64
+}
+
+/// `len` default values, or `InvalidArgument` if the allocator refuses
+/// them: a size no machine holds must be an error, not an abort.
+pub(super) fn try_zeroed<T: Clone + Default>(len: usize, what: &str) -> Result<Vec<T>> {
+    let mut v = Vec::new();
+    v.try_reserve_exact(len).map_err(|_| {
+        Error::InvalidArgument(format!(
+            "{what}: cannot allocate {} bytes",
+            (len as u128) * std::mem::size_of::<T>() as u128
+        ))
+    })?;
+    v.resize(len, T::default());
+    Ok(v)
+}
+
+/// `e`'s message, prefixed with the structure it is about.
+pub(super) fn in_filter(what: &str, e: Error) -> Error {
+    match e {
+        Error::InvalidArgument(m) => Error::InvalidArgument(format!("{what}: {m}")),
+        other => other,
+    }
 }
 
 /// 64-bit words holding `bits` bits.
@@ -228,9 +251,25 @@ impl Bloom {
     }
 
     /// A filter sized for `expected_keys` at `bits_per_key`: m = ceil(n · bpk)
-    /// bits (at least 64), k = round(bpk · ln 2) clamped to 1..=30.
+    /// bits (at least 64), k = round(bpk · ln 2) clamped to 1..=30; the
+    /// checked constructor.
     ///
-    /// A huge `bits_per_key` allocates accordingly: that is the caller's choice.
+    /// # Errors
+    /// `InvalidArgument` for `bits_per_key` outside
+    /// [`MIN_BITS_PER_KEY`](super::MIN_BITS_PER_KEY)..=[`MAX_BITS_PER_KEY`](super::MAX_BITS_PER_KEY)
+    /// (NaN and infinities included), or a size the allocator refuses.
+    pub fn try_new(expected_keys: usize, bits_per_key: f64) -> Result<Self> {
+        check_bits_per_key(bits_per_key).map_err(|e| in_filter("Bloom filter", e))?;
+        Self::try_with_params(BloomParams {
+            bits: scaled_size(expected_keys, bits_per_key),
+            k: classic_probes(bits_per_key),
+        })
+    }
+
+    /// As [`Bloom::try_new`], unchecked: kept for parameters known to be
+    /// sane (constants, or ones already checked). Any `bits_per_key` is
+    /// taken as given, NaN as zero, and a size past memory aborts the
+    /// process on allocation; take [`Bloom::try_new`] for input from users.
     #[must_use]
     pub fn new(expected_keys: usize, bits_per_key: f64) -> Self {
         Self::with_params(BloomParams {
@@ -240,7 +279,18 @@ impl Bloom {
     }
 
     /// A filter with exactly these parameters (bits raised to at least 64,
-    /// k clamped to 1..=30). It allocates `bits / 8` bytes up front.
+    /// k clamped to 1..=30), allocating `bits / 8` bytes up front.
+    ///
+    /// # Errors
+    /// `InvalidArgument` if the allocator refuses that size.
+    pub fn try_with_params(params: BloomParams) -> Result<Self> {
+        let bits = params.bits.max(64);
+        let words = try_zeroed(words_for(bits), "Bloom filter")?;
+        Ok(Bloom { words, bits, k: params.k.clamp(1, MAX_PROBES), keys: 0 })
+    }
+
+    /// As [`Bloom::try_with_params`], unchecked: a size past memory aborts
+    /// the process on allocation.
     #[must_use]
     pub fn with_params(params: BloomParams) -> Self {
         let bits = params.bits.max(64);

@@ -37,8 +37,10 @@
 
 use super::Filter;
 use super::bloom::{
-    Header, Variant, classic_fpr, classic_probes, probe_positions, put_header, read_header, scaled_size,
+    Header, Variant, classic_fpr, classic_probes, in_filter, probe_positions, put_header, read_header,
+    scaled_size, try_zeroed,
 };
+use super::kind::check_bits_per_key;
 use crate::codec::seal;
 use crate::{Error, Result};
 
@@ -67,7 +69,24 @@ pub struct CountingBloom {
 impl CountingBloom {
     /// A filter sized for `expected_keys` at `bits_per_key`, counted as in
     /// [`super::Bloom::new`]: m = ceil(n · bpk) counters (at least 64),
-    /// k = round(bpk · ln 2). Memory is 4 bits per counter.
+    /// k = round(bpk · ln 2). Memory is 4 bits per counter. The checked
+    /// constructor.
+    ///
+    /// # Errors
+    /// `InvalidArgument` for `bits_per_key` outside
+    /// [`MIN_BITS_PER_KEY`](super::MIN_BITS_PER_KEY)..=[`MAX_BITS_PER_KEY`](super::MAX_BITS_PER_KEY)
+    /// (NaN and infinities included), or a size the allocator refuses.
+    pub fn try_new(expected_keys: usize, bits_per_key: f64) -> Result<Self> {
+        check_bits_per_key(bits_per_key).map_err(|e| in_filter("counting Bloom filter", e))?;
+        let counters = scaled_size(expected_keys, bits_per_key).max(64);
+        let bytes = usize::try_from(counters.div_ceil(2)).unwrap_or(usize::MAX);
+        let nibbles = try_zeroed(bytes, "counting Bloom filter")?;
+        Ok(CountingBloom { nibbles, counters, k: classic_probes(bits_per_key), keys: 0 })
+    }
+
+    /// As [`CountingBloom::try_new`], unchecked: any `bits_per_key` is taken
+    /// as given, and a size past memory aborts the process on allocation;
+    /// take [`CountingBloom::try_new`] for input from users.
     #[must_use]
     pub fn new(expected_keys: usize, bits_per_key: f64) -> Self {
         let counters = scaled_size(expected_keys, bits_per_key).max(64);

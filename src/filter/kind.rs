@@ -42,7 +42,51 @@ pub enum FilterKind {
     BinaryFuse16,
 }
 
+/// The fewest bits per key a Bloom-family filter (classic, blocked,
+/// counting) is built with: below one bit per key every other bit is set
+/// and the filter answers "may contain" to nearly everything.
+pub const MIN_BITS_PER_KEY: f64 = 1.0;
+
+/// The most bits per key a Bloom-family filter is built with: 64 bits per
+/// key is already ~10⁻¹⁴ false positives, far past any use, and a limit
+/// keeps a typo (`1e15`, `inf`) from asking for petabytes.
+pub const MAX_BITS_PER_KEY: f64 = 64.0;
+
+/// Checks a Bloom-family `bits_per_key`: a finite number from
+/// [`MIN_BITS_PER_KEY`] to [`MAX_BITS_PER_KEY`].
+///
+/// # Errors
+/// `InvalidArgument` naming the value and the range (NaN and infinities
+/// included).
+pub fn check_bits_per_key(bits_per_key: f64) -> Result<f64> {
+    if bits_per_key.is_finite() && (MIN_BITS_PER_KEY..=MAX_BITS_PER_KEY).contains(&bits_per_key) {
+        Ok(bits_per_key)
+    } else {
+        Err(Error::InvalidArgument(format!(
+            "bits per key must be a number from {MIN_BITS_PER_KEY} to {MAX_BITS_PER_KEY}, got {bits_per_key}"
+        )))
+    }
+}
+
 impl FilterKind {
+    /// Checks the kind's parameters (a Bloom kind's bits per key, see
+    /// [`check_bits_per_key`]); the variants' fields are public, so a kind
+    /// built in code is checked where it is used: `TableBuilder::create`
+    /// and `Db::open` call this.
+    ///
+    /// # Errors
+    /// `InvalidArgument` naming the kind and what is wrong.
+    pub fn validate(&self) -> Result<()> {
+        match *self {
+            FilterKind::Bloom { bits_per_key } | FilterKind::BlockedBloom { bits_per_key } => {
+                check_bits_per_key(bits_per_key)
+                    .map(|_| ())
+                    .map_err(|e| Error::InvalidArgument(format!("filter {self}: {}", message(&e))))
+            }
+            _ => Ok(()),
+        }
+    }
+
     /// Whether this kind is built once from the whole key set (and so may
     /// fail to peel and fall back to a blocked Bloom filter).
     #[must_use]
@@ -86,6 +130,14 @@ impl FilterKind {
     }
 }
 
+/// An `InvalidArgument`'s message without the variant's prefix.
+fn message(e: &Error) -> String {
+    match e {
+        Error::InvalidArgument(m) => m.clone(),
+        other => other.to_string(),
+    }
+}
+
 impl fmt::Display for FilterKind {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
@@ -110,12 +162,12 @@ impl FromStr for FilterKind {
         };
         let bits = |arg: Option<&str>| -> Result<f64> {
             let a = arg.unwrap_or("10");
-            match a.parse::<f64>() {
-                Ok(b) if b.is_finite() && (1.0..=64.0).contains(&b) => Ok(b),
-                _ => Err(Error::InvalidArgument(format!(
-                    "filter '{s}': bits per key must be a number from 1 to 64, got '{a}'"
-                ))),
-            }
+            a.parse::<f64>().ok().and_then(|b| check_bits_per_key(b).ok()).ok_or_else(|| {
+                Error::InvalidArgument(format!(
+                    "filter '{s}': bits per key must be a number from {MIN_BITS_PER_KEY} to \
+                     {MAX_BITS_PER_KEY}, got '{a}'"
+                ))
+            })
         };
         let no_arg = |kind: FilterKind| -> Result<FilterKind> {
             match arg {

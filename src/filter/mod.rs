@@ -45,7 +45,7 @@ pub use counting_bloom::CountingBloom;
 pub use cuckoo::CuckooFilter;
 pub use fingerprint::Fingerprint;
 pub use hash::hash_key;
-pub use kind::FilterKind;
+pub use kind::{FilterKind, MAX_BITS_PER_KEY, MIN_BITS_PER_KEY, check_bits_per_key};
 pub use xor::{Xor, Xor8, Xor16};
 
 /// The query side shared by every filter.

@@ -196,9 +196,31 @@ impl FilterPolicy {
     /// `bits_per_key × (their keys)` and the last level gets nothing, so
     /// skipping the last level saves its share of memory, as it does for a
     /// uniform policy, rather than moving it up.
-    #[must_use]
-    pub fn monkey(bits_per_key: f64) -> Self {
-        FilterPolicy { rule: Rule::Monkey { bits_per_key }, skip_last_level: false }
+    ///
+    /// # Errors
+    /// `InvalidArgument` unless `bits_per_key` is a finite number above 0
+    /// and at most [`MAX_MONKEY_BITS_PER_KEY`].
+    pub fn monkey(bits_per_key: f64) -> Result<Self> {
+        if !(bits_per_key.is_finite() && bits_per_key > 0.0 && bits_per_key <= MAX_MONKEY_BITS_PER_KEY) {
+            return Err(Error::InvalidArgument(format!(
+                "monkey takes bits per key above 0 and at most {MAX_MONKEY_BITS_PER_KEY}, got {bits_per_key}"
+            )));
+        }
+        Ok(FilterPolicy { rule: Rule::Monkey { bits_per_key }, skip_last_level: false })
+    }
+
+    /// Checks every parameter: each kind's (a Bloom kind's bits per key,
+    /// [`FilterKind::validate`]) and Monkey's budget. [`FilterPolicy::uniform`]
+    /// and [`FilterPolicy::per_level`] take kinds as given (their fields are
+    /// public), so `Db::open` calls this and refuses a policy that fails it.
+    ///
+    /// # Errors
+    /// `InvalidArgument` naming the first bad parameter.
+    pub fn validate(&self) -> Result<()> {
+        match &self.rule {
+            Rule::PerLevel(kinds) => kinds.iter().try_for_each(FilterKind::validate),
+            Rule::Monkey { bits_per_key } => FilterPolicy::monkey(*bits_per_key).map(|_| ()),
+        }
     }
 
     /// No filter on the last level ("optimise filters for hits"): for
@@ -277,6 +299,10 @@ impl fmt::Display for FilterPolicy {
     }
 }
 
+/// The largest average budget [`FilterPolicy::monkey`] takes, in bits per
+/// key: as for a single filter, more is no use and a typo must not pass.
+pub const MAX_MONKEY_BITS_PER_KEY: f64 = 64.0;
+
 /// The forms [`FilterPolicy::from_str`] accepts, for error messages.
 pub const POLICY_FORMS: &str = "default, a filter kind on every level (none, bloom:B, blocked-bloom:B, \
      xor8, xor16, fuse8, fuse16), per-level:K0,K1,... (level 0 first, the last repeating), or \
@@ -315,11 +341,11 @@ impl FromStr for FilterPolicy {
         let policy = if body == "default" {
             FilterPolicy::default()
         } else if let Some(bits) = body.strip_prefix("monkey:") {
-            match bits.parse::<f64>() {
-                Ok(b) if b.is_finite() && b > 0.0 && b <= 64.0 => FilterPolicy::monkey(b),
+            match bits.parse::<f64>().map(FilterPolicy::monkey) {
+                Ok(Ok(p)) => p,
                 _ => {
                     return Err(bad(format!(
-                        "monkey takes bits per key above 0 and at most 64, got '{bits}'"
+                        "monkey takes bits per key above 0 and at most {MAX_MONKEY_BITS_PER_KEY}, got '{bits}'"
                     )));
                 }
             }
@@ -356,7 +382,7 @@ mod tests {
         let rule = prop_oneof![
             kind().prop_map(FilterPolicy::uniform),
             proptest::collection::vec(kind(), 0..6).prop_map(FilterPolicy::per_level),
-            (1e-3f64..=64.0).prop_map(FilterPolicy::monkey),
+            (1e-3f64..=64.0).prop_map(|b| FilterPolicy::monkey(b).unwrap()),
         ];
         (rule, any::<bool>()).prop_map(|(p, skip)| p.with_skip_last_level(skip))
     }
@@ -462,7 +488,7 @@ mod tests {
 
     #[test]
     fn monkey_gives_small_levels_stronger_filters() {
-        let plan = FilterPolicy::monkey(10.0).plan(&t10_five_levels());
+        let plan = FilterPolicy::monkey(10.0).unwrap().plan(&t10_five_levels());
         for w in plan.windows(2) {
             assert!(w[0].target_fpr <= w[1].target_fpr, "{plan:?}");
         }
@@ -476,7 +502,7 @@ mod tests {
     fn monkey_spends_the_budget_in_real_bytes_and_halves_the_uniform_sum() {
         // The issue's bar, on real sizes: T = 10, 5 levels, 10 bits/key.
         let shape = t10_five_levels();
-        let plan = FilterPolicy::monkey(10.0).plan(&shape);
+        let plan = FilterPolicy::monkey(10.0).unwrap().plan(&shape);
         let total: f64 = shape.level_keys().iter().sum();
         let real = real_bits(&plan, &shape);
         assert!((real / total - 10.0).abs() < 0.2, "real {} bits/key: {plan:?}", real / total);
@@ -509,7 +535,7 @@ mod tests {
             (10.0, 3, 1e4, 16.0),
         ] {
             let shape = TreeShape::geometric(ratio, levels).scaled(1e4).with_table_keys(table);
-            let plan = FilterPolicy::monkey(bits).plan(&shape);
+            let plan = FilterPolicy::monkey(bits).unwrap().plan(&shape);
             let total: f64 = shape.level_keys().iter().sum();
             let planned: f64 = plan.iter().zip(shape.level_keys()).map(|(l, n)| l.bits_per_key * n).sum();
             let real = real_bits(&plan, &shape);
@@ -528,7 +554,7 @@ mod tests {
     #[test]
     fn monkey_with_skip_last_spends_per_key_of_the_filtered_levels() {
         let shape = t10_five_levels();
-        let plan = FilterPolicy::monkey(10.0).with_skip_last_level(true).plan(&shape);
+        let plan = FilterPolicy::monkey(10.0).unwrap().with_skip_last_level(true).plan(&shape);
         assert_eq!(plan[4], LevelFilter::NONE);
         let keys = shape.level_keys();
         let upper: f64 = keys[..4].iter().sum();

@@ -146,14 +146,7 @@ impl TableBuilder {
         if opts.block_bytes == 0 {
             return Err(Error::InvalidArgument("table block size must be positive".into()));
         }
-        if let FilterKind::Bloom { bits_per_key } | FilterKind::BlockedBloom { bits_per_key } = opts.filter
-            && !(1.0..=64.0).contains(&bits_per_key)
-        {
-            return Err(Error::InvalidArgument(format!(
-                "filter {}: bits per key must be from 1 to 64",
-                opts.filter
-            )));
-        }
+        opts.filter.validate()?;
         let path = path.into();
         let tmp = tmp_path(&path);
         let file = fs.create(&tmp)?;

@@ -10,19 +10,20 @@ use siftdb::filter::{
 };
 
 use crate::Outcome;
+use crate::numbers;
 use crate::output;
 
 /// Options of `siftdb bench filters`.
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// Keys each filter is built from.
-    #[arg(long, default_value_t = 1_000_000)]
+    /// Keys each filter is built from (1 to 10^8).
+    #[arg(long, default_value_t = 1_000_000, value_parser = numbers::count_usize(1, numbers::MAX_FILTER_BENCH_KEYS))]
     keys: usize,
-    /// Absent keys probed to measure the false-positive rate (default: as many as --keys).
-    #[arg(long)]
+    /// Absent keys probed to measure the false-positive rate (1 to 10^8; default: as many as --keys).
+    #[arg(long, value_parser = numbers::count_usize(1, numbers::MAX_PROBES))]
     probes: Option<usize>,
-    /// Bits per key for the Bloom variants.
-    #[arg(long, default_value_t = 10.0)]
+    /// Bits per key for the Bloom variants (1 to 64).
+    #[arg(long, default_value_t = 10.0, value_parser = numbers::bits_per_key, allow_hyphen_values = true)]
     bits_per_key: f64,
     /// Seed for the key hashes.
     #[arg(long, default_value_t = 0)]
@@ -128,9 +129,6 @@ fn cuckoo(bits: u32) -> impl FnOnce(&[u64]) -> Result<CuckooFilter, String> {
 
 /// Runs the filter benchmark.
 pub fn run(args: &Args) -> Result<Outcome, String> {
-    if args.keys == 0 {
-        return Err("--keys must be at least 1".into());
-    }
     let n = args.keys;
     let probes = args.probes.unwrap_or(n).max(1);
     let key = |i: u64| hash_key(args.seed, &i.to_le_bytes());
@@ -140,19 +138,19 @@ pub fn run(args: &Args) -> Result<Outcome, String> {
 
     let rows = vec![
         measure(&format!("bloom:{bpk}"), &present, &absent, |k| {
-            dynamic(Bloom::new(k.len(), bpk), k, |f, h| {
+            dynamic(Bloom::try_new(k.len(), bpk).map_err(|e| e.to_string())?, k, |f, h| {
                 f.insert(h);
                 Ok(())
             })
         }),
         measure(&format!("blocked-bloom:{bpk}"), &present, &absent, |k| {
-            dynamic(BlockedBloom::new(k.len(), bpk), k, |f, h| {
+            dynamic(BlockedBloom::try_new(k.len(), bpk).map_err(|e| e.to_string())?, k, |f, h| {
                 f.insert(h);
                 Ok(())
             })
         }),
         measure(&format!("counting-bloom:{bpk}"), &present, &absent, |k| {
-            dynamic(CountingBloom::new(k.len(), bpk), k, |f, h| {
+            dynamic(CountingBloom::try_new(k.len(), bpk).map_err(|e| e.to_string())?, k, |f, h| {
                 f.insert(h);
                 Ok(())
             })

@@ -10,6 +10,7 @@
 mod bench_filters;
 mod bytes_arg;
 mod db;
+mod numbers;
 mod output;
 mod readamp;
 mod sst;
@@ -67,7 +68,18 @@ pub enum Outcome {
 
 fn main() -> ExitCode {
     output::exit_quietly_on_broken_pipe();
-    let cli = Cli::parse();
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        // A number out of range is one line naming the flag and the range,
+        // like every other usage error this tool reports itself.
+        Err(e) if e.kind() == clap::error::ErrorKind::ValueValidation => {
+            let text = e.render().to_string();
+            let line = text.lines().next().unwrap_or_default();
+            eprintln!("siftdb: {}", line.strip_prefix("error: ").unwrap_or(line));
+            return ExitCode::from(2);
+        }
+        Err(e) => e.exit(),
+    };
     let result = match cli.command {
         Command::Bench { which: Some(BenchCommand::Filters(args)), .. } => bench_filters::run(&args),
         Command::Bench { which: None, readamp } => readamp::run(&readamp),

@@ -37,8 +37,8 @@ pub struct Args {
     #[arg(long)]
     hex: bool,
     /// Absent-key lookups run through the engine (opened read-only) to
-    /// measure each level's observed false-positive rate; 0 skips them.
-    #[arg(long, default_value_t = 10_000)]
+    /// measure each level's observed false-positive rate (0 to 10^8; 0 skips them).
+    #[arg(long, default_value_t = 10_000, value_parser = crate::numbers::count(0, crate::numbers::MAX_PROBES))]
     probes: u64,
     /// Print one JSON document.
     #[arg(long)]

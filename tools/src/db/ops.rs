@@ -69,8 +69,8 @@ pub struct ScanArgs {
     /// Only keys starting with this prefix.
     #[arg(long)]
     prefix: Option<String>,
-    /// Show at most this many entries.
-    #[arg(long)]
+    /// Show at most this many entries (at least 1; omit for no limit).
+    #[arg(long, value_parser = crate::numbers::limit)]
     limit: Option<usize>,
 }
 

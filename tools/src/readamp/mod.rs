@@ -17,6 +17,7 @@ use std::path::{Path, PathBuf};
 use siftdb::policy::FilterPolicy;
 
 use crate::Outcome;
+use crate::numbers;
 use workload::Workload;
 
 /// The policies compared when `--policies` is not given.
@@ -25,20 +26,20 @@ pub const DEFAULT_POLICIES: &str = "none,bloom:10,blocked-bloom:10,xor8,xor16,fu
 /// Options of `siftdb bench`.
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// Keys loaded into each database (at least 20,000 for a tree of 4+ levels).
-    #[arg(long, default_value_t = 1_000_000)]
+    /// Keys loaded into each database (1,000 to 10^9; at least 20,000 for a tree of 4+ levels).
+    #[arg(long, default_value_t = 1_000_000, value_parser = numbers::count(numbers::MIN_BENCH_KEYS, numbers::MAX_BENCH_KEYS))]
     keys: u64,
-    /// Lookups per workload.
-    #[arg(long, default_value_t = 100_000)]
+    /// Lookups per workload (1 to 10^8).
+    #[arg(long, default_value_t = 100_000, value_parser = numbers::count_usize(1, numbers::MAX_LOOKUPS))]
     lookups: usize,
-    /// Bytes per value.
-    #[arg(long, default_value_t = 100)]
+    /// Bytes per value (0 to 65,536).
+    #[arg(long, default_value_t = 100, value_parser = numbers::count_usize(0, numbers::MAX_VALUE_BYTES))]
     value_bytes: usize,
     /// Seed for keys, load order and lookup sequences.
     #[arg(long, default_value_t = 42)]
     seed: u64,
-    /// Reader threads during the lookup phase.
-    #[arg(long, default_value_t = 1)]
+    /// Reader threads during the lookup phase (1 to 256).
+    #[arg(long, default_value_t = 1, value_parser = numbers::count_usize(1, numbers::MAX_THREADS))]
     threads: usize,
     /// Comma-separated policies: none, bloom:B, blocked-bloom:B, xor8, xor16, fuse8, fuse16,
     /// monkey:B, per-level:K1,K2,… (use ';' between policies when a per-level spec has commas),
@@ -49,8 +50,8 @@ pub struct Args {
     /// (the range-scan sanity check).
     #[arg(long, default_value = "absent,uniform,zipfian,mixed,scan")]
     workloads: String,
-    /// Fraction of present keys in the mixed workload.
-    #[arg(long, default_value_t = 0.5)]
+    /// Fraction of present keys in the mixed workload (0 to 1).
+    #[arg(long, default_value_t = 0.5, value_parser = numbers::fraction, allow_hyphen_values = true)]
     hit_ratio: f64,
     /// Directory for the databases, one subdirectory per policy (kept afterwards); default: a
     /// temp dir, removed at the end. A non-empty policy subdirectory is refused unless --force.
@@ -158,15 +159,6 @@ fn parse_workloads(spec: &str) -> Result<Vec<Workload>, String> {
 
 /// Runs the benchmark.
 pub fn run(args: &Args) -> Result<Outcome, String> {
-    if args.keys < 1000 {
-        return Err("--keys must be at least 1000".into());
-    }
-    if args.lookups == 0 || args.threads == 0 {
-        return Err("--lookups and --threads must be at least 1".into());
-    }
-    if !(0.0..=1.0).contains(&args.hit_ratio) {
-        return Err("--hit-ratio must be between 0 and 1".into());
-    }
     let policies = parse_policies(&args.policies)?;
     let workloads = parse_workloads(&args.workloads)?;
     // An unwritable --csv or --svg is found now, not after a long run.

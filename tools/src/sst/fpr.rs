@@ -16,8 +16,8 @@ use crate::output;
 pub struct Args {
     /// The table file.
     file: PathBuf,
-    /// Absent keys to probe (at least 1).
-    #[arg(long, default_value_t = 100_000, value_parser = clap::value_parser!(u64).range(1..))]
+    /// Absent keys to probe (1 to 10^8).
+    #[arg(long, default_value_t = 100_000, value_parser = crate::numbers::count(1, crate::numbers::MAX_PROBES))]
     probes: u64,
     /// Seed of the random key generator (same seed, same keys).
     #[arg(long, default_value_t = 0x5eed)]

@@ -21,8 +21,8 @@ pub struct Args {
     /// User key to stop before (exclusive).
     #[arg(long)]
     to: Option<String>,
-    /// Show at most this many entries.
-    #[arg(long)]
+    /// Show at most this many entries (at least 1; omit for no limit).
+    #[arg(long, value_parser = crate::numbers::limit)]
     limit: Option<usize>,
     /// Read and print keys and values as hex.
     #[arg(long)]
