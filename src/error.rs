@@ -41,6 +41,19 @@ pub enum Error {
     /// The database was opened with [`crate::Db::open_read_only`]: writes,
     /// flushes, compactions and syncs are refused.
     OpenedReadOnly,
+    /// A file was written by a newer siftdb, in a format version this build
+    /// does not read. Nothing is wrong with it: open it with a newer build.
+    /// (Damage is [`Error::Corruption`].)
+    Unsupported {
+        /// The file; `None` when decoding a bare buffer.
+        file: Option<PathBuf>,
+        /// Which format: `"table"` or `"database"`.
+        format: &'static str,
+        /// The format version the file declares.
+        found: u32,
+        /// The newest version this build reads.
+        supported: u32,
+    },
 }
 
 impl Error {
@@ -61,6 +74,9 @@ impl Error {
     #[must_use]
     pub fn at_file(self, file: &Path, base: u64) -> Self {
         match self {
+            Error::Unsupported { file: None, format, found, supported } => {
+                Error::Unsupported { file: Some(file.to_path_buf()), format, found, supported }
+            }
             Error::Corruption { file: None, offset, what } => Error::Corruption {
                 file: Some(file.to_path_buf()),
                 offset: base.saturating_add(offset),
@@ -68,6 +84,12 @@ impl Error {
             },
             other => other,
         }
+    }
+
+    /// Whether this is an [`Error::Unsupported`]: a file from a newer build.
+    #[must_use]
+    pub fn is_unsupported(&self) -> bool {
+        matches!(self, Error::Unsupported { .. })
     }
 
     /// Whether this is a [`Error::Corruption`].
@@ -99,6 +121,16 @@ impl fmt::Display for Error {
             }
             Error::Closed => write!(f, "database is closed"),
             Error::OpenedReadOnly => write!(f, "database was opened read-only: writes are refused"),
+            Error::Unsupported { file, format, found, supported } => {
+                if let Some(file) = file {
+                    write!(f, "{}: ", file.display())?;
+                }
+                write!(
+                    f,
+                    "written by a newer siftdb ({format} format version {found}; this build reads up to \
+                     {supported})"
+                )
+            }
         }
     }
 }

@@ -25,7 +25,13 @@
 //!                          (e.g. "monkey:10+skip-last"); the latest wins
 //!     8 replaced policy    varint len + UTF-8: the policy in use before the
 //!                          latest change, which older tables may still carry
+//!     9 format version     varint: the database format version
+//!                          (DB_FORMAT_VERSION); written first in the first
+//!                          edit of every manifest, absent means 1
 //! ```
+//!
+//! A format version above [`DB_FORMAT_VERSION`] is [`Error::Unsupported`],
+//! found before any field the newer format added, because tag 9 comes first.
 //!
 //! Tags 1-4, 7 and 8 appear at most once per edit. An unknown tag is `Corruption`: an older
 //! build must not silently ignore a field whose meaning it does not know.
@@ -45,6 +51,17 @@ const TAG_ADD_TABLE: u64 = 5;
 const TAG_REMOVE_TABLE: u64 = 6;
 const TAG_FILTER_POLICY: u64 = 7;
 const TAG_REPLACED_POLICY: u64 = 8;
+const TAG_FORMAT_VERSION: u64 = 9;
+
+/// The database format this build writes and the newest it reads.
+///
+/// - 1: manifests without tag 9 (builds before the filter policy was
+///   stored).
+/// - 2: the filter policy records (tags 7 and 8) and this tag.
+///
+/// Every change to what a manifest, WAL or `CURRENT` holds that an older
+/// build would misread bumps it (DESIGN.md, "Format versions").
+pub const DB_FORMAT_VERSION: u32 = 2;
 
 /// What the manifest records about one table file.
 #[derive(Debug, Clone, PartialEq)]
@@ -91,6 +108,8 @@ pub struct VersionEdit {
     pub filter_policy: Option<String>,
     /// The policy `filter_policy` replaced, when it last changed.
     pub replaced_policy: Option<String>,
+    /// The database format version, in the first edit of a manifest.
+    pub format_version: Option<u32>,
 }
 
 impl VersionEdit {
@@ -98,6 +117,11 @@ impl VersionEdit {
     #[must_use]
     pub fn encode(&self) -> Vec<u8> {
         let mut out = Vec::new();
+        // First, so that a reader meets it before any field it cannot know.
+        if let Some(v) = self.format_version {
+            put_varint(&mut out, TAG_FORMAT_VERSION);
+            put_varint(&mut out, u64::from(v));
+        }
         let scalars = [
             (TAG_NEXT_FILE, self.next_file_number),
             (TAG_LAST_SEQ, self.last_seq),
@@ -181,6 +205,23 @@ impl VersionEdit {
                         &mut edit.replaced_policy
                     };
                     if slot.replace(text.to_owned()).is_some() {
+                        return Err(Error::corruption(at, format!("edit field {tag} appears twice")));
+                    }
+                }
+                TAG_FORMAT_VERSION => {
+                    let v = r.varint()?;
+                    let v = u32::try_from(v).ok().filter(|&v| v >= 1).ok_or_else(|| {
+                        Error::corruption(at, format!("database format version {v} is impossible"))
+                    })?;
+                    if v > DB_FORMAT_VERSION {
+                        return Err(Error::Unsupported {
+                            file: None,
+                            format: "database",
+                            found: v,
+                            supported: DB_FORMAT_VERSION,
+                        });
+                    }
+                    if edit.format_version.replace(v).is_some() {
                         return Err(Error::corruption(at, format!("edit field {tag} appears twice")));
                     }
                 }
@@ -273,6 +314,7 @@ pub(crate) mod tests {
             hash_salt: Some(0xdead_beef_0123_4567),
             filter_policy: Some("monkey:10+skip-last".to_owned()),
             replaced_policy: Some("xor16".to_owned()),
+            format_version: Some(DB_FORMAT_VERSION),
         }
     }
 
@@ -304,8 +346,28 @@ pub(crate) mod tests {
     }
 
     #[test]
+    fn a_newer_format_version_is_unsupported_not_corruption() {
+        // Version 3 first, then a field this build has never heard of: the
+        // version is met first, so the answer is "newer", not "damaged".
+        let newer = DB_FORMAT_VERSION + 1;
+        let body = vec![9, u8::try_from(newer).unwrap(), 99, 0];
+        match VersionEdit::decode(&seal(body)) {
+            Err(Error::Unsupported { format: "database", found, supported, .. }) => {
+                assert_eq!((found, supported), (newer, DB_FORMAT_VERSION));
+            }
+            other => panic!("{other:?}"),
+        }
+        // Without the version first, an unknown tag is damage.
+        assert!(VersionEdit::decode(&seal(vec![99, 0])).unwrap_err().is_corruption());
+        // The current version decodes.
+        let edit = VersionEdit { format_version: Some(DB_FORMAT_VERSION), ..VersionEdit::default() };
+        assert_eq!(VersionEdit::decode(&edit.encode()).unwrap(), edit);
+        assert_eq!(edit.encode()[0], 9, "the version must be the first field");
+    }
+
+    #[test]
     fn well_sealed_nonsense_is_corruption() {
-        let cases: [&[u8]; 10] = [
+        let cases: [&[u8]; 12] = [
             &[99, 0],                                                               // unknown tag
             &[1, 5, 1, 6],                                                          // repeated scalar
             &[6, 7, 1],                                                             // level out of range
@@ -316,6 +378,8 @@ pub(crate) mod tests {
             &[7, 2, 0xff, 0xfe],                                        // policy not UTF-8
             &[7, 1, b'x', 7, 1, b'y'],                                  // repeated policy
             &[8, 1, b'x', 8, 1, b'y'],                                  // repeated replaced policy
+            &[9, 0],                                                    // format version 0
+            &[9, 2, 9, 2],                                              // repeated format version
         ];
         for body in cases {
             let err = VersionEdit::decode(&seal(body.to_vec())).unwrap_err();

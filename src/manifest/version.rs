@@ -133,6 +133,9 @@ pub struct VersionSet {
     pub filter_policy: Option<String>,
     /// The policy `filter_policy` replaced when it last changed.
     pub replaced_policy: Option<String>,
+    /// The database format version the manifest declares; `None` for a
+    /// manifest from before versions were recorded (version 1).
+    pub format_version: Option<u32>,
 }
 
 impl VersionSet {
@@ -169,6 +172,9 @@ impl VersionSet {
         if let Some(policy) = &edit.replaced_policy {
             self.replaced_policy = Some(policy.clone());
         }
+        if let Some(v) = edit.format_version {
+            self.format_version = Some(v);
+        }
         Ok(())
     }
 
@@ -189,6 +195,8 @@ impl VersionSet {
             hash_salt: self.hash_salt,
             filter_policy: self.filter_policy.clone(),
             replaced_policy: self.replaced_policy.clone(),
+            // The snapshot starts a manifest this build writes.
+            format_version: Some(super::edit::DB_FORMAT_VERSION),
         }
     }
 
@@ -302,7 +310,8 @@ mod tests {
 
         let mut rebuilt = VersionSet::default();
         rebuilt.apply(&vs.snapshot_edit()).unwrap();
-        assert_eq!(rebuilt, vs);
+        // The snapshot is written by this build, so it declares this build's format.
+        assert_eq!(rebuilt, VersionSet { format_version: Some(crate::manifest::DB_FORMAT_VERSION), ..vs });
     }
 
     #[test]

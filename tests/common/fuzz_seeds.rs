@@ -238,6 +238,9 @@ pub fn sample_edits() -> Vec<VersionEdit> {
             last_seq: Some(0),
             log_number: Some(1),
             hash_salt: Some(0x5eed),
+            filter_policy: Some("monkey:10+skip-last".into()),
+            replaced_policy: Some("per-level:blocked-bloom:10,fuse8".into()),
+            format_version: Some(siftdb::manifest::DB_FORMAT_VERSION),
             ..VersionEdit::default()
         },
         VersionEdit {

@@ -71,3 +71,47 @@ mod tests {
         assert_eq!(lines, ["a    long", "---  ----", "xyz  1"]);
     }
 }
+
+/// An output file written whole when a long run ends: a temporary file
+/// beside it is created at once (so an unwritable place fails before the
+/// run) and renamed over it by [`PendingFile::publish`]. A run that fails
+/// first leaves the earlier file as it was; the temporary is removed.
+#[derive(Debug)]
+pub struct PendingFile {
+    path: std::path::PathBuf,
+    tmp: Option<std::path::PathBuf>,
+}
+
+impl PendingFile {
+    /// Creates the temporary beside `path`.
+    ///
+    /// # Errors
+    /// One line naming `path` if the temporary cannot be created there.
+    pub fn create(path: &std::path::Path) -> Result<Self, String> {
+        let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+        let tmp = path.with_file_name(format!(".{name}.{}.tmp", std::process::id()));
+        std::fs::write(&tmp, b"").map_err(|e| format!("{}: {e}", path.display()))?;
+        Ok(PendingFile { path: path.to_path_buf(), tmp: Some(tmp) })
+    }
+
+    /// Writes `contents` to the temporary and renames it over the file.
+    ///
+    /// # Errors
+    /// One line naming the file if the write or the rename fails.
+    pub fn publish(mut self, contents: &[u8]) -> Result<(), String> {
+        let Some(tmp) = self.tmp.take() else { return Ok(()) };
+        let done = std::fs::write(&tmp, contents).and_then(|()| std::fs::rename(&tmp, &self.path));
+        if done.is_err() {
+            std::fs::remove_file(&tmp).ok();
+        }
+        done.map_err(|e| format!("{}: {e}", self.path.display()))
+    }
+}
+
+impl Drop for PendingFile {
+    fn drop(&mut self) {
+        if let Some(tmp) = self.tmp.take() {
+            std::fs::remove_file(tmp).ok();
+        }
+    }
+}

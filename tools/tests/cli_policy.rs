@@ -4,6 +4,8 @@
 
 mod common;
 
+use std::path::Path;
+
 use common::{p, run_json, siftdb, snapshot};
 use serde_json::Value;
 
@@ -28,6 +30,7 @@ fn a_policy_given_once_is_kept_by_later_commands() {
     let (_, info) = run_json(&["db", "info", d, "--probes", "0", "--json"]);
     assert_eq!(info["policy"], "xor16");
     assert_eq!(info["policy_source"], "stored");
+    assert_eq!(info["format_version"], siftdb::manifest::DB_FORMAT_VERSION);
     assert_eq!(info["stored_policy"], "xor16");
     assert!(info["replaced_policy"].is_null(), "{info}");
 
@@ -123,4 +126,25 @@ fn db_and_bench_reject_the_same_forms_with_one_message() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{err}");
     assert!(err.contains("per-level:xor8,fuse8"), "the error should suggest the per-level form: {err}");
+}
+
+#[test]
+fn a_database_from_before_stored_policies_shows_format_1_and_the_default() {
+    let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures/pre_policy_db");
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("db");
+    std::fs::create_dir(&dir).unwrap();
+    for e in std::fs::read_dir(fixture).unwrap() {
+        let e = e.unwrap();
+        std::fs::copy(e.path(), dir.join(e.file_name())).unwrap();
+    }
+    let (code, info) = run_json(&["db", "info", p(&dir), "--json"]);
+    assert_eq!(code, 0, "{info}");
+    assert_eq!(
+        (info["format_version"].as_u64(), info["policy_source"].as_str()),
+        (Some(1), Some("default (none stored)"))
+    );
+    assert!(info["stored_policy"].is_null());
+    let (code, v) = run_json(&["db", "get", p(&dir), "banana", "--json"]);
+    assert_eq!((code, v["value"].as_str()), (0, Some("yellow")));
 }

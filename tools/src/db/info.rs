@@ -261,6 +261,7 @@ fn document(i: &DbInspection, a: &Args) -> Result<Value, String> {
         },
         "next_file_number": s.next_file_number,
         "manifest_last_seq": s.last_seq,
+        "format_version": s.format_version.unwrap_or(1),
         "last_seq": i.last_seq(),
         "log_number": s.log_number,
         "hash_salt": s.hash_salt,
@@ -328,11 +329,12 @@ pub fn run(a: &Args) -> Result<Outcome, String> {
     };
     println!("database        {}", g(&doc, "path"));
     println!(
-        "manifest        {} ({} bytes, {} edits, {})",
+        "manifest        {} ({} bytes, {} edits, {}; database format version {})",
         g(&doc["manifest"], "path"),
         g(&doc["manifest"], "size"),
         g(&doc["manifest"], "edits"),
-        g(&doc["manifest"], "end")
+        g(&doc["manifest"], "end"),
+        g(&doc, "format_version")
     );
     println!(
         "sequence        last {} (manifest {}), next file number {}, log number {}",

@@ -74,7 +74,9 @@ pub fn run(a: &Args) -> Result<Outcome, String> {
             }
             let v = verify_one(&t.path);
             if let Some(err) = v["error"].as_str() {
-                problem(&path, None, err.to_string());
+                // The problem carries the path; its text must not repeat it.
+                let what = err.strip_prefix(&format!("{path}: ")).unwrap_or(err);
+                problem(&path, None, what.to_string());
             }
             for p in v["problems"].as_array().map(Vec::as_slice).unwrap_or_default() {
                 problem(&path, p["offset"].as_u64(), p["what"].as_str().unwrap_or_default().to_string());
@@ -116,9 +118,13 @@ pub fn run(a: &Args) -> Result<Outcome, String> {
                     "{path}: torn tail of {dropped} bytes at {at} (an unacknowledged write; dropped on open)"
                 ));
             }
-            if l.live && l.last_seq.is_some_and(|s| s <= i.manifest.state.last_seq) {
+            // A live log is replayed on open: its writes are not in the
+            // tables (the manifest's last seq counts writes an earlier open
+            // recovered from it, so it cannot tell). An older log is.
+            if !l.live {
                 notes.push(format!(
-                    "{path}: every write is already in the tables (flushed log not yet deleted)"
+                    "{path}: an older log whose writes are already in the tables (not replayed; deleted on \
+                     the next open)"
                 ));
             }
             logs.push(log_json(l));

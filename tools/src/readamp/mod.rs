@@ -18,6 +18,7 @@ use siftdb::policy::FilterPolicy;
 
 use crate::Outcome;
 use crate::numbers;
+use crate::output::PendingFile;
 use workload::Workload;
 
 /// The policies compared when `--policies` is not given.
@@ -161,10 +162,10 @@ fn parse_workloads(spec: &str) -> Result<Vec<Workload>, String> {
 pub fn run(args: &Args) -> Result<Outcome, String> {
     let policies = parse_policies(&args.policies)?;
     let workloads = parse_workloads(&args.workloads)?;
-    // An unwritable --csv or --svg is found now, not after a long run.
-    for path in [&args.csv, &args.svg].into_iter().flatten() {
-        std::fs::write(path, b"").map_err(|e| format!("{}: {e}", path.display()))?;
-    }
+    // An unwritable --csv or --svg is found now, not after a long run; the
+    // files themselves are replaced only when the run has its results.
+    let csv = args.csv.as_deref().map(PendingFile::create).transpose()?;
+    let svg = args.svg.as_deref().map(PendingFile::create).transpose()?;
     let (root, _cleanup) = match &args.dir {
         Some(dir) => (dir.clone(), None),
         None => {
@@ -198,11 +199,11 @@ pub fn run(args: &Args) -> Result<Outcome, String> {
     } else {
         print!("{}", report.to_text());
     }
-    if let Some(path) = &args.csv {
-        std::fs::write(path, report.to_csv()).map_err(|e| format!("{}: {e}", path.display()))?;
+    if let Some(csv) = csv {
+        csv.publish(report.to_csv().as_bytes())?;
     }
-    if let Some(path) = &args.svg {
-        std::fs::write(path, report.to_svg()).map_err(|e| format!("{}: {e}", path.display()))?;
+    if let Some(svg) = svg {
+        svg.publish(report.to_svg().as_bytes())?;
     }
     let problems = report.problems();
     for p in &problems {

@@ -27,7 +27,7 @@ pub fn describe(path: &Path, e: &Error) -> String {
         Error::Corruption { file: Some(_), what, .. } if what.contains("too short") => {
             format!("{}: truncated or not a table ({what})", path.display())
         }
-        Error::Corruption { file: Some(_), .. } => e.to_string(),
+        Error::Corruption { file: Some(_), .. } | Error::Unsupported { file: Some(_), .. } => e.to_string(),
         Error::Io(io) => format!("{}: {io}", path.display()),
         other => format!("{}: {other}", path.display()),
     }

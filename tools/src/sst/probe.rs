@@ -43,8 +43,11 @@ pub fn run(a: &Args) -> Result<Outcome, String> {
         FilterStatus::Dropped(why) => Some(why.clone()),
         _ => None,
     };
+    let unknown = matches!(details.status, FilterStatus::Unknown);
     let answer = match table.filter_answer(&key) {
         _ if dropped.is_some() => "dropped",
+        // It answers "may contain" for every key: not a false positive.
+        _ if unknown => "unknown",
         FilterAnswer::NoFilter => "no_filter",
         FilterAnswer::Absent => "absent",
         FilterAnswer::MayContain => "may_contain",
@@ -96,9 +99,13 @@ pub fn run(a: &Args) -> Result<Outcome, String> {
         if let Some(h) = doc["key_hash"].as_u64() {
             println!("hash      {h:#018x}");
         }
-        match &dropped {
-            Some(why) => println!("filter    DROPPED as corrupt, every lookup reads data ({why})"),
-            None => println!("filter    {answer}"),
+        match (&dropped, details.header) {
+            (Some(why), _) => println!("filter    DROPPED as corrupt, every lookup reads data ({why})"),
+            (None, Some(h)) if unknown => println!(
+                "filter    unknown filter kind {} (filter format version {}): reads as may-contain",
+                h.tag, h.version
+            ),
+            _ => println!("filter    {answer}"),
         }
         let verdict = match (held, false_positive, false_negative) {
             (None, _, _) => "unknown: a damaged block stopped the read",

@@ -1,0 +1,143 @@
+//! Files from a newer siftdb, and the smaller findings of issue 26: the
+//! CLI says "written by a newer siftdb" (naming the path once), an unknown
+//! filter kind is not called a false positive, a live log is not called
+//! flushed, and a failed bench leaves earlier CSV and SVG files alone.
+
+mod common;
+#[path = "../../tests/common/format_patch.rs"]
+mod format_patch;
+
+use std::path::{Path, PathBuf};
+
+use common::{p, run_json, siftdb};
+use format_patch::{set_db_version, set_table_version};
+
+/// A database of one flushed table (key `a`) made by the CLI; its table path.
+fn db_with_table(dir: &Path) -> PathBuf {
+    assert_eq!(siftdb(&["db", "put", p(dir), "a", "1"]).status.code(), Some(0));
+    assert_eq!(siftdb(&["db", "flush", p(dir)]).status.code(), Some(0));
+    std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.extension().is_some_and(|e| e == "sst"))
+        .unwrap()
+}
+
+fn u32_at(b: &[u8], at: usize) -> u32 {
+    u32::from_le_bytes(b[at..at + 4].try_into().unwrap())
+}
+
+#[test]
+fn a_newer_table_is_named_once_as_written_by_a_newer_siftdb() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("db");
+    let table = db_with_table(&dir);
+    set_table_version(&table, 2);
+    let t = p(&table);
+
+    let out = siftdb(&["db", "verify", p(&dir)]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{text}");
+    let line = text.lines().find(|l| l.contains("newer")).unwrap_or_else(|| panic!("{text}"));
+    assert!(line.contains("written by a newer siftdb (table format version 2"), "{line}");
+    assert_eq!(line.matches(t).count(), 1, "the path is printed more than once: {line}");
+    let (_, v) = run_json(&["db", "verify", p(&dir), "--json"]);
+    let what = v["problems"][0]["what"].as_str().unwrap();
+    assert!(!what.contains(t) && what.contains("written by a newer siftdb"), "{v}");
+
+    for args in [&["sst", "info", t][..], &["sst", "verify", t][..], &["db", "info", p(&dir)][..]] {
+        let out = siftdb(args);
+        let all = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+        assert!(all.contains("written by a newer siftdb"), "{args:?}: {all}");
+        assert!(all.lines().all(|l| l.matches(t).count() <= 1), "{args:?} repeats the path: {all}");
+        assert_ne!(out.status.code(), Some(0), "{args:?}");
+    }
+}
+
+#[test]
+fn a_newer_database_is_refused_with_its_reason() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("db");
+    db_with_table(&dir);
+    set_db_version(&dir, 3);
+
+    for args in
+        [&["db", "info", p(&dir)][..], &["db", "verify", p(&dir)][..], &["db", "get", p(&dir), "a"][..]]
+    {
+        let out = siftdb(args);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains("written by a newer siftdb (database format version 3"), "{args:?}: {err}");
+    }
+}
+
+#[test]
+fn an_unknown_filter_kind_is_not_a_false_positive() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("db");
+    let table = db_with_table(&dir);
+    // Filter block tag 99, block crc recomputed.
+    let mut b = std::fs::read(&table).unwrap();
+    let f = b.len() - 56;
+    let at = usize::try_from(u64::from_le_bytes(b[f + 12..f + 20].try_into().unwrap())).unwrap();
+    let size = u32_at(&b, f + 20) as usize;
+    b[at] = 99;
+    let crc = crc32fast::hash(&b[at..=at + size]);
+    b[at + size + 1..at + size + 5].copy_from_slice(&crc.to_le_bytes());
+    std::fs::write(&table, b).unwrap();
+
+    let (code, v) = run_json(&["sst", "probe", p(&table), "zzz", "--json"]);
+    assert_eq!(code, 0, "{v}");
+    assert_eq!((v["filter"].as_str(), v["false_positive"].as_bool()), (Some("unknown"), Some(false)), "{v}");
+    let text = String::from_utf8(siftdb(&["sst", "probe", p(&table), "zzz"]).stdout).unwrap();
+    assert!(text.contains("unknown filter kind 99") && text.contains("reads as may-contain"), "{text}");
+    assert!(!text.contains("false positive"), "{text}");
+}
+
+#[test]
+fn a_live_log_is_not_called_flushed() {
+    // The finding: put, compact, verify said the live WAL was "already in
+    // the tables" with no table at all.
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("r1");
+    assert_eq!(siftdb(&["db", "put", p(&dir), "k", "v"]).status.code(), Some(0));
+    assert_eq!(siftdb(&["db", "compact", p(&dir)]).status.code(), Some(0));
+    let (code, v) = run_json(&["db", "verify", p(&dir), "--json"]);
+    assert_eq!(code, 0, "{v}");
+    assert_eq!(v["notes"], serde_json::json!([]), "{v}");
+}
+
+#[test]
+fn a_failed_bench_leaves_earlier_outputs_alone() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (csv, svg) = (tmp.path().join("old.csv"), tmp.path().join("old.svg"));
+    std::fs::write(&csv, "earlier results\n").unwrap();
+    std::fs::write(&svg, "<svg/>").unwrap();
+    let dbs = tmp.path().join("dbs");
+    std::fs::create_dir_all(dbs.join("none")).unwrap();
+    std::fs::write(dbs.join("none/keep"), "x").unwrap();
+    let bench = |extra: &[&str]| {
+        let base =
+            ["bench", "--keys", "1000", "--lookups", "10", "--policies", "none", "--workloads", "absent"];
+        let outputs = ["--csv", p(&csv), "--svg", p(&svg)];
+        siftdb(&[&base[..], &outputs[..], extra].concat())
+    };
+    // Refused (a non-empty policy directory without --force): exit 2.
+    let out = bench(&["--dir", p(&dbs)]);
+    assert_eq!(out.status.code(), Some(2), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(std::fs::read_to_string(&csv).unwrap(), "earlier results\n");
+    assert_eq!(std::fs::read_to_string(&svg).unwrap(), "<svg/>");
+    // An unwritable output is still found before the run, and written nothing.
+    let out = siftdb(&["bench", "--keys", "1000", "--csv", "/nonexistent-dir/x.csv"]);
+    assert_eq!(out.status.code(), Some(2));
+    // A run that succeeds replaces them, and leaves no temporary file.
+    let out = bench(&[]);
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(std::fs::read_to_string(&csv).unwrap().starts_with("policy,"));
+    assert!(std::fs::read_to_string(&svg).unwrap().contains("<svg"));
+    let names: Vec<String> = std::fs::read_dir(tmp.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert!(names.iter().all(|n| !n.contains(".tmp")), "{names:?}");
+}
