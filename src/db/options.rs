@@ -84,6 +84,10 @@ pub struct Options {
     /// [`crate::Db::compact`] (writes still stop past `l0_stop_trigger`
     /// only when this is `true`).
     pub auto_compaction: bool,
+    /// Test hook: every xor or fuse filter build fails, to exercise the
+    /// blocked-Bloom fallback (see `TableOptions`).
+    #[doc(hidden)]
+    pub inject_filter_build_failure: bool,
 }
 
 impl Default for Options {
@@ -105,6 +109,7 @@ impl Default for Options {
             max_levels: 7,
             manifest_roll_bytes: 4 << 20,
             auto_compaction: true,
+            inject_filter_build_failure: false,
         }
     }
 }

@@ -54,6 +54,11 @@ pub struct LevelStats {
     /// Tables in the level whose requested xor or fuse filter could not be
     /// built and fell back to blocked Bloom (or, rarely, to no filter).
     pub filter_fallbacks: u64,
+    /// Tables in the level whose filter, as built, misses the rate the
+    /// policy plans for the level now by more than [`MISS_TOLERANCE`]: a
+    /// fallback, a dropped filter, or a table written under an older plan
+    /// (see [`crate::Db::compact`], which rewrites those).
+    pub tables_over_target: u64,
     /// Data blocks read by point lookups.
     pub data_blocks_read: u64,
     /// Bytes of data blocks read by point lookups.
@@ -269,6 +274,15 @@ impl std::fmt::Display for Stats {
         if !fallbacks.is_empty() {
             writeln!(f, "tables whose filter fell back to blocked Bloom: {}", fallbacks.join(", "))?;
         }
+        let over: Vec<String> = self
+            .levels
+            .iter()
+            .filter(|l| l.tables_over_target > 0)
+            .map(|l| format!("L{} {} of {}", l.level, l.tables_over_target, l.tables))
+            .collect();
+        if !over.is_empty() {
+            writeln!(f, "tables whose filter misses the level's planned rate: {}", over.join(", "))?;
+        }
         let dropped: u64 = self.levels.iter().map(|l| l.filters_dropped).sum();
         if dropped > 0 || self.cleanup_failures > 0 {
             writeln!(
@@ -419,6 +433,14 @@ impl super::DbInner {
             l.filter_bytes = tables.iter().map(|t| t.record.filter_bytes).sum();
             l.filters_dropped = tables.iter().filter(|t| t.table.filter_dropped()).count() as u64;
             l.filter_fallbacks = tables.iter().filter(|t| t.table.filter_fell_back()).count() as u64;
+            let planned_rate = match plan.get(l.level) {
+                Some(p) => p.target_fpr,
+                None => self.policy.for_level(l.level, &shape).target_fpr,
+            };
+            l.tables_over_target = tables
+                .iter()
+                .filter(|t| misses(t.table.filter_details().theoretical_fpr.unwrap_or(1.0), planned_rate))
+                .count() as u64;
             for t in tables {
                 if !l.filter_kinds.contains(&t.record.filter) {
                     l.filter_kinds.push(t.record.filter);
@@ -443,6 +465,17 @@ impl super::DbInner {
         }
         stats
     }
+}
+
+/// How far above its level's planned rate a table's filter may be before
+/// it counts in [`LevelStats::tables_over_target`]: 10%, past the rounding
+/// of Monkey's bits per key and a fuse filter's segment sizes.
+pub const MISS_TOLERANCE: f64 = 0.10;
+
+/// Whether a filter of theoretical rate `built` misses a `planned` rate.
+#[must_use]
+pub fn misses(built: f64, planned: f64) -> bool {
+    built > planned * (1.0 + MISS_TOLERANCE)
 }
 
 #[cfg(test)]

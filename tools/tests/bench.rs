@@ -31,6 +31,12 @@ fn filters_save_block_reads_and_every_output_is_written() {
     assert!(warnings.iter().all(|w| !w.as_str().unwrap().contains("level(s)")), "{warnings:?}");
     let policies = report["policies"].as_array().unwrap();
     assert_eq!(policies.len(), 3);
+    // What each level's tables chose is in the report: fallbacks and misses.
+    for p in policies {
+        for l in p["levels"].as_array().unwrap() {
+            assert!(l["filter_fallbacks"].is_u64() && l["tables_over_target"].is_u64(), "{l}");
+        }
+    }
 
     let absent = |p: &serde_json::Value| {
         p["workloads"].as_array().unwrap().iter().find(|w| w["workload"] == "absent").cloned().unwrap()

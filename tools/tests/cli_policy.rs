@@ -148,3 +148,32 @@ fn a_database_from_before_stored_policies_shows_format_1_and_the_default() {
     let (code, v) = run_json(&["db", "get", p(&dir), "banana", "--json"]);
     assert_eq!((code, v["value"].as_str()), (0, Some("yellow")));
 }
+
+#[test]
+fn db_info_names_fallbacks_and_tables_over_target() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("db");
+    let opts = siftdb::Options {
+        filter_policy: Some("xor8".parse().unwrap()),
+        inject_filter_build_failure: true,
+        ..siftdb::Options::default()
+    };
+    let db = siftdb::Db::open(&dir, opts).unwrap();
+    for i in 0..2000 {
+        db.put(format!("key{i:06}").as_bytes(), b"v").unwrap();
+    }
+    db.flush().unwrap();
+    db.close().unwrap();
+    drop(db);
+    let (code, info) = run_json(&["db", "info", p(&dir), "--probes", "0", "--json"]);
+    assert_eq!(code, 0, "{info}");
+    let l0 = &info["levels"][0];
+    assert_eq!(
+        (l0["filter_fallbacks"].as_u64(), l0["tables_over_target"].as_u64()),
+        (Some(1), Some(1)),
+        "{l0}"
+    );
+    assert!(l0["table_list"][0]["fallback_reason"].as_str().is_some_and(|r| r.contains("injected")), "{l0}");
+    let text = String::from_utf8(siftdb(&["db", "info", p(&dir), "--probes", "0"]).stdout).unwrap();
+    assert!(text.contains("(1 fell back, 1 over target)"), "{text}");
+}

@@ -223,6 +223,12 @@ fn document(i: &DbInspection, a: &Args) -> Result<Value, String> {
             #[expect(clippy::cast_precision_loss, reason = "a ratio for display")]
             let bpk = if keys == 0 { 0.0 } else { (filter_bytes * 8) as f64 / keys as f64 };
             let plan = policy.for_level(n, &shape);
+            let over_target = tables
+                .iter()
+                .filter(|t| {
+                    siftdb::stats::misses(t["theoretical_fpr"].as_f64().unwrap_or(1.0), plan.target_fpr)
+                })
+                .count();
             json!({
                 "level": n,
                 "tables": tables.len(),
@@ -233,6 +239,7 @@ fn document(i: &DbInspection, a: &Args) -> Result<Value, String> {
                 "filter_memory_bytes": filter_memory,
                 "filter_kinds": kinds,
                 "filter_fallbacks": fallbacks,
+                "tables_over_target": over_target,
                 "bits_per_key": bpk,
                 "mean_theoretical_fpr": mean_fpr,
                 "target_filter_kind": plan.kind.to_string(),
@@ -370,10 +377,14 @@ pub fn run(a: &Args) -> Result<Outcome, String> {
                         .as_object()
                         .map(|m| m.keys().cloned().collect::<Vec<_>>().join(","))
                         .unwrap_or_default();
-                    match l["filter_fallbacks"].as_u64() {
-                        Some(n) if n > 0 => format!("{kinds} ({n} fell back)"),
-                        _ => kinds,
+                    let mut notes = Vec::new();
+                    if let Some(n) = l["filter_fallbacks"].as_u64().filter(|&n| n > 0) {
+                        notes.push(format!("{n} fell back"));
                     }
+                    if let Some(n) = l["tables_over_target"].as_u64().filter(|&n| n > 0) {
+                        notes.push(format!("{n} over target"));
+                    }
+                    if notes.is_empty() { kinds } else { format!("{kinds} ({})", notes.join(", ")) }
                 },
                 g(l, "filter_bytes"),
                 format!("{:.2}", l["bits_per_key"].as_f64().unwrap_or(0.0)),

@@ -50,6 +50,10 @@ pub struct LevelShape {
     /// filter, 0 for an empty level). A lookup that probes one of the level's
     /// tables for a key it lacks reads a data block with at most this chance.
     pub filter_fpr: f64,
+    /// Tables whose xor or fuse build fell back (`LevelStats::filter_fallbacks`).
+    pub filter_fallbacks: u64,
+    /// Tables whose filter misses the planned rate (`LevelStats::tables_over_target`).
+    pub tables_over_target: u64,
 }
 
 /// One workload's figures on one policy.
@@ -294,6 +298,8 @@ fn shape(stats: &Stats) -> Vec<LevelShape> {
             filter_bytes: l.filter_bytes,
             target_fpr: l.target_fpr,
             filter_fpr: l.filter_kinds.iter().map(FilterKind::theoretical_fpr).fold(0.0, f64::max),
+            filter_fallbacks: l.filter_fallbacks,
+            tables_over_target: l.tables_over_target,
         })
         .collect()
 }

@@ -560,11 +560,22 @@ impl Report {
         for r in &self.results {
             let Some(w) = r.workloads.iter().find(|w| w.workload == Workload::Absent) else { continue };
             for (shape, l) in r.levels.iter().zip(&w.stats.levels).filter(|(s, _)| s.tables > 0) {
+                let mut filter = kinds_summary(&shape.filter_kinds);
+                let mut notes = Vec::new();
+                if shape.filter_fallbacks > 0 {
+                    notes.push(format!("{} fell back", shape.filter_fallbacks));
+                }
+                if shape.tables_over_target > 0 {
+                    notes.push(format!("{} over target", shape.tables_over_target));
+                }
+                if !notes.is_empty() {
+                    filter = format!("{filter} ({})", notes.join(", "));
+                }
                 rows.push(vec![
                     r.name.clone(),
                     format!("L{}", shape.level),
                     shape.keys.to_string(),
-                    kinds_summary(&shape.filter_kinds),
+                    filter,
                     format!("{:.2}", level_bits_per_key(shape)),
                     format!("{:.4}%", shape.target_fpr * 100.0),
                     format!("{:.4}%", shape.filter_fpr * 100.0),
@@ -651,6 +662,7 @@ impl Report {
                         "filter_kinds": l.filter_kinds, "filter_bytes": l.filter_bytes,
                         "filter_bits_per_key": level_bits_per_key(l),
                         "target_fpr": l.target_fpr, "filter_fpr": l.filter_fpr,
+                        "filter_fallbacks": l.filter_fallbacks, "tables_over_target": l.tables_over_target,
                     })).collect::<Vec<_>>(),
                     "workloads": workloads,
                     "scan": r.scan.as_ref().map(|s| json!({ "ranges": s.ranges, "entries": s.entries, "mismatches": s.mismatches, "seconds": s.elapsed.as_secs_f64() })),
@@ -827,6 +839,8 @@ mod tests {
                     filter_bytes: 0,
                     target_fpr: filter_fpr,
                     filter_fpr,
+                    filter_fallbacks: 0,
+                    tables_over_target: 0,
                 })
                 .collect(),
             workloads: vec![],
