@@ -235,3 +235,36 @@ fn every_policy_form_round_trips() {
         assert_eq!(p.to_string().parse::<FilterPolicy>().unwrap(), p);
     }
 }
+
+/// Loads keys `from..to` a memtable at a time, then compacts.
+fn load_range(db: &Db, from: u64, to: u64) {
+    for start in (from..to).step_by(500) {
+        let mut batch = WriteBatch::new();
+        for i in start..(start + 500).min(to) {
+            batch.put(key(i), format!("value-{i:08}").as_bytes());
+        }
+        db.write(batch).unwrap();
+        db.flush().unwrap();
+    }
+    db.compact().unwrap();
+}
+
+#[test]
+fn a_tree_that_grows_a_level_leaves_no_level_above_the_last_unfiltered() {
+    for policy in ["fuse8+skip-last", "monkey:10+skip-last", "xor8+skip-last"] {
+        let dir = tempfile::tempdir().unwrap();
+        let db = Db::open(dir.path(), opts(Some(policy.parse().unwrap()), SMALL, false)).unwrap();
+        load_range(&db, 0, 4_000);
+        let before = last_level(&db.stats());
+        // Ten times the keys: the tree needs a deeper level, and the old
+        // last level's tables (written without filters) sit above it.
+        load_range(&db, 4_000, 40_000);
+        let stats = db.stats();
+        let last = last_level(&stats);
+        assert!(last > before, "{policy}: the tree did not grow (L{before} -> L{last})\n{}", report(&stats));
+        for l in 0..last {
+            assert_eq!(unfiltered_tables(&db, l), 0, "{policy}: L{l} unfiltered\n{}", report(&stats));
+        }
+        assert_eq!(unfiltered_tables(&db, last), stats.levels[last].tables, "{policy}\n{}", report(&stats));
+    }
+}

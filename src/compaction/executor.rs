@@ -10,7 +10,7 @@
 //! - that newest version is dropped too if it is a tombstone and no deeper
 //!   level holds the key's range (nothing older can be uncovered).
 //!
-//! Output tables split at `table_target_bytes`, only between user keys, so
+//! Output tables split at the level's `table_target_bytes_for`, only between user keys, so
 //! the output level stays a set of non-overlapping key ranges. Outputs are
 //! published atomically by the table builder; one manifest edit adds them
 //! and removes the inputs; inputs are deleted once no reader holds them.

@@ -1,4 +1,5 @@
-//! Writing a compaction's output as tables of about `table_target_bytes`.
+//! Writing a compaction's output as tables of about the output level's
+//! `Options::table_target_bytes_for`.
 
 use std::sync::Arc;
 
@@ -36,7 +37,7 @@ impl<'a> OutputWriter<'a> {
         if new_key
             && self.split
             && let Some((_, b)) = &self.current
-            && b.estimated_size() >= self.db.opts.table_target_bytes
+            && b.estimated_size() >= self.db.opts.table_target_bytes_for(self.level)
         {
             self.finish_current()?;
         }

@@ -73,8 +73,16 @@ pub struct Options {
     pub base_level_bytes: u64,
     /// Size ratio between adjacent levels.
     pub level_size_ratio: u64,
-    /// Size at which compaction output tables are split.
+    /// Size at which compaction output tables of level 1 are split; level
+    /// `i ≥ 1` splits at `table_target_bytes × table_size_multiplier^(i−1)`.
     pub table_target_bytes: u64,
+    /// Growth of the table size from one level to the next (`RocksDB`'s
+    /// `target_file_size_multiplier`); 1 (the default) keeps one size.
+    /// A multiplier near the level size ratio keeps the table count per
+    /// level about even, so the big levels hold big tables, whose filters'
+    /// fixed bytes (a header, one 64-byte Bloom block, a fuse filter's
+    /// segments) cost little per key.
+    pub table_size_multiplier: u64,
     /// Number of levels, level 0 included.
     pub max_levels: usize,
     /// Size past which the manifest is rewritten as one snapshot edit (it
@@ -109,6 +117,7 @@ impl Default for Options {
             max_levels: 7,
             manifest_roll_bytes: 4 << 20,
             auto_compaction: true,
+            table_size_multiplier: 1,
             inject_filter_build_failure: false,
         }
     }
@@ -144,6 +153,9 @@ impl Options {
         if self.base_level_bytes == 0 || self.table_target_bytes == 0 {
             return bad("base_level_bytes and table_target_bytes must be positive");
         }
+        if self.table_size_multiplier == 0 {
+            return bad("table_size_multiplier must be at least 1");
+        }
         if let Some(policy) = &self.filter_policy {
             policy.validate().map_err(|e| match e {
                 Error::InvalidArgument(m) => {
@@ -153,6 +165,17 @@ impl Options {
             })?;
         }
         Ok(())
+    }
+
+    /// Size at which compaction splits the tables it writes to `level`
+    /// (level 0 and 1: `table_target_bytes`).
+    #[must_use]
+    pub fn table_target_bytes_for(&self, level: usize) -> u64 {
+        let mut target = self.table_target_bytes;
+        for _ in 1..level {
+            target = target.saturating_mul(self.table_size_multiplier);
+        }
+        target
     }
 
     /// Target bytes of `level` (≥ 1).

@@ -89,8 +89,15 @@ impl DbInner {
                 })
                 .max(1.0),
         };
-        let table_keys = mean(&mut tree.levels.iter().skip(1).flatten().map(|t| t.record.entries))
-            .unwrap_or_else(|| keys_of(opts.table_target_bytes));
+        // Tables grow by `table_size_multiplier` per level: the observed
+        // mean, brought back to level 1's size, then scaled per level.
+        let growth =
+            |level: usize| opts.table_target_bytes_for(level) as f64 / opts.table_target_bytes as f64;
+        let (tables, scaled) = tree.levels.iter().enumerate().skip(1).fold((0u64, 0.0), |(n, s), (l, ts)| {
+            (n + ts.len() as u64, s + ts.iter().map(|t| t.record.entries as f64 / growth(l)).sum::<f64>())
+        });
+        let level1_table_keys =
+            if tables > 0 { scaled / tables as f64 } else { keys_of(opts.table_target_bytes) };
 
         // Keys per level once the write is done.
         let mut keys: Vec<f64> = tree.level_keys().iter().map(|&n| n as f64).collect();
@@ -121,6 +128,7 @@ impl DbInner {
         let mut levels = vec![LevelModel { run_keys: flush_keys, runs: l0_runs, table_keys: flush_keys }];
         for level in 1..=d {
             let n = keys.get(level).copied().unwrap_or(0.0);
+            let table_keys = level1_table_keys * growth(level);
             levels.push(LevelModel { run_keys: n, runs: 1.0, table_keys: table_keys.min(n).max(1.0) });
         }
         TreeShape::from_levels(levels)

@@ -140,16 +140,31 @@ pub fn options_for(config: &Config, policy: &FilterPolicy) -> Options {
     // 4 KiB data block per table, two per level-1 target) only bind below
     // ~19,000 keys of 100 bytes.
     let base = (data / 300).max(2 << 10);
+    let table = (base / 2).min(8 << 20);
     Options {
         filter_policy: Some(policy.clone()),
         hash_salt: Some(config.seed),
         sync: false,
         memtable_bytes: usize::try_from((data / 32).clamp(16 << 10, 16 << 20)).unwrap_or(16 << 20),
         base_level_bytes: base,
-        table_target_bytes: (base / 2).min(8 << 20),
+        table_target_bytes: table,
+        table_size_multiplier: table_size_multiplier(table),
         level_size_ratio: 10,
         ..Options::default()
     }
+}
+
+/// The largest table the bench's level 4 is split into.
+pub const MAX_TABLE_BYTES: u64 = 256 << 20;
+
+/// Tables grow ×10 per level, as the levels do, so every level holds about
+/// as many tables as level 1 and the big levels hold big tables: at 20,000
+/// keys level 3 has tables of ~3,300 keys instead of 33, whose filters'
+/// fixed bytes (header, a 64-byte Bloom block, fuse segments) would cost
+/// over 20 bits/key, more than any budget near 10 can pay. Smaller where
+/// ×10 would make level 4's tables larger than [`MAX_TABLE_BYTES`].
+fn table_size_multiplier(level1_table_bytes: u64) -> u64 {
+    (1..=10u64).rev().find(|m| level1_table_bytes.saturating_mul(m.pow(3)) <= MAX_TABLE_BYTES).unwrap_or(1)
 }
 
 /// Loads the keys, then flushes and compacts until the tree settles.
@@ -364,5 +379,58 @@ mod tests {
             (o.memtable_bytes, o.base_level_bytes, o.table_target_bytes),
             (4_125_000, 440_000, 220_000)
         );
+    }
+
+    #[test]
+    fn tables_grow_with_their_level_up_to_the_cap() {
+        for (keys, value_bytes) in [(20_000, 100), (1_000_000, 100), (10_000_000, 100), (100_000_000, 1000)] {
+            let o = options_for(&config(keys, value_bytes), &FilterPolicy::default());
+            assert!(o.table_target_bytes_for(4) <= MAX_TABLE_BYTES, "{keys}: {o:?}");
+            assert!(o.table_size_multiplier >= 1);
+        }
+        // Level 3 of the smallest documented tree holds tables of thousands of keys.
+        let o = options_for(&config(MIN_KEYS_FOR_LEVELS, 100), &FilterPolicy::default());
+        assert_eq!(o.table_size_multiplier, 10);
+        assert!(o.table_target_bytes_for(3) / (32 + 100) >= 1000, "{o:?}");
+    }
+
+    /// Loads `keys` the bench's way into a database of the bench's shape,
+    /// then `compact()`s; each level's filter kinds, level 0 first.
+    fn loaded(keys: u64, policy: &str) -> Vec<Vec<FilterKind>> {
+        let dir = tempfile::tempdir().unwrap();
+        let c = config(keys, 100);
+        let db = Db::open(dir.path(), options_for(&c, &policy.parse().unwrap())).unwrap();
+        load(&c, policy, &db).unwrap();
+        db.compact().unwrap();
+        let mut levels = vec![Vec::new(); 7];
+        for t in db.tables() {
+            levels[t.level].push(t.filter);
+        }
+        levels.truncate(levels.iter().rposition(|l| !l.is_empty()).unwrap() + 1);
+        levels
+    }
+
+    /// Issue 27's finding: `fuse8+skip-last` left most of L3 unfiltered, and
+    /// `monkey:10+skip-last` L2 to L4. After `compact()` only the last level
+    /// may be unfiltered, at 20,000 and 200,000 keys.
+    #[test]
+    fn skip_last_leaves_only_the_last_level_unfiltered_on_bench_trees() {
+        for keys in [20_000, 200_000] {
+            for policy in ["fuse8+skip-last", "monkey:10+skip-last"] {
+                let levels = loaded(keys, policy);
+                let (last, above) = levels.split_last().unwrap();
+                assert!(levels.len() >= 4, "{policy} at {keys}: {levels:?}");
+                assert!(
+                    last.iter().all(|k| *k == FilterKind::None),
+                    "{policy} at {keys}: last level {last:?}"
+                );
+                for (i, l) in above.iter().enumerate() {
+                    assert!(
+                        !l.contains(&FilterKind::None),
+                        "{policy} at {keys}: L{i} unfiltered: {levels:?}"
+                    );
+                }
+            }
+        }
     }
 }
