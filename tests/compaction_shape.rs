@@ -97,3 +97,48 @@ fn compact_leaves_sorted_levels_within_target_and_loses_nothing() {
     let db = Db::open(dir.path(), o).unwrap();
     assert_eq!(db.range(..).count(), model.len());
 }
+
+/// Compaction widens its output to neighbouring tables of the output level
+/// while the job fits one output table, so a young tree's deep levels hold
+/// tables near their target instead of one small table per slice compacted
+/// into them (each of which pays a filter's fixed bytes).
+#[test]
+fn deep_levels_hold_tables_near_their_target() {
+    let dir = tempfile::tempdir().unwrap();
+    let o = Options {
+        // Flushes much larger than level 1, as in the bench's trees: each
+        // level-0 compaction cuts level 1 into many small slices.
+        memtable_bytes: 32 << 10,
+        hash_salt: Some(5),
+        fs: common::no_sync_fs(),
+        block_bytes: 512,
+        base_level_bytes: 4096,
+        level_size_ratio: 10,
+        table_target_bytes: 2048,
+        table_size_multiplier: 10,
+        max_levels: 5,
+        filter_policy: Some(FilterPolicy::uniform(FilterKind::BinaryFuse8)),
+        ..Options::default()
+    };
+    let db = Db::open(dir.path(), o.clone()).unwrap();
+    let mut x: u64 = 99;
+    for _ in 0..30_000u64 {
+        x = x.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1_442_695_040_888_963_407);
+        db.put(format!("{:016x}", x >> 8).as_bytes(), b"value-value-value").unwrap();
+    }
+    db.flush().unwrap();
+    db.compact().unwrap();
+    let tables = db.tables();
+    let deepest = tables.iter().map(|t| t.level).max().unwrap();
+    assert!(deepest >= 3, "expected a deep tree, got levels up to {deepest}");
+    for level in 2..=deepest {
+        let sizes: Vec<u64> = tables.iter().filter(|t| t.level == level).map(|t| t.bytes).collect();
+        let mean = sizes.iter().sum::<u64>() / sizes.len() as u64;
+        let target = o.table_target_bytes_for(level);
+        let level_bytes: u64 = sizes.iter().sum();
+        // A level smaller than one table holds one table; otherwise its
+        // tables average at least a quarter of the target.
+        let expected = target.min(level_bytes) / 4;
+        assert!(mean >= expected, "L{level}: {} tables of mean {mean} bytes, target {target}", sizes.len());
+    }
+}

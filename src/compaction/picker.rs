@@ -98,8 +98,62 @@ pub(crate) fn pick(tree: &Tree, opts: &Options, cursors: &[Vec<u8>]) -> Option<J
     };
     let lo = inputs.iter().map(|t| t.record.smallest.as_slice()).min()?;
     let hi = inputs.iter().map(|t| t.record.largest.as_slice()).max()?;
-    let next_inputs = overlapping(below, lo, hi);
+    let mut next_inputs = overlapping(below, lo, hi);
+    let input_bytes = inputs.iter().map(|t| t.record.file_size).sum();
+    widen_to_target(below, &mut next_inputs, input_bytes, opts.table_target_bytes_for(level + 1), lo);
     Some(Job { level, inputs, next_inputs, refresh: false })
+}
+
+/// Adds the neighbours of `chosen` (a contiguous run of `run`, the output
+/// level) while the compaction's bytes stay within one output table of
+/// `target`, smaller neighbour first.
+///
+/// Without it a level's tables are as small as the slices compacted into
+/// it: an upper table covering a narrow key range meets few or no tables
+/// below and makes a small output, and nothing merges small neighbours, so
+/// a deep level of a young tree holds tables of a few dozen keys whatever
+/// its target (each then pays a filter's fixed bytes). Neighbours keep the
+/// output's range contiguous, and rewriting a level's own tables at the
+/// same level reorders no versions.
+fn widen_to_target(
+    run: &[Arc<TableFile>],
+    chosen: &mut Vec<Arc<TableFile>>,
+    input_bytes: u64,
+    target: u64,
+    lo: &[u8],
+) {
+    // The run's index range [a, b) that `chosen` covers; where it is empty,
+    // the point `lo` would sit at.
+    let (mut a, mut b) = if let (Some(first), Some(last)) = (chosen.first(), chosen.last()) {
+        let a = run.iter().position(|t| Arc::ptr_eq(t, first)).unwrap_or(0);
+        let b = run.iter().position(|t| Arc::ptr_eq(t, last)).map_or(a, |i| i + 1);
+        (a, b)
+    } else {
+        let at = run.partition_point(|t| t.record.largest.as_slice() < lo);
+        (at, at)
+    };
+    let mut total = input_bytes + chosen.iter().map(|t| t.record.file_size).sum::<u64>();
+    loop {
+        let left = a.checked_sub(1).and_then(|i| run.get(i)).map(|t| t.record.file_size);
+        let right = run.get(b).map(|t| t.record.file_size);
+        let take_left = match (left, right) {
+            (Some(l), Some(r)) => l <= r,
+            (Some(_), None) => true,
+            (None, Some(_)) => false,
+            (None, None) => break,
+        };
+        let size = if take_left { left } else { right }.unwrap_or(u64::MAX);
+        if total.saturating_add(size) > target {
+            break;
+        }
+        total += size;
+        if take_left {
+            a -= 1;
+        } else {
+            b += 1;
+        }
+    }
+    *chosen = run.get(a..b).map(<[_]>::to_vec).unwrap_or_default();
 }
 
 /// How far a table may drift from its level's plan before it is refreshed.
