@@ -60,3 +60,23 @@ fn a_table_from_an_older_plan_is_counted_until_rewritten() {
     let stats = db.stats();
     assert!(stats.levels.iter().all(|l| l.tables_over_target == 0), "{stats}");
 }
+
+#[test]
+fn the_plan_is_made_once_per_shape_not_per_call() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = Db::open(dir.path(), opts("monkey:10", false)).unwrap();
+    for from in [0, 10_000, 20_000, 30_000, 40_000] {
+        load(&db, from);
+    }
+    db.compact().unwrap();
+    let before = db.stats().filter_plans;
+    assert!(before > 0);
+    for _ in 0..100 {
+        let _ = db.stats();
+    }
+    assert!(
+        db.stats().filter_plans <= before + 1,
+        "{} plans for 100 stats() calls",
+        db.stats().filter_plans - before
+    );
+}

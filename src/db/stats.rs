@@ -132,6 +132,9 @@ pub struct Stats {
     /// Tables rewritten in place because their filter had drifted from the
     /// plan for their level (see [`crate::Db::compact`]).
     pub filter_refreshes: u64,
+    /// Filter plans the policy made: one per change of the tree's shape,
+    /// never one per table written or `stats()` call.
+    pub filter_plans: u64,
     /// Bytes of table files compactions read.
     pub compaction_bytes_read: u64,
     /// Bytes of table files compactions wrote.
@@ -180,6 +183,7 @@ impl Stats {
             flushes: self.flushes.saturating_sub(earlier.flushes),
             compactions: self.compactions.saturating_sub(earlier.compactions),
             filter_refreshes: self.filter_refreshes.saturating_sub(earlier.filter_refreshes),
+            filter_plans: self.filter_plans.saturating_sub(earlier.filter_plans),
             compaction_bytes_read: self.compaction_bytes_read.saturating_sub(earlier.compaction_bytes_read),
             compaction_bytes_written: self
                 .compaction_bytes_written
@@ -223,7 +227,7 @@ impl std::fmt::Display for Stats {
         if let Some(old) = &self.replaced_policy {
             write!(f, " (replaced {old}, whose filters older tables may still carry)")?;
         }
-        writeln!(f, "; filter refreshes {}", self.filter_refreshes)?;
+        writeln!(f, "; filter refreshes {}, plans {}", self.filter_refreshes, self.filter_plans)?;
         writeln!(
             f,
             "{:<5} {:>6} {:>10} {:>12} {:<22} {:>6} {:>6} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9}",
@@ -321,6 +325,7 @@ pub(crate) struct Counters {
     pub flushed_entries: AtomicU64,
     pub compactions: AtomicU64,
     pub filter_refreshes: AtomicU64,
+    pub filter_plans: AtomicU64,
     pub compaction_bytes_read: AtomicU64,
     pub compaction_bytes_written: AtomicU64,
     pub write_stalls: AtomicU64,
@@ -342,6 +347,7 @@ impl Counters {
             flushed_entries: AtomicU64::new(0),
             compactions: AtomicU64::new(0),
             filter_refreshes: AtomicU64::new(0),
+            filter_plans: AtomicU64::new(0),
             compaction_bytes_read: AtomicU64::new(0),
             compaction_bytes_written: AtomicU64::new(0),
             write_stalls: AtomicU64::new(0),
@@ -378,6 +384,7 @@ impl Counters {
             flushes: self.flushes.load(Relaxed),
             compactions: self.compactions.load(Relaxed),
             filter_refreshes: self.filter_refreshes.load(Relaxed),
+            filter_plans: self.filter_plans.load(Relaxed),
             compaction_bytes_read: self.compaction_bytes_read.load(Relaxed),
             compaction_bytes_written: self.compaction_bytes_written.load(Relaxed),
             write_stalls: self.write_stalls.load(Relaxed),
