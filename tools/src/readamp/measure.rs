@@ -394,14 +394,38 @@ mod tests {
         assert!(o.table_target_bytes_for(3) / (32 + 100) >= 1000, "{o:?}");
     }
 
+    /// A database of the bench's shape holding `keys` keys (the bench's keys
+    /// and order), compacted. Deterministic, unlike the bench's own load
+    /// (whose background compaction races the puts): flushes and
+    /// compactions run in the caller's thread at memtable boundaries.
+    fn settled(dir: &Path, keys: u64, policy: &str) -> Db {
+        let c = config(keys, 100);
+        let opts = Options { auto_compaction: false, ..options_for(&c, &policy.parse().unwrap()) };
+        let per_flush = (opts.memtable_bytes as u64 / (16 + 100 + 16)).max(1);
+        let db = Db::open(dir, opts).unwrap();
+        let mut order: Vec<u64> = (0..keys).collect();
+        let mut rng = SplitMix::new(c.seed ^ 0x10AD);
+        for i in (1..order.len()).rev() {
+            let j = usize::try_from(rng.below(i as u64 + 1)).unwrap();
+            order.swap(i, j);
+        }
+        for chunk in order.chunks(usize::try_from(per_flush).unwrap()) {
+            let mut batch = WriteBatch::new();
+            for &i in chunk {
+                batch.put(workload::key(c.seed, i), workload::value(i, c.value_bytes));
+            }
+            db.write(batch).unwrap();
+            db.flush().unwrap();
+            db.compact().unwrap();
+        }
+        db
+    }
+
     /// Loads `keys` the bench's way into a database of the bench's shape,
     /// then `compact()`s; each level's filter kinds, level 0 first.
     fn loaded(keys: u64, policy: &str) -> Vec<Vec<FilterKind>> {
         let dir = tempfile::tempdir().unwrap();
-        let c = config(keys, 100);
-        let db = Db::open(dir.path(), options_for(&c, &policy.parse().unwrap())).unwrap();
-        load(&c, policy, &db).unwrap();
-        db.compact().unwrap();
+        let db = settled(dir.path(), keys, policy);
         let mut levels = vec![Vec::new(); 7];
         for t in db.tables() {
             levels[t.level].push(t.filter);
@@ -416,10 +440,7 @@ mod tests {
     #[expect(clippy::cast_precision_loss, reason = "ratios for assertions")]
     fn spend_and_sum(keys: u64, policy: &str) -> (f64, f64, Stats) {
         let dir = tempfile::tempdir().unwrap();
-        let c = config(keys, 100);
-        let db = Db::open(dir.path(), options_for(&c, &policy.parse().unwrap())).unwrap();
-        load(&c, policy, &db).unwrap();
-        db.compact().unwrap();
+        let db = settled(dir.path(), keys, policy);
         let stats = db.stats();
         let bits: u64 = stats.levels.iter().map(|l| l.filter_bytes * 8).sum();
         let held: u64 = stats.levels.iter().map(|l| l.keys).sum();
