@@ -158,7 +158,7 @@ fn fill_bench(c: &mut Criterion) {
                 .expect("open siftdb");
                 let start = std::time::Instant::now();
                 for k in &keys {
-                    db.put(black_box(k), &value).expect("put");
+                    db.put(black_box(k), value).expect("put");
                 }
                 total += start.elapsed();
                 db.close().expect("close");

@@ -33,8 +33,8 @@ pub mod wal;
 
 pub use batch::{BatchOp, WriteBatch};
 pub use db::{
-    Db, DbIter, LevelStats, MAX_KEY_BYTES, MAX_VALUE_BYTES, Options, Snapshot, Stats, TableInfo, options,
-    stats,
+    Db, DbIter, KeyRange, LevelStats, MAX_KEY_BYTES, MAX_VALUE_BYTES, Options, Snapshot, Stats, TableInfo,
+    options, stats,
 };
 pub use error::{Error, Result};
 pub use filter::FilterKind;

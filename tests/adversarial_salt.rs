@@ -115,7 +115,7 @@ fn db_salt_defeats_replayed_collisions() {
         let db = Db::open(dir, opts).unwrap();
         assert_eq!(db.hash_salt(), salt);
         for i in 0..KEYS {
-            db.put(&stored_key(i), b"v").unwrap();
+            db.put(stored_key(i), b"v").unwrap();
         }
         db.flush().unwrap();
         db

@@ -63,7 +63,7 @@ fn check(db: &Db, acked: &[u64], cycle: u64) {
     let mut newest_hot: HashMap<Vec<u8>, u64> = HashMap::new();
     for &n in acked {
         newest_hot.insert(hot_key(n), n);
-        let uniq = db.get(&unique_key(n)).unwrap();
+        let uniq = db.get(unique_key(n)).unwrap();
         if (n + 1) % 3 != 0 {
             assert!(uniq.is_some(), "cycle {cycle}: acknowledged uniq {n} lost");
         } else if acked.binary_search(&(n + 1)).is_ok() {

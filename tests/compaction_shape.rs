@@ -76,7 +76,7 @@ fn compact_leaves_sorted_levels_within_target_and_loses_nothing() {
         assert_eq!(l.tables as usize, tables.iter().filter(|t| t.level == l.level).count());
     }
     let got: BTreeMap<Vec<u8>, Vec<u8>> =
-        db.range(..).map(|r| r.unwrap()).map(|(k, v)| (k.to_vec(), v.to_vec())).collect();
+        db.iter().map(|r| r.unwrap()).map(|(k, v)| (k.to_vec(), v.to_vec())).collect();
     assert_eq!(got, model);
     for (k, v) in &model {
         assert_eq!(db.get(k).unwrap().as_deref(), Some(v.as_slice()));
@@ -95,7 +95,7 @@ fn compact_leaves_sorted_levels_within_target_and_loses_nothing() {
     }
     db.close().unwrap();
     let db = Db::open(dir.path(), o).unwrap();
-    assert_eq!(db.range(..).count(), model.len());
+    assert_eq!(db.iter().count(), model.len());
 }
 
 /// Compaction widens its output to neighbouring tables of the output level

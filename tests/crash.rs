@@ -194,10 +194,7 @@ fn apply(state: &mut State, entries: &[(Vec<u8>, Option<Vec<u8>>)]) {
 /// oracles; returns the state actually recovered (the new model). Returns
 /// how many ops were acknowledged and how many were in flight.
 fn verify(db: &Db, dir: &Path, cycle: u64, model: &mut State) -> (usize, usize) {
-    let got: State = db
-        .range::<std::ops::RangeFull>(..)
-        .map(|r| r.map(|(k, v)| (k.to_vec(), v.to_vec())).unwrap())
-        .collect();
+    let got: State = db.iter().map(|r| r.map(|(k, v)| (k.to_vec(), v.to_vec())).unwrap()).collect();
     let (mut acked, mut flying) = (0, 0);
     for w in 0..WRITERS {
         let oracle = read_oracle(&oracle_path(dir, cycle, w));

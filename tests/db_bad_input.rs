@@ -17,13 +17,13 @@ fn empty_key_is_an_ordinary_key() {
     db.put(b"", b"empty").unwrap();
     db.put(b"a", b"1").unwrap();
     assert_eq!(db.get(b"").unwrap().as_deref(), Some(&b"empty"[..]));
-    let first = db.range(..).next().unwrap().unwrap();
+    let first = db.iter().next().unwrap().unwrap();
     assert_eq!(&first.0[..], b"");
     db.flush().unwrap();
     assert_eq!(db.get(b"").unwrap().as_deref(), Some(&b"empty"[..]));
     db.delete(b"").unwrap();
     assert_eq!(db.get(b"").unwrap(), None);
-    assert_eq!(db.range(..).count(), 1);
+    assert_eq!(db.iter().count(), 1);
 }
 
 #[test]
@@ -40,8 +40,8 @@ fn oversize_keys_and_values_are_invalid_arguments_and_write_nothing() {
     assert!(matches!(db.write(batch), Err(Error::InvalidArgument(_))));
     assert_eq!(db.get(b"ok").unwrap(), None, "a rejected batch applies nothing");
     // The limits themselves are accepted.
-    db.put(&vec![b'k'; MAX_KEY_BYTES], b"max key").unwrap();
-    assert_eq!(db.get(&vec![b'k'; MAX_KEY_BYTES]).unwrap().as_deref(), Some(&b"max key"[..]));
+    db.put(vec![b'k'; MAX_KEY_BYTES], b"max key").unwrap();
+    assert_eq!(db.get(vec![b'k'; MAX_KEY_BYTES]).unwrap().as_deref(), Some(&b"max key"[..]));
     db.put(b"ok", b"still writable").unwrap();
 }
 

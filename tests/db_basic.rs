@@ -36,5 +36,5 @@ fn put_get_delete_flush_reopen() {
     let db = Db::open(dir.path(), small()).unwrap();
     assert_eq!(db.get(b"k0009").unwrap().as_deref(), Some(&b"new"[..]));
     assert_eq!(db.get(b"a").unwrap().as_deref(), Some(&b"1"[..]));
-    assert_eq!(db.range(..).count(), 500 - 2 + 1);
+    assert_eq!(db.iter().count(), 500 - 2 + 1);
 }

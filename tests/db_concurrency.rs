@@ -29,7 +29,7 @@ fn writers_readers_and_flushes_agree() {
             let mut round = 0;
             while !stop.load(Ordering::Relaxed) {
                 for k in 0..KEYS {
-                    db.put(format!("w{w}-k{k}").as_bytes(), &value_for(w, k, round)).unwrap();
+                    db.put(format!("w{w}-k{k}").as_bytes(), value_for(w, k, round)).unwrap();
                 }
                 round += 1;
             }

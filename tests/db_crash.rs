@@ -68,7 +68,7 @@ fn sigkill_mid_writes_keeps_every_acknowledged_batch_whole() {
         }
         // No half batch: every batch present has all three keys.
         let mut counts = std::collections::BTreeMap::<Vec<u8>, usize>::new();
-        for item in db.range(..) {
+        for item in db.iter() {
             let (k, _) = item.unwrap();
             *counts.entry(k[..11].to_vec()).or_default() += 1;
         }

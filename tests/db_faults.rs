@@ -44,11 +44,11 @@ fn workload(db: &Db, from: u32, n: u32) -> Vec<u32> {
 
 fn assert_whole_batches(db: &Db, acked: &[u32], upto: u32) {
     for &i in acked {
-        assert!(db.get(&key(2 * i)).unwrap().is_some(), "acknowledged batch {i} lost");
+        assert!(db.get(key(2 * i)).unwrap().is_some(), "acknowledged batch {i} lost");
     }
     for i in 0..upto {
-        let a = db.get(&key(2 * i)).unwrap().is_some();
-        let b = db.get(&key(2 * i + 1)).unwrap().is_some();
+        let a = db.get(key(2 * i)).unwrap().is_some();
+        let b = db.get(key(2 * i + 1)).unwrap().is_some();
         assert_eq!(a, b, "batch {i} is half applied");
     }
 }

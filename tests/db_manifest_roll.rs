@@ -30,7 +30,7 @@ fn manifest_rolls_over_and_reopens() {
     let db = Db::open(dir.path(), opts.clone()).unwrap();
     let first = manifests(dir.path());
     for i in 0..1500u32 {
-        db.put(format!("k{i:05}").as_bytes(), &[b'x'; 30]).unwrap();
+        db.put(format!("k{i:05}").as_bytes(), [b'x'; 30]).unwrap();
     }
     db.flush().unwrap();
     // compact() waits for a background compaction (and its manifest edit).
@@ -44,5 +44,5 @@ fn manifest_rolls_over_and_reopens() {
     assert!(now[0].1 < 2 * snapshot_bound, "{now:?}");
     drop(db);
     let db = Db::open(dir.path(), opts).unwrap();
-    assert_eq!(db.range(..).count(), 1500);
+    assert_eq!(db.iter().count(), 1500);
 }

@@ -156,7 +156,7 @@ fn run(ops: Vec<Op>, options: fn() -> Options) -> usize {
             Op::SnapshotScan(i) => {
                 if !snaps.is_empty() {
                     let (s, m) = &snaps[i % snaps.len()];
-                    assert_eq!(pairs(s.range(..)), model_range(m, Bound::Unbounded, Bound::Unbounded));
+                    assert_eq!(pairs(s.iter()), model_range(m, Bound::Unbounded, Bound::Unbounded));
                 }
             }
             Op::Flush => db.flush().unwrap(),
@@ -172,7 +172,7 @@ fn run(ops: Vec<Op>, options: fn() -> Options) -> usize {
             }
         }
     }
-    assert_eq!(pairs(db.range(..)), model_range(&model, Bound::Unbounded, Bound::Unbounded));
+    assert_eq!(pairs(db.iter()), model_range(&model, Bound::Unbounded, Bound::Unbounded));
     deepest.max(db.tables().iter().map(|t| t.level).max().unwrap_or(0))
 }
 

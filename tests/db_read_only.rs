@@ -56,7 +56,7 @@ fn reads_tables_and_the_wal_and_writes_nothing() {
     assert_eq!(db.get(b"key00003").unwrap().as_deref(), Some(&b"value3"[..]), "from a table");
     assert_eq!(db.get(b"key00321").unwrap().as_deref(), Some(&b"value321"[..]), "from the WAL");
     assert_eq!(db.get(b"key00007").unwrap(), None, "a delete in the WAL hides the table's value");
-    assert_eq!(db.range(..).count(), 349);
+    assert_eq!(db.iter().count(), 349);
     assert_eq!(db.prefix(b"key0034").count(), 10);
     let snap = db.snapshot();
     assert_eq!(snap.get(b"key00349").unwrap().as_deref(), Some(&b"value349"[..]));
@@ -66,7 +66,7 @@ fn reads_tables_and_the_wal_and_writes_nothing() {
     assert_eq!(files(dir.path()), before, "a read-only open changed the directory");
     // Opened for writing afterwards, it holds the same data.
     let db = Db::open(dir.path(), opts()).unwrap();
-    assert_eq!(db.range(..).count(), 349);
+    assert_eq!(db.iter().count(), 349);
 }
 
 #[test]
@@ -110,7 +110,7 @@ fn a_missing_lock_file_is_not_created() {
     std::fs::remove_file(dir.path().join("LOCK")).unwrap();
     let before = files(dir.path());
     let db = Db::open_read_only(dir.path(), opts()).unwrap();
-    assert_eq!(db.range(..).count(), 349);
+    assert_eq!(db.iter().count(), 349);
     drop(db);
     assert_eq!(files(dir.path()), before);
 }
@@ -147,7 +147,7 @@ fn point_in_time_recovery_stops_at_damage_without_cutting_the_log() {
     assert!(matches!(strict, Err(Error::Corruption { .. })), "{strict:?}");
     let pit = Options { recovery: RecoveryMode::PointInTime, ..opts() };
     let db = Db::open_read_only(dir.path(), pit).unwrap();
-    let n = db.range(..).count();
+    let n = db.iter().count();
     assert!((300..349).contains(&n), "{n} keys: the writes before the damage");
     assert_eq!(db.get(b"key00000").unwrap().as_deref(), Some(&b"value0"[..]));
     drop(db);

@@ -29,7 +29,7 @@ fn files_ending(dir: &Path, suffix: &str) -> Vec<PathBuf> {
 fn ten_puts(dir: &Path) -> PathBuf {
     let db = Db::open(dir, opts(RecoveryMode::default())).unwrap();
     for i in 0..10u8 {
-        db.put(&[b'k', i], &[i; 100]).unwrap();
+        db.put([b'k', i], [i; 100]).unwrap();
     }
     db.close().unwrap();
     let logs = files_ending(dir, ".log");
@@ -38,7 +38,7 @@ fn ten_puts(dir: &Path) -> PathBuf {
 }
 
 fn present(db: &Db) -> Vec<u8> {
-    (0..10u8).filter(|&i| db.get(&[b'k', i]).unwrap().is_some()).collect()
+    (0..10u8).filter(|&i| db.get([b'k', i]).unwrap().is_some()).collect()
 }
 
 #[test]

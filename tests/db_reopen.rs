@@ -18,7 +18,7 @@ fn check(db: &Db, upto: u32) {
         let v = db.get(format!("key{i:05}").as_bytes()).unwrap();
         assert_eq!(v.as_deref(), Some(format!("value{i}").as_bytes()), "key{i:05}");
     }
-    assert_eq!(db.range(..).count(), upto as usize);
+    assert_eq!(db.iter().count(), upto as usize);
 }
 
 #[test]

@@ -20,7 +20,7 @@ fn full_level_zero_stalls_writes_without_losing_them() {
     };
     let db = Db::open(dir.path(), opts.clone()).unwrap();
     for i in 0..3000u32 {
-        db.put(format!("k{i:05}").as_bytes(), &[b'v'; 40]).unwrap();
+        db.put(format!("k{i:05}").as_bytes(), [b'v'; 40]).unwrap();
         assert!(
             db.tables().iter().filter(|t| t.level == 0).count() <= opts.l0_stop_trigger + 2,
             "flushes of at most two frozen memtables pass the stop"
@@ -29,5 +29,5 @@ fn full_level_zero_stalls_writes_without_losing_them() {
     let s = db.stats();
     assert!(s.write_stalls > 0, "{s:?}");
     assert!(s.compactions > 0);
-    assert_eq!(db.range(..).count(), 3000);
+    assert_eq!(db.iter().count(), 3000);
 }

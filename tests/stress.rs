@@ -119,7 +119,7 @@ fn reader(db: &Db, sh: &Shared, r: u64) -> u64 {
     while !sh.done.load(Ordering::SeqCst) {
         let k = rng.below(keys()) as usize;
         let lo = sh.acked[k].load(Ordering::SeqCst).max(floor[k]);
-        let got = version_of(db.get(&key(k as u64)).unwrap().as_deref());
+        let got = version_of(db.get(key(k as u64)).unwrap().as_deref());
         let hi = sh.started[k].load(Ordering::SeqCst);
         assert!(plausible(got, lo, hi), "key {k}: read {got:?}, expected a version in {lo}..={hi}");
         // Never earlier than what was already seen. "Absent" is version 0
@@ -140,17 +140,15 @@ fn snapshotter(db: &Db, sh: &Shared) -> u64 {
         let snap = db.snapshot();
         let hi: Vec<u64> = sh.started.iter().map(|a| a.load(Ordering::SeqCst)).collect();
         let first: Vec<Option<Vec<u8>>> =
-            (0..keys()).map(|k| snap.get(&key(k)).unwrap().map(|b| b.to_vec())).collect();
+            (0..keys()).map(|k| snap.get(key(k)).unwrap().map(|b| b.to_vec())).collect();
         for (k, got) in first.iter().enumerate() {
             let v = version_of(got.as_deref());
             assert!(plausible(v, lo[k], hi[k]), "snapshot key {k}: {v:?} not in {}..={}", lo[k], hi[k]);
         }
         std::thread::sleep(std::time::Duration::from_millis(3));
         // Later reads of the same snapshot, by get and by scan, agree.
-        let scanned: Vec<(Vec<u8>, Vec<u8>)> = snap
-            .range::<std::ops::RangeFull>(..)
-            .map(|r| r.map(|(k, v)| (k.to_vec(), v.to_vec())).unwrap())
-            .collect();
+        let scanned: Vec<(Vec<u8>, Vec<u8>)> =
+            snap.iter().map(|r| r.map(|(k, v)| (k.to_vec(), v.to_vec())).unwrap()).collect();
         let expected: Vec<(Vec<u8>, Vec<u8>)> =
             first.iter().enumerate().filter_map(|(k, v)| v.clone().map(|v| (key(k as u64), v))).collect();
         assert_eq!(scanned, expected, "a snapshot's scan disagrees with its gets");
@@ -162,7 +160,7 @@ fn snapshotter(db: &Db, sh: &Shared) -> u64 {
 fn final_check(db: &Db, sh: &Shared) {
     for k in 0..keys() {
         let v = sh.acked[k as usize].load(Ordering::SeqCst);
-        let got = version_of(db.get(&key(k)).unwrap().as_deref());
+        let got = version_of(db.get(key(k)).unwrap().as_deref());
         assert!(plausible(got, v, v), "key {k}: final {got:?}, last version {v}");
     }
 }

@@ -14,7 +14,7 @@
 //! held between `next` calls.
 
 use std::cmp::Ordering;
-use std::ops::{Bound, RangeBounds};
+use std::ops::Bound;
 use std::sync::Arc;
 
 use bytes::Bytes;
@@ -283,16 +283,6 @@ impl Iterator for DbIter {
             }
         }
     }
-}
-
-/// Copies a borrowed range into owned bounds.
-pub(crate) fn owned_bounds<'a, R: RangeBounds<&'a [u8]>>(range: &R) -> (Bound<Bytes>, Bound<Bytes>) {
-    let own = |b: Bound<&&[u8]>| match b {
-        Bound::Included(k) => Bound::Included(Bytes::copy_from_slice(k)),
-        Bound::Excluded(k) => Bound::Excluded(Bytes::copy_from_slice(k)),
-        Bound::Unbounded => Bound::Unbounded,
-    };
-    (own(range.start_bound()), own(range.end_bound()))
 }
 
 /// The range of keys starting with `prefix`: from the prefix itself up to

@@ -20,6 +20,7 @@ mod flush;
 mod info;
 mod install;
 pub(crate) mod iter;
+mod key_range;
 mod lock;
 mod open;
 pub mod options;
@@ -32,7 +33,6 @@ mod workers;
 mod write;
 
 use std::fmt;
-use std::ops::RangeBounds;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -44,6 +44,7 @@ use parking_lot::{Condvar, Mutex, RwLock};
 
 pub use info::TableInfo;
 pub use iter::DbIter;
+pub use key_range::KeyRange;
 pub use options::{MAX_KEY_BYTES, MAX_VALUE_BYTES, Options};
 pub use snapshot::Snapshot;
 pub use stats::{LevelStats, Stats};
@@ -303,7 +304,7 @@ impl Db {
     /// `InvalidArgument` for an oversize key or value; `ReadOnly` after an
     /// earlier write failure; `Closed`; `Io` if the WAL write (or, with
     /// `sync`, its fsync) fails, after which the database is read-only.
-    pub fn put(&self, key: &[u8], value: &[u8]) -> Result<()> {
+    pub fn put(&self, key: impl AsRef<[u8]>, value: impl AsRef<[u8]>) -> Result<()> {
         let mut batch = WriteBatch::new();
         batch.put(key, value);
         self.write(batch)
@@ -313,7 +314,7 @@ impl Db {
     ///
     /// # Errors
     /// As [`Db::put`].
-    pub fn delete(&self, key: &[u8]) -> Result<()> {
+    pub fn delete(&self, key: impl AsRef<[u8]>) -> Result<()> {
         let mut batch = WriteBatch::new();
         batch.delete(key);
         self.write(batch)
@@ -332,27 +333,37 @@ impl Db {
     ///
     /// # Errors
     /// `Corruption` or `Io` from a table read; `Closed`.
-    pub fn get(&self, key: &[u8]) -> Result<Option<Bytes>> {
-        self.inner.get_at(key, None)
+    pub fn get(&self, key: impl AsRef<[u8]>) -> Result<Option<Bytes>> {
+        self.inner.get_at(key.as_ref(), None)
     }
 
-    /// Key-value pairs with keys in `range`, ascending.
+    /// Key-value pairs with keys in `range`, ascending. The bounds may be
+    /// any `AsRef<[u8]>`: `b"a"..b"c"`, `"a"..="c"`, `"a"..`, `..` (see
+    /// [`KeyRange`]).
     ///
     /// ```
     /// # let dir = tempfile::tempdir().unwrap();
     /// # let db = siftdb::Db::open(dir.path(), siftdb::Options::default()).unwrap();
-    /// for k in [b"a", b"b", b"c"] { db.put(k, b"v").unwrap(); }
-    /// let keys: Vec<_> = db.range(b"a".as_slice()..b"c".as_slice()).map(|r| r.unwrap().0).collect();
+    /// for k in ["a", "b", "c"] { db.put(k, "v").unwrap(); }
+    /// let keys: Vec<_> = db.range("a".."c").map(|r| r.unwrap().0).collect();
     /// assert_eq!(keys, [&b"a"[..], &b"b"[..]]);
+    /// assert_eq!(db.range(b"b"..).count(), 2);
+    /// assert_eq!(db.range(String::from("a")..=String::from("b")).count(), 2);
     /// ```
-    pub fn range<'a, R: RangeBounds<&'a [u8]>>(&self, range: R) -> DbIter {
-        DbIter::new(&self.inner, iter::owned_bounds(&range), None)
+    pub fn range(&self, range: impl KeyRange) -> DbIter {
+        DbIter::new(&self.inner, range.into_bounds(), None)
+    }
+
+    /// Every key-value pair, ascending.
+    #[must_use]
+    pub fn iter(&self) -> DbIter {
+        DbIter::new(&self.inner, (std::ops::Bound::Unbounded, std::ops::Bound::Unbounded), None)
     }
 
     /// Key-value pairs whose key starts with `prefix`, ascending.
     #[must_use]
-    pub fn prefix(&self, prefix: &[u8]) -> DbIter {
-        DbIter::new(&self.inner, iter::prefix_bounds(prefix), None)
+    pub fn prefix(&self, prefix: impl AsRef<[u8]>) -> DbIter {
+        DbIter::new(&self.inner, iter::prefix_bounds(prefix.as_ref()), None)
     }
 
     /// A consistent read-only view as of now.
@@ -403,5 +414,15 @@ impl Db {
     /// `Io` if the final fsync fails.
     pub fn close(&self) -> Result<()> {
         close_inner(&self.inner, &self.workers)
+    }
+}
+
+/// `for item in &db` walks the whole database, as [`Db::iter`].
+impl IntoIterator for &Db {
+    type Item = <DbIter as Iterator>::Item;
+    type IntoIter = DbIter;
+
+    fn into_iter(self) -> DbIter {
+        self.iter()
     }
 }

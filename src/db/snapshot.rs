@@ -3,7 +3,6 @@
 //! before it drops an old version.
 
 use std::collections::BTreeMap;
-use std::ops::RangeBounds;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -92,24 +91,41 @@ impl Snapshot {
     ///
     /// # Errors
     /// `Corruption` or `Io` from a table read.
-    pub fn get(&self, key: &[u8]) -> Result<Option<Bytes>> {
-        self.inner.get_at(key, Some(self.seq))
+    pub fn get(&self, key: impl AsRef<[u8]>) -> Result<Option<Bytes>> {
+        self.inner.get_at(key.as_ref(), Some(self.seq))
     }
 
-    /// Key-value pairs in `range`, ascending, as of this snapshot.
-    pub fn range<'a, R: RangeBounds<&'a [u8]>>(&self, range: R) -> DbIter {
-        DbIter::new(&self.inner, super::iter::owned_bounds(&range), Some(self.seq))
+    /// Key-value pairs in `range`, ascending, as of this snapshot (bounds as
+    /// in [`crate::Db::range`]).
+    pub fn range(&self, range: impl super::KeyRange) -> DbIter {
+        DbIter::new(&self.inner, range.into_bounds(), Some(self.seq))
+    }
+
+    /// Every key-value pair, ascending, as of this snapshot.
+    #[must_use]
+    pub fn iter(&self) -> DbIter {
+        DbIter::new(&self.inner, (std::ops::Bound::Unbounded, std::ops::Bound::Unbounded), Some(self.seq))
     }
 
     /// Key-value pairs whose key starts with `prefix`, ascending, as of this snapshot.
     #[must_use]
-    pub fn prefix(&self, prefix: &[u8]) -> DbIter {
-        DbIter::new(&self.inner, super::iter::prefix_bounds(prefix), Some(self.seq))
+    pub fn prefix(&self, prefix: impl AsRef<[u8]>) -> DbIter {
+        DbIter::new(&self.inner, super::iter::prefix_bounds(prefix.as_ref()), Some(self.seq))
     }
 }
 
 impl Drop for Snapshot {
     fn drop(&mut self) {
         self.inner.snapshots.release(self.seq);
+    }
+}
+
+/// `for item in &snapshot` walks the whole snapshot, as [`Snapshot::iter`].
+impl IntoIterator for &Snapshot {
+    type Item = <DbIter as Iterator>::Item;
+    type IntoIter = DbIter;
+
+    fn into_iter(self) -> DbIter {
+        self.iter()
     }
 }

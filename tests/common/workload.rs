@@ -113,10 +113,7 @@ pub fn run(db: &Db, op: &Op) -> siftdb::Result<()> {
 /// Everything the database holds, by a full scan, cross-checked by point
 /// reads of every key in `keys` range.
 pub fn contents(db: &Db, keys: u64) -> Model {
-    let scanned: Model = db
-        .range::<std::ops::RangeFull>(..)
-        .map(|r| r.map(|(k, v)| (k.to_vec(), v.to_vec())).unwrap())
-        .collect();
+    let scanned: Model = db.iter().map(|r| r.map(|(k, v)| (k.to_vec(), v.to_vec())).unwrap()).collect();
     for i in 0..keys {
         let k = key(i);
         let got = db.get(&k).unwrap().map(|v| v.to_vec());

@@ -212,7 +212,7 @@ fn run_lookups(config: &Config, name: &str, db: &Db, workload: Workload) -> Resu
                     for (n, &i) in part.iter().enumerate() {
                         let key = workload::key(config.seed, i);
                         let t = Instant::now();
-                        let got = db.get(&key).map_err(|e| format!("{name}: get: {e}"))?;
+                        let got = db.get(key).map_err(|e| format!("{name}: get: {e}"))?;
                         lat.push(u64::try_from(t.elapsed().as_nanos()).unwrap_or(u64::MAX));
                         let right = if i < config.keys {
                             got.as_deref() == Some(workload::value(i, config.value_bytes).as_slice())
