@@ -33,13 +33,17 @@ pub enum Error {
     FilterBuild(BuildError),
     /// Another process (or another `Db` in this one) holds the database lock.
     Locked(PathBuf),
-    /// An earlier write or fsync failed; the database refuses further writes
-    /// until it is reopened, so no write is acknowledged that may be lost.
-    ReadOnly(String),
+    /// Writes are disabled after a failure: an earlier write or fsync
+    /// failed (the string says which), so the database refuses every later
+    /// write, flush and compaction until it is reopened, and no write is
+    /// acknowledged that may be lost. Reads still work. (Not to be confused
+    /// with [`Error::OpenedReadOnly`], a handle opened for reading only.)
+    WritesDisabled(String),
     /// The database has been closed.
     Closed,
     /// The database was opened with [`crate::Db::open_read_only`]: writes,
-    /// flushes, compactions and syncs are refused.
+    /// flushes, compactions and syncs are refused by design, nothing failed.
+    /// (A failure that disables writes is [`Error::WritesDisabled`].)
     OpenedReadOnly,
     /// A file was written by a newer siftdb, in a format version this build
     /// does not read. Nothing is wrong with it: open it with a newer build.
@@ -116,8 +120,8 @@ impl fmt::Display for Error {
                 "{}: database is locked by another process (or already open in this one)",
                 path.display()
             ),
-            Error::ReadOnly(why) => {
-                write!(f, "database is read-only after an earlier failure ({why}); reopen it")
+            Error::WritesDisabled(why) => {
+                write!(f, "writes are disabled after an earlier failure ({why}); reopen the database")
             }
             Error::Closed => write!(f, "database is closed"),
             Error::OpenedReadOnly => write!(f, "database was opened read-only: writes are refused"),

@@ -64,3 +64,16 @@ fn kinds_built_in_code_are_checked_where_they_are_used() {
     invalid(TableBuilder::create(dir.path().join("t.sst"), opts), "TableBuilder");
     assert!(!dir.path().join("t.sst").exists());
 }
+
+#[test]
+fn max_levels_has_one_limit() {
+    // `Options::validate` accepted up to 64 while `open` refused past 7.
+    for bad in [0, 1, 8, 64] {
+        let o = Options { max_levels: bad, ..Options::default() };
+        let m = invalid(o.validate(), "validate");
+        assert!(m.contains("from 2 to 7"), "{m}");
+    }
+    for good in [2, 7] {
+        Options { max_levels: good, ..Options::default() }.validate().unwrap();
+    }
+}

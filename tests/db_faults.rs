@@ -93,8 +93,8 @@ fn failed_fsync_turns_the_database_read_only() {
     fs.fail_once_after(FaultOp::Sync, 0);
     assert!(matches!(db.put(b"failed", b"x"), Err(Error::Io(_))));
     // The disk recovered, but the database must not trust its log any more.
-    assert!(matches!(db.put(b"after", b"x"), Err(Error::ReadOnly(_))));
-    assert!(matches!(db.flush(), Err(Error::ReadOnly(_))));
+    assert!(matches!(db.put(b"after", b"x"), Err(Error::WritesDisabled(_))));
+    assert!(matches!(db.flush(), Err(Error::WritesDisabled(_))));
     assert_eq!(db.get(b"before").unwrap().as_deref(), Some(&b"ok"[..]));
     assert_eq!(db.get(b"failed").unwrap(), None, "an unsynced write never becomes visible");
     drop(db);

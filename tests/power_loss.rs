@@ -8,7 +8,7 @@
 //! - An I/O error injected at the N-th create / write / sync / rename /
 //!   directory sync of a running database (every N up to 40 of them, a
 //!   spread of 40 beyond that) reaches the caller; once a write fails, no
-//!   later write is acknowledged (`ReadOnly` until reopened); after
+//!   later write is acknowledged (`WritesDisabled` until reopened); after
 //!   reopening, every acknowledged write is present and the failed one is
 //!   all-or-nothing. A failed delete (remove) of an obsolete file is
 //!   harmless: every write is still acknowledged and nothing is lost (the
@@ -157,11 +157,11 @@ fn fault_trial(ops: &[Op], kind: FaultOp, n: u64, sync: bool) -> bool {
                 }
             }
             Err(e) if done < ops.len() => {
-                assert!(matches!(e, Error::ReadOnly(_)), "{kind:?}#{n}: after a failure got {e}");
+                assert!(matches!(e, Error::WritesDisabled(_)), "{kind:?}#{n}: after a failure got {e}");
             }
             Err(e) => {
                 assert!(
-                    matches!(e, Error::Io(_) | Error::ReadOnly(_)),
+                    matches!(e, Error::Io(_) | Error::WritesDisabled(_)),
                     "{kind:?}#{n}: the first failure surfaced as {e}"
                 );
                 done = i;
@@ -321,10 +321,10 @@ fn failed_fsync_makes_the_database_read_only_until_reopened() {
     db.put(b"before", b"1").unwrap();
     fs.fail_once_after(FaultOp::Sync, 0);
     let err = db.put(b"failed", b"2").unwrap_err();
-    assert!(matches!(err, Error::Io(_) | Error::ReadOnly(_)), "{err}");
+    assert!(matches!(err, Error::Io(_) | Error::WritesDisabled(_)), "{err}");
     // The disk works again, but the database must not trust it.
     for _ in 0..3 {
-        assert!(matches!(db.put(b"later", b"3").unwrap_err(), Error::ReadOnly(_)));
+        assert!(matches!(db.put(b"later", b"3").unwrap_err(), Error::WritesDisabled(_)));
     }
     assert_eq!(db.get(b"before").unwrap().as_deref(), Some(&b"1"[..]));
     assert_eq!(db.get(b"later").unwrap(), None);

@@ -149,7 +149,7 @@ impl DbInner {
         self.notify_bg();
     }
 
-    /// `Closed`, `OpenedReadOnly` or `ReadOnly` if writes are refused.
+    /// `Closed`, `OpenedReadOnly` or `WritesDisabled` if writes are refused.
     pub fn check_writable(&self) -> Result<()> {
         if self.closed.load(Ordering::Acquire) {
             return Err(Error::Closed);
@@ -158,7 +158,7 @@ impl DbInner {
             return Err(Error::OpenedReadOnly);
         }
         match &*self.failure.lock() {
-            Some(why) => Err(Error::ReadOnly(why.clone())),
+            Some(why) => Err(Error::WritesDisabled(why.clone())),
             None => Ok(()),
         }
     }
@@ -301,7 +301,7 @@ impl Db {
     /// Sets `key` to `value`.
     ///
     /// # Errors
-    /// `InvalidArgument` for an oversize key or value; `ReadOnly` after an
+    /// `InvalidArgument` for an oversize key or value; `WritesDisabled` after an
     /// earlier write failure; `Closed`; `Io` if the WAL write (or, with
     /// `sync`, its fsync) fails, after which the database is read-only.
     pub fn put(&self, key: impl AsRef<[u8]>, value: impl AsRef<[u8]>) -> Result<()> {
@@ -377,7 +377,7 @@ impl Db {
     /// acknowledged before the call is then in a table.
     ///
     /// # Errors
-    /// `ReadOnly` if the database failed earlier or the flush fails; `Io`.
+    /// `WritesDisabled` if the database failed earlier or the flush fails; `Io`.
     pub fn flush(&self) -> Result<()> {
         self.inner.flush_and_wait()
     }
@@ -395,7 +395,7 @@ impl Db {
     /// compaction at a time: it waits for a background one to finish).
     ///
     /// # Errors
-    /// `ReadOnly` if the database failed earlier or a compaction fails; `Io`.
+    /// `WritesDisabled` if the database failed earlier or a compaction fails; `Io`.
     pub fn compact(&self) -> Result<()> {
         self.inner.compact_all()
     }

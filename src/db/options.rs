@@ -83,7 +83,8 @@ pub struct Options {
     /// fixed bytes (a header, one 64-byte Bloom block, a fuse filter's
     /// segments) cost little per key.
     pub table_size_multiplier: u64,
-    /// Number of levels, level 0 included.
+    /// Number of levels, level 0 included: 2 to 7 (the manifest records
+    /// levels 0 to 6), default 7.
     pub max_levels: usize,
     /// Size past which the manifest is rewritten as one snapshot edit (it
     /// otherwise grows by one edit per flush and compaction until reopened).
@@ -136,8 +137,12 @@ impl Options {
         if self.block_bytes == 0 {
             return bad("block_bytes must be positive");
         }
-        if !(2..=64).contains(&self.max_levels) {
-            return bad("max_levels must be between 2 and 64");
+        if !(2..=crate::manifest::NUM_LEVELS).contains(&self.max_levels) {
+            return Err(Error::InvalidArgument(format!(
+                "option max_levels must be from 2 to {}, got {}",
+                crate::manifest::NUM_LEVELS,
+                self.max_levels
+            )));
         }
         if self.level_size_ratio < 2 {
             return bad("level_size_ratio must be at least 2");

@@ -119,7 +119,7 @@ impl DbInner {
                 let result = match &outcome {
                     Ok(()) => Ok(()),
                     Err(e) if Arc::ptr_eq(w, &me) => Err(clone_error(e)),
-                    Err(e) => Err(Error::ReadOnly(format!("group commit failed: {e}"))),
+                    Err(e) => Err(Error::WritesDisabled(format!("group commit failed: {e}"))),
                 };
                 *w.result.lock() = Some(result);
             }
@@ -157,7 +157,7 @@ impl DbInner {
         let base = w.last_seq + 1;
         let last = base + batch.len() as u64 - 1;
         if last > MAX_SEQ {
-            return Err(Error::ReadOnly("sequence numbers exhausted (2^56 writes)".into()));
+            return Err(Error::WritesDisabled("sequence numbers exhausted (2^56 writes)".into()));
         }
         let payload = batch.encode(base);
         let before = w.wal.len();
@@ -259,6 +259,6 @@ fn clone_error(e: &Error) -> Error {
         Error::InvalidArgument(m) => Error::InvalidArgument(m.clone()),
         Error::Closed => Error::Closed,
         Error::OpenedReadOnly => Error::OpenedReadOnly,
-        other => Error::ReadOnly(other.to_string()),
+        other => Error::WritesDisabled(other.to_string()),
     }
 }

@@ -67,7 +67,7 @@ impl ManifestWriter {
     ///
     /// # Errors
     /// `InvalidArgument` (nothing written) if the edit would not decode back
-    /// to itself; `Io` on a write failure, then `ReadOnly` forever (see
+    /// to itself; `Io` on a write failure, then `WritesDisabled` forever (see
     /// [`WalWriter`]).
     pub fn append(&mut self, edit: &VersionEdit) -> Result<()> {
         let bytes = edit.encode();

@@ -254,8 +254,8 @@ fn a_failed_write_makes_the_writer_refuse_further_work() {
     let mut w = WalWriter::new(Box::new(FailingFile { writes_left: 1 }));
     w.append(b"ok").unwrap();
     assert!(matches!(w.append(b"fails"), Err(Error::Io(_))));
-    assert!(matches!(w.append(b"refused"), Err(Error::ReadOnly(_))));
-    assert!(matches!(w.sync(), Err(Error::ReadOnly(_))));
+    assert!(matches!(w.append(b"refused"), Err(Error::WritesDisabled(_))));
+    assert!(matches!(w.sync(), Err(Error::WritesDisabled(_))));
 }
 
 #[test]

@@ -10,7 +10,7 @@ use super::format::{RecordType, encode_record};
 ///
 /// Each record goes out in one `write_all` call, so a crash tears at most the
 /// last record. After any failed write or sync the writer refuses further
-/// work with [`Error::ReadOnly`]: the file's tail is then unknown, and the
+/// work with [`Error::WritesDisabled`]: the file's tail is then unknown, and the
 /// owner must reopen (recover) rather than append after possible garbage.
 #[derive(Debug)]
 pub struct WalWriter {
@@ -37,7 +37,7 @@ impl WalWriter {
     ///
     /// # Errors
     /// `InvalidArgument` for a payload over the size limit (the writer stays
-    /// usable); `Io` if the write fails, and `ReadOnly` on every call after.
+    /// usable); `Io` if the write fails, and `WritesDisabled` on every call after.
     pub fn append(&mut self, payload: &[u8]) -> Result<u64> {
         self.check()?;
         let record = encode_record(self.kind, payload)?;
@@ -52,7 +52,7 @@ impl WalWriter {
     /// Makes every appended record durable.
     ///
     /// # Errors
-    /// `Io` if the sync fails, and `ReadOnly` on every call after.
+    /// `Io` if the sync fails, and `WritesDisabled` on every call after.
     pub fn sync(&mut self) -> Result<()> {
         self.check()?;
         if let Err(e) = self.file.sync() {
@@ -76,7 +76,7 @@ impl WalWriter {
 
     fn check(&self) -> Result<()> {
         match &self.failed {
-            Some(why) => Err(Error::ReadOnly(why.clone())),
+            Some(why) => Err(Error::WritesDisabled(why.clone())),
             None => Ok(()),
         }
     }

@@ -72,11 +72,7 @@ fn resolve_policy(dir: &Path, set: &VersionSet, opts: &Options) -> Result<(Filte
 }
 
 fn check_options(opts: &Options) -> Result<()> {
-    opts.validate()?;
-    if opts.max_levels > NUM_LEVELS {
-        return Err(Error::InvalidArgument(format!("option max_levels must be at most {NUM_LEVELS}")));
-    }
-    Ok(())
+    opts.validate()
 }
 
 pub(crate) fn open(dir: &Path, opts: Options) -> Result<Opened> {
