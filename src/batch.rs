@@ -181,7 +181,7 @@ impl WriteBatch {
     /// # Errors
     /// `Corruption` (offsets relative to `bytes`) for truncated or trailing
     /// bytes, an unknown op kind, an op count the bytes cannot hold, or
-    /// sequence numbers past [`MAX_SEQ`].
+    /// sequence numbers past 2^56 − 1.
     pub fn decode(bytes: &[u8]) -> Result<(SeqNo, WriteBatch)> {
         let mut r = Reader::new(bytes);
         let base_seq = r.u64()?;

@@ -4,8 +4,38 @@
 //! each carry a membership filter, so that a point lookup skips, with no I/O,
 //! every table that cannot hold the key.
 //!
+//! ```
+//! use siftdb::{Db, Options};
+//!
+//! # fn main() -> Result<(), siftdb::Error> {
+//! # let dir = tempfile::tempdir().unwrap();
+//! # let path = dir.path();
+//! let db = Db::open(path, Options::default())?;
+//! db.put("user:1", "ada")?;
+//! assert_eq!(db.get("user:1")?.as_deref(), Some(&b"ada"[..]));
+//! for item in db.prefix("user:") {
+//!     let (key, value) = item?;
+//! }
+//! db.close()?;
+//! # Ok(())
+//! # }
+//! ```
+//!
+//! Where to read next:
+//! - [`Db`]: writes, reads, ranges ([`KeyRange`]), snapshots, flush and
+//!   compaction, [`Db::stats`] (what the filters saved, level by level).
+//! - [`Options`]: durability, sizes, and [`Options::filter_policy`], the
+//!   filter per level ([`FilterPolicy`]: uniform, per level, Monkey), which
+//!   the database stores.
+//! - [`filter`]: the filters on their own (Bloom, blocked Bloom, counting
+//!   Bloom, cuckoo, xor, binary fuse), each validated when built.
+//! - [`Error`]: every failure, typed; damage names its file and offset.
+//!
 //! The crate is layered, and data flows one way: [`filter`] knows nothing of
-//! files; `table` uses `filter`; the database uses `table`.
+//! files; tables use `filter`; the database uses tables. The building blocks
+//! (tables, WAL, manifest, memtable, inspection, fault injection) are public
+//! only with the `internals` feature, which the `siftdb` CLI, the fuzz
+//! targets and the project's tests turn on; applications need none of it.
 
 #![deny(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 #![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used, clippy::panic))]
@@ -16,28 +46,47 @@
     reason = "types like FilterKind read better than Kind at call sites"
 )]
 
+/// A module public with the `internals` feature (the CLI, fuzz targets and
+/// the project's tests), private to the crate without it.
+macro_rules! internal_mod {
+    ($($(#[$attr:meta])* $name:ident;)*) => {$(
+        $(#[$attr])*
+        #[cfg(feature = "internals")]
+        pub mod $name;
+        $(#[$attr])*
+        #[cfg(not(feature = "internals"))]
+        #[allow(dead_code, unused_imports, unreachable_pub, reason = "reached only through the internals feature")]
+        mod $name;
+    )*};
+}
+
 mod batch;
-pub mod codec;
 mod compaction;
 mod db;
 mod error;
 pub mod filter;
 pub mod fs;
-pub mod inspect;
-pub mod key;
-pub mod manifest;
-pub mod memtable;
 pub mod policy;
-pub mod table;
-pub mod wal;
+internal_mod! {
+    codec;
+    inspect;
+    key;
+    manifest;
+    memtable;
+    table;
+    wal;
+}
 
 pub use batch::{BatchOp, WriteBatch};
 pub use db::{
     Db, DbIter, KeyRange, LevelStats, MAX_KEY_BYTES, MAX_VALUE_BYTES, Options, Snapshot, Stats, TableInfo,
-    options, stats,
 };
+#[cfg(feature = "internals")]
+pub use db::{options, stats};
 pub use error::{Error, Result};
 pub use filter::FilterKind;
+
+pub use key::ValueKind;
 pub use policy::FilterPolicy;
 pub use wal::RecoveryMode;
 

@@ -32,7 +32,8 @@ impl DbInner {
         let sv = self.current();
         let job = picker::pick(&sv.tree, &self.opts, &cursors).or_else(|| {
             let plan = self.plan(&self.shape(&sv.tree, None));
-            picker::pick_refresh(&sv.tree, &plan, drift)
+            let refreshed = self.refreshed.lock();
+            picker::pick_refresh(&sv.tree, &plan, drift, &|n| refreshed.contains(&n))
         });
         let Some(job) = job else {
             return Ok(false);

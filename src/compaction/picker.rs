@@ -187,10 +187,18 @@ pub(crate) fn drifted(t: &TableFile, planned: &LevelFilter, drift: Drift) -> boo
 }
 
 /// The first table below level 0 that drifted from `plan`, as a refresh.
-pub(crate) fn pick_refresh(tree: &Tree, plan: &[LevelFilter], drift: Drift) -> Option<Job> {
+/// Tables for which `skip` is true (written by a refresh already) are
+/// passed over: a rewrite that did not cure a drift would not cure it the
+/// second time either.
+pub(crate) fn pick_refresh(
+    tree: &Tree,
+    plan: &[LevelFilter],
+    drift: Drift,
+    skip: &dyn Fn(u64) -> bool,
+) -> Option<Job> {
     tree.levels.iter().enumerate().skip(1).find_map(|(level, tables)| {
         let planned = plan.get(level)?;
-        let t = tables.iter().find(|t| drifted(t, planned, drift))?;
+        let t = tables.iter().find(|t| !skip(t.number()) && drifted(t, planned, drift))?;
         Some(Job { level, inputs: vec![Arc::clone(t)], next_inputs: Vec::new(), refresh: true })
     })
 }

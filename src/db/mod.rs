@@ -106,6 +106,10 @@ pub(crate) struct DbInner {
     /// earlier one): tables written before may still carry its filters.
     pub replaced_policy: Option<String>,
     pub plan_cache: shape::PlanCache,
+    /// Tables written by a filter refresh: never refreshed again, so that a
+    /// drift a rewrite cannot cure ends instead of looping (a refresh that
+    /// rewrote the same level-2 table 1.8 million times in a proptest case).
+    pub refreshed: Mutex<std::collections::HashSet<u64>>,
     pub snapshots: SnapshotList,
     /// Why the database turned read-only, if it did.
     pub(crate) failure: Mutex<Option<String>>,

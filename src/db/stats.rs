@@ -55,7 +55,7 @@ pub struct LevelStats {
     /// built and fell back to blocked Bloom (or, rarely, to no filter).
     pub filter_fallbacks: u64,
     /// Tables in the level whose filter, as built, misses the rate the
-    /// policy plans for the level now by more than [`MISS_TOLERANCE`]: a
+    /// policy plans for the level now by more than 10%: a
     /// fallback, a dropped filter, or a table written under an older plan
     /// (see [`crate::Db::compact`], which rewrites those).
     pub tables_over_target: u64,

@@ -7,6 +7,9 @@
 //! use real files, which the fault-injecting layer keeps on disk as well.
 
 mod atomic;
+/// Fault injection: the project's own tests and crash loops (feature
+/// `internals`).
+#[cfg(feature = "internals")]
 mod fault;
 mod std_fs;
 
@@ -16,6 +19,7 @@ use std::io;
 use std::path::{Path, PathBuf};
 
 pub use atomic::write_file_atomic;
+#[cfg(feature = "internals")]
 pub use fault::{CrashMode, FaultError, FaultFs, FaultOp, OpCounts};
 pub use std_fs::StdFs;
 
