@@ -108,7 +108,8 @@ pub(crate) struct DbInner {
     pub plan_cache: shape::PlanCache,
     /// Tables written by a filter refresh: never refreshed again, so that a
     /// drift a rewrite cannot cure ends instead of looping (a refresh that
-    /// rewrote the same level-2 table 1.8 million times in a proptest case).
+    /// rewrote a level-2 table until file numbers passed 1,850,000 in a
+    /// proptest case).
     pub refreshed: Mutex<std::collections::HashSet<u64>>,
     pub snapshots: SnapshotList,
     /// Why the database turned read-only, if it did.

@@ -176,22 +176,19 @@ impl Options {
     /// (level 0 and 1: `table_target_bytes`).
     #[must_use]
     pub fn table_target_bytes_for(&self, level: usize) -> u64 {
-        let mut target = self.table_target_bytes;
-        for _ in 1..level {
-            target = target.saturating_mul(self.table_size_multiplier);
-        }
-        target
+        grown(self.table_target_bytes, self.table_size_multiplier, level)
     }
 
     /// Target bytes of `level` (≥ 1).
     #[must_use]
     pub fn level_target_bytes(&self, level: usize) -> u64 {
-        let mut target = self.base_level_bytes;
-        for _ in 1..level {
-            target = target.saturating_mul(self.level_size_ratio);
-        }
-        target
+        grown(self.base_level_bytes, self.level_size_ratio, level)
     }
+}
+
+/// `base × factor^(level−1)` (`base` for levels 0 and 1), saturating.
+fn grown(base: u64, factor: u64, level: usize) -> u64 {
+    (1..level).fold(base, |size, _| size.saturating_mul(factor))
 }
 
 /// Checks a key and value against [`MAX_KEY_BYTES`] and [`MAX_VALUE_BYTES`].

@@ -16,11 +16,14 @@
 //!   deeper). A level that is the deepest today but will not stay so is
 //!   planned as a middle level, so `+skip-last` does not strip its filters.
 //!
-//! Levels 1 … d are modelled at their real key counts, adjusted for the
-//! write being planned (a compaction's inputs leave their level and arrive
-//! at the output, a flush's keys arrive at level 0), and tables at the mean
-//! entries per table below level 0 (which counts the short last table of
-//! each compaction, as the real per-key overhead does). Sizes convert to keys
+//! Levels 1 … d hold the tree's keys as they will settle: the keys after
+//! the write being planned (a compaction's inputs leave their level and
+//! arrive at the output, a flush's keys arrive at level 0), less level 0's
+//! average residency, with each middle level at most at its target and the
+//! last level the rest. Tables are modelled at the mean entries per table
+//! below level 0, scaled per level by `table_size_multiplier` (the mean
+//! counts the short last table of each compaction, as the real per-key
+//! overhead does). Sizes convert to keys
 //! at the tree's *data* bytes per entry (filter blocks left out), so that
 //! rewriting a table's filter never changes the shape.
 //!

@@ -440,33 +440,26 @@ impl super::DbInner {
             l.filter_bytes = tables.iter().map(|t| t.record.filter_bytes).sum();
             l.filters_dropped = tables.iter().filter(|t| t.table.filter_dropped()).count() as u64;
             l.filter_fallbacks = tables.iter().filter(|t| t.table.filter_fell_back()).count() as u64;
-            let planned_rate = match plan.get(l.level) {
-                Some(p) => p.target_fpr,
-                None => self.policy.for_level(l.level, &shape).target_fpr,
-            };
-            l.tables_over_target = tables
-                .iter()
-                .filter(|t| misses(t.table.filter_details().theoretical_fpr.unwrap_or(1.0), planned_rate))
-                .count() as u64;
-            for t in tables {
-                if !l.filter_kinds.contains(&t.record.filter) {
-                    l.filter_kinds.push(t.record.filter);
-                }
-            }
-            #[expect(clippy::cast_precision_loss, reason = "a weighted mean of rates")]
-            let weighted: f64 = tables
-                .iter()
-                .map(|t| t.table.filter_details().theoretical_fpr.unwrap_or(1.0) * t.record.entries as f64)
-                .sum();
-            #[expect(clippy::cast_precision_loss, reason = "a weighted mean of rates")]
-            let built = (l.keys > 0).then(|| weighted / l.keys as f64);
-            l.built_fpr = built;
             // A level below the deepest the plan covers is planned as if
             // the shape reached it.
             let planned = match plan.get(l.level) {
                 Some(p) => *p,
                 None => self.policy.for_level(l.level, &shape),
             };
+            let mut weighted = 0.0;
+            for t in tables {
+                if !l.filter_kinds.contains(&t.record.filter) {
+                    l.filter_kinds.push(t.record.filter);
+                }
+                let rate = t.table.filter_details().theoretical_fpr.unwrap_or(1.0);
+                l.tables_over_target += u64::from(misses(rate, planned.target_fpr));
+                #[expect(clippy::cast_precision_loss, reason = "a weighted mean of rates")]
+                let entries = t.record.entries as f64;
+                weighted += rate * entries;
+            }
+            #[expect(clippy::cast_precision_loss, reason = "a weighted mean of rates")]
+            let built = (l.keys > 0).then(|| weighted / l.keys as f64);
+            l.built_fpr = built;
             l.target_fpr = planned.target_fpr;
             l.target_bits_per_key = planned.bits_per_key;
         }

@@ -257,21 +257,7 @@ pub fn monkey_plan(levels: &[LevelModel], budget_bits: f64) -> Vec<LevelFilter> 
     if total <= 0.0 || !budget_bits.is_finite() || budget_bits <= 0.0 {
         return vec![LevelFilter::NONE; levels.len()];
     }
-    let statics: Vec<Vec<LevelFilter>> = levels
-        .iter()
-        .map(|l| {
-            #[expect(clippy::cast_possible_truncation, clippy::cast_sign_loss, reason = "a key count")]
-            let n = l.table_keys.round() as u64;
-            STATIC_KINDS
-                .iter()
-                .map(|&kind| LevelFilter {
-                    kind,
-                    target_fpr: kind.theoretical_fpr(),
-                    bits_per_key: table_filter_bits_per_key(kind, n),
-                })
-                .collect()
-        })
-        .collect();
+    let statics = static_options(levels);
     let plan_at = |ln_mu: f64| -> Vec<LevelFilter> {
         let mu = ln_mu.exp() / total;
         levels
@@ -364,6 +350,26 @@ pub fn monkey_plan(levels: &[LevelModel], budget_bits: f64) -> Vec<LevelFilter> 
     plan
 }
 
+/// Each fixed-rate kind (`STATIC_KINDS`, in order) priced for each level's
+/// table size: `[level][kind]`.
+fn static_options(levels: &[LevelModel]) -> Vec<Vec<LevelFilter>> {
+    levels
+        .iter()
+        .map(|l| {
+            #[expect(clippy::cast_possible_truncation, clippy::cast_sign_loss, reason = "a key count")]
+            let n = l.table_keys.round() as u64;
+            STATIC_KINDS
+                .iter()
+                .map(|&kind| LevelFilter {
+                    kind,
+                    target_fpr: kind.theoretical_fpr(),
+                    bits_per_key: table_filter_bits_per_key(kind, n),
+                })
+                .collect()
+        })
+        .collect()
+}
+
 /// The uniform plans Monkey compares itself with: each fixed-rate kind on
 /// every level, and blocked Bloom at the one bits/key (to a hundredth) that
 /// spends the budget.
@@ -375,18 +381,14 @@ fn uniform_plans(
     let on_valid = |choose: &dyn Fn(&LevelModel) -> LevelFilter| -> Vec<LevelFilter> {
         levels.iter().map(|l| if valid(l) { choose(l) } else { LevelFilter::NONE }).collect()
     };
-    let mut out: Vec<Vec<LevelFilter>> = STATIC_KINDS
-        .iter()
-        .map(|&kind| {
-            on_valid(&|l: &LevelModel| {
-                #[expect(clippy::cast_possible_truncation, clippy::cast_sign_loss, reason = "a key count")]
-                let n = l.table_keys.round() as u64;
-                LevelFilter {
-                    kind,
-                    target_fpr: kind.theoretical_fpr(),
-                    bits_per_key: table_filter_bits_per_key(kind, n),
-                }
-            })
+    let statics = static_options(levels);
+    let mut out: Vec<Vec<LevelFilter>> = (0..STATIC_KINDS.len())
+        .map(|k| {
+            levels
+                .iter()
+                .zip(&statics)
+                .map(|(l, s)| if valid(l) { s[k] } else { LevelFilter::NONE })
+                .collect()
         })
         .collect();
     let bloom_cost = |b: f64| -> f64 {
