@@ -6,10 +6,10 @@ use std::sync::Arc;
 use crate::Result;
 use crate::db::DbInner;
 use crate::db::iter::Version;
-use crate::db::shape::Writing;
 use crate::db::tree::{TableFile, Tree};
 use crate::filter::FilterKind;
 use crate::manifest::table_file_name;
+use crate::policy::Writing;
 use crate::table::{TableBuilder, TableOptions};
 
 /// Builds output tables one after another, splitting between user keys.

@@ -25,7 +25,7 @@ mod lock;
 mod open;
 pub mod options;
 mod read;
-pub(crate) mod shape;
+mod shape;
 mod snapshot;
 pub mod stats;
 pub(crate) mod tree;

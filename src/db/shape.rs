@@ -34,24 +34,13 @@
 use std::sync::Arc;
 use std::sync::atomic::Ordering::Relaxed;
 
-use crate::policy::{LevelFilter, LevelModel, TreeShape};
+use crate::policy::{LevelFilter, LevelModel, TreeShape, Writing};
 
 use super::DbInner;
 use super::tree::Tree;
 
 /// Bytes per entry assumed before any table exists.
 const DEFAULT_BYTES_PER_ENTRY: f64 = 64.0;
-
-/// A table write the plan is made for.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct Writing {
-    /// The level the new tables go to.
-    pub level: usize,
-    /// Entries arriving at `level` from outside it.
-    pub entries: u64,
-    /// The level they leave (a compaction's upper inputs), if any.
-    pub from: Option<usize>,
-}
 
 /// The last plan and the shape it was made for.
 pub(crate) type PlanCache = parking_lot::Mutex<Option<(TreeShape, Arc<Vec<LevelFilter>>)>>;

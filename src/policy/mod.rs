@@ -19,12 +19,14 @@
 
 mod cost;
 mod monkey;
+mod writing;
 
 pub use cost::{
     TABLE_FILTER_OVERHEAD, cheapest_kind_for, expected_blocked_bloom_bits, filter_encoding_bytes,
     table_filter_bits_per_key, table_filter_bytes,
 };
 pub use monkey::{LevelModel, model_bits_per_key, model_fpr, monkey_plan, monkey_rates};
+pub(crate) use writing::Writing;
 
 use std::fmt;
 use std::str::FromStr;
