@@ -84,10 +84,11 @@ pub struct WorkloadResult {
 pub struct PolicyResult {
     /// The policy's name as given.
     pub name: String,
-    /// Time to load the keys and let compaction settle (`load` + settle).
+    /// Time to load the keys and settle the tree: puts, flushes and
+    /// compactions, all in the loader's thread (see `load`).
     pub build: Duration,
-    /// Time of the puts alone (fillrandom: one batch of 1,000 keys per
-    /// write, without fsync), until the last write returned.
+    /// Time in the puts alone (fillrandom: one batch of 1,000 keys per
+    /// write, without fsync), summed over the writes.
     pub load: Duration,
     /// The tree after loading.
     pub levels: Vec<LevelShape>,
@@ -150,6 +151,9 @@ pub fn options_for(config: &Config, policy: &FilterPolicy) -> Options {
         table_target_bytes: table,
         table_size_multiplier: table_size_multiplier(table),
         level_size_ratio: 10,
+        // The loader compacts between memtables itself (see `load`), so the
+        // tree is the same on every run with one seed.
+        auto_compaction: false,
         ..Options::default()
     }
 }
@@ -168,32 +172,61 @@ fn table_size_multiplier(level1_table_bytes: u64) -> u64 {
     (1..=10u64).rev().find(|m| level1_table_bytes.saturating_mul(m.pow(3)) <= MAX_TABLE_BYTES).unwrap_or(1)
 }
 
-/// Loads the keys, then flushes and compacts until the tree settles.
-/// Returns how long the puts alone took.
-fn load(config: &Config, name: &str, db: &Db) -> Result<Duration, String> {
-    // Every policy loads the same keys in the same random order.
+/// The order every policy loads the keys in: a seeded shuffle of `0..keys`.
+fn load_order(config: &Config) -> Vec<u64> {
     let mut order: Vec<u64> = (0..config.keys).collect();
     let mut rng = SplitMix::new(config.seed ^ 0x10AD);
     for i in (1..order.len()).rev() {
         let j = rng.below(i as u64 + 1) as usize;
         order.swap(i, j);
     }
+    order
+}
+
+/// Keys the loader writes between two flushes: what one memtable of
+/// `opts` holds, so the memtable never fills on its own and every flush
+/// happens where the loader calls it.
+fn keys_per_flush(config: &Config, opts: &Options) -> usize {
+    let entry = 16 + config.value_bytes + 16;
+    (opts.memtable_bytes / entry).max(1)
+}
+
+/// The time a load took, split the way the report shows it.
+#[derive(Debug, Clone, Copy, Default)]
+struct LoadTimes {
+    /// In `db.write` alone.
+    puts: Duration,
+    /// Everything: puts, flushes and compactions.
+    total: Duration,
+}
+
+/// Loads the keys (batches of 1,000, without fsync) and settles the tree
+/// the same way on every run with one seed: background compaction is off
+/// (`options_for`), and after every memtable's worth of keys the loader
+/// flushes and compacts in its own thread. The tree's shape, and so every
+/// count the bench reports, then depends only on the seed and the options,
+/// never on how the background thread was scheduled.
+fn load(config: &Config, name: &str, db: &Db, opts: &Options) -> Result<LoadTimes, String> {
+    let order = load_order(config);
     let bar = progress(config, config.keys, &format!("{name}: load"));
     let start = Instant::now();
-    for chunk in order.chunks(1000) {
-        let mut batch = WriteBatch::new();
-        for &i in chunk {
-            batch.put(workload::key(config.seed, i), workload::value(i, config.value_bytes));
+    let mut puts = Duration::ZERO;
+    for memtable in order.chunks(keys_per_flush(config, opts)) {
+        for chunk in memtable.chunks(1000) {
+            let mut batch = WriteBatch::new();
+            for &i in chunk {
+                batch.put(workload::key(config.seed, i), workload::value(i, config.value_bytes));
+            }
+            let t = Instant::now();
+            db.write(batch).map_err(|e| format!("{name}: load: {e}"))?;
+            puts += t.elapsed();
+            bar.inc(chunk.len() as u64);
         }
-        db.write(batch).map_err(|e| format!("{name}: load: {e}"))?;
-        bar.inc(chunk.len() as u64);
+        db.flush().map_err(|e| format!("{name}: flush: {e}"))?;
+        db.compact().map_err(|e| format!("{name}: compact: {e}"))?;
     }
-    let puts = start.elapsed();
-    bar.set_message(format!("{name}: compact"));
-    db.flush().map_err(|e| format!("{name}: flush: {e}"))?;
-    db.compact().map_err(|e| format!("{name}: compact: {e}"))?;
     bar.finish_and_clear();
-    Ok(puts)
+    Ok(LoadTimes { puts, total: start.elapsed() })
 }
 
 fn run_lookups(config: &Config, name: &str, db: &Db, workload: Workload) -> Result<WorkloadResult, String> {
@@ -329,10 +362,9 @@ pub fn run_policy(
     dir: &Path,
     workloads: &[Workload],
 ) -> Result<PolicyResult, String> {
-    let db = Db::open(dir, options_for(config, policy)).map_err(|e| format!("{}: {e}", dir.display()))?;
-    let start = Instant::now();
-    let load = load(config, name, &db)?;
-    let build = start.elapsed();
+    let opts = options_for(config, policy);
+    let db = Db::open(dir, opts.clone()).map_err(|e| format!("{}: {e}", dir.display()))?;
+    let times = load(config, name, &db, &opts)?;
     let levels = shape(&db.stats());
     let mut results = Vec::with_capacity(workloads.len());
     let mut scan = None;
@@ -347,7 +379,14 @@ pub fn run_policy(
         }
     }
     db.close().map_err(|e| format!("{name}: close: {e}"))?;
-    Ok(PolicyResult { name: name.to_string(), build, load, levels, workloads: results, scan })
+    Ok(PolicyResult {
+        name: name.to_string(),
+        build: times.total,
+        load: times.puts,
+        levels,
+        workloads: results,
+        scan,
+    })
 }
 
 #[cfg(test)]
@@ -395,30 +434,13 @@ mod tests {
         assert!(o.table_target_bytes_for(3) / (32 + 100) >= 1000, "{o:?}");
     }
 
-    /// A database of the bench's shape holding `keys` keys (the bench's keys
-    /// and order), compacted. Deterministic, unlike the bench's own load
-    /// (whose background compaction races the puts): flushes and
-    /// compactions run in the caller's thread at memtable boundaries.
+    /// A database of the bench's shape holding `keys` keys, loaded and
+    /// settled the bench's way.
     fn settled(dir: &Path, keys: u64, policy: &str) -> Db {
         let c = config(keys, 100);
-        let opts = Options { auto_compaction: false, ..options_for(&c, &policy.parse().unwrap()) };
-        let per_flush = (opts.memtable_bytes as u64 / (16 + 100 + 16)).max(1);
-        let db = Db::open(dir, opts).unwrap();
-        let mut order: Vec<u64> = (0..keys).collect();
-        let mut rng = SplitMix::new(c.seed ^ 0x10AD);
-        for i in (1..order.len()).rev() {
-            let j = usize::try_from(rng.below(i as u64 + 1)).unwrap();
-            order.swap(i, j);
-        }
-        for chunk in order.chunks(usize::try_from(per_flush).unwrap()) {
-            let mut batch = WriteBatch::new();
-            for &i in chunk {
-                batch.put(workload::key(c.seed, i), workload::value(i, c.value_bytes));
-            }
-            db.write(batch).unwrap();
-            db.flush().unwrap();
-            db.compact().unwrap();
-        }
+        let opts = options_for(&c, &policy.parse().unwrap());
+        let db = Db::open(dir, opts.clone()).unwrap();
+        load(&c, policy, &db, &opts).unwrap();
         db
     }
 

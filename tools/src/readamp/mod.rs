@@ -2,8 +2,9 @@
 //! no-filter baseline, on identical data and identical lookups.
 //!
 //! For each policy the same seeded keys are loaded (in the same random
-//! order) into a fresh database, compaction is allowed to settle, and then
-//! each workload runs the same lookup sequence. Block reads, filter probes
+//! order) into a fresh database, flushing and compacting in the loader's
+//! thread after every memtable, so one seed always gives the same tree;
+//! then each workload runs the same lookup sequence. Block reads, filter probes
 //! and false positives come from the engine's own counters (`Db::stats`),
 //! never from estimates.
 

@@ -283,15 +283,15 @@ pub struct TreeRatios {
 }
 
 /// Load throughput: keys per second and MB (10^6 bytes of keys and values)
-/// per second over the puts alone, and the settle time (flush and
-/// compaction after the last put).
+/// per second over the puts alone, and the settle time (the flushes and
+/// compactions the loader runs between memtables).
 #[derive(Debug, Clone, Copy)]
 pub struct LoadFigures {
     /// Keys put per second.
     pub keys_per_second: f64,
     /// User bytes (16-byte key + value) put per second, in MB.
     pub mb_per_second: f64,
-    /// Seconds from the last put until compaction settled.
+    /// Seconds the loader spent flushing and compacting.
     pub settle_seconds: f64,
 }
 
@@ -427,7 +427,8 @@ impl Report {
     pub fn to_text(&self) -> String {
         let c = &self.config;
         let mut s = format!(
-            "siftdb read-amplification benchmark: {} keys, {}-byte values, {} lookups per workload, {} thread(s), seed {}\n\n",
+            "siftdb read-amplification benchmark: {} keys, {}-byte values, {} lookups per workload, {} thread(s), seed {}\n\
+             Every tree is loaded and compacted in one thread, so one seed gives the same trees and the same counts on every run; only times vary.\n\n",
             c.keys, c.value_bytes, c.lookups, c.threads, c.seed
         );
         for w in self.warnings() {
