@@ -142,3 +142,33 @@ fn deep_levels_hold_tables_near_their_target() {
         assert!(mean >= expected, "L{level}: {} tables of mean {mean} bytes, target {target}", sizes.len());
     }
 }
+
+/// Issue 35 step 1, and issue 28's budget after `compact()`: level 0 ends
+/// empty even when it holds fewer tables than its trigger (before, one to
+/// trigger − 1 flushes stayed there and every absent key probed them).
+#[test]
+fn compact_empties_level_0_below_its_trigger() {
+    let dir = tempfile::tempdir().unwrap();
+    let o = Options { l0_compaction_trigger: 8, auto_compaction: false, ..opts() };
+    let db = Db::open(dir.path(), o).unwrap();
+    let mut model = BTreeMap::new();
+    for round in 0..3u32 {
+        for i in 0..40u32 {
+            let (k, v) = (format!("k{i:03}").into_bytes(), format!("v{round}-{i}").into_bytes());
+            db.put(&k, &v).unwrap();
+            model.insert(k, v);
+        }
+        db.flush().unwrap();
+    }
+    assert!(db.tables().iter().filter(|t| t.level == 0).count() >= 3);
+    db.compact().unwrap();
+    let tables = db.tables();
+    assert!(tables.iter().all(|t| t.level > 0), "{:?}", tables.iter().map(|t| t.level).collect::<Vec<_>>());
+    let got: BTreeMap<Vec<u8>, Vec<u8>> =
+        db.iter().map(|r| r.unwrap()).map(|(k, v)| (k.to_vec(), v.to_vec())).collect();
+    assert_eq!(got, model);
+    // A second call finds nothing to do.
+    let before = db.stats().compactions;
+    db.compact().unwrap();
+    assert_eq!(db.stats().compactions, before);
+}

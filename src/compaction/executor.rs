@@ -87,7 +87,7 @@ pub(crate) fn run(db: &DbInner, job: &Job, tree: &Tree) -> Result<()> {
     }
     if job.refresh {
         bump(&db.counters.filter_refreshes, 1);
-        db.refreshed.lock().extend(outputs.iter().map(|t| t.number()));
+        db.refreshed.lock().add(outputs.iter().map(|t| t.number()));
     }
     let written: u64 = outputs.iter().map(|t| t.record.file_size).sum();
     for t in &outputs {

@@ -11,7 +11,9 @@
 //!   repeated compactions sweep the whole key space.
 //!
 //! The level whose score (`bytes / target`, or `tables / trigger` for L0) is
-//! highest goes first. The last level has no target.
+//! highest goes first. The last level has no target. `Db::compact` goes on
+//! past the scores: it ends with level 0 empty, every key in its settled
+//! place.
 //!
 //! When no level needs merging, a *refresh* may run: one table below level 0
 //! whose filter no longer matches the plan for its level is rewritten in
@@ -20,11 +22,12 @@
 //! the tree grows: a level that was the deepest (unfiltered under
 //! `+skip-last`, loosely filtered under Monkey) becomes a middle level. A
 //! table drifts when it has no filter and the plan wants one, or the
-//! reverse, or (with a tolerance) when its filter's bytes differ from what
-//! the planned kind costs for its keys by more than that fraction. Background
-//! compaction refreshes only the first kind (no level above the last is left
-//! unfiltered); `Db::compact` also refreshes by size, so the whole tree ends
-//! on its plan and its budget. A table whose filter build fell back is not
+//! reverse, or when it carries another kind than the planned one (blocked
+//! Bloom at other bits/key only when its bytes differ from the planned
+//! ones' by more than a tolerance). Background compaction refreshes only
+//! the first kind (no level above the last is left unfiltered);
+//! `Db::compact` refreshes all, so the whole tree ends on its plan and its
+//! budget. A table whose filter build fell back is not
 //! refreshed: the same build would fall back again.
 
 use std::sync::Arc;
@@ -87,6 +90,21 @@ pub(crate) fn pick(tree: &Tree, opts: &Options, cursors: &[Vec<u8>]) -> Option<J
     if score < 1.0 {
         return None;
     }
+    job_at(tree, opts, cursors, level)
+}
+
+/// Every level-0 table merged into level 1, whatever level 0's score:
+/// `Db::compact` ends with level 0 empty.
+pub(crate) fn pick_level0(tree: &Tree, opts: &Options) -> Option<Job> {
+    if tree.l0_tables() == 0 {
+        return None;
+    }
+    job_at(tree, opts, &[], 0)
+}
+
+/// The compaction of `level`: all of level 0, or the table of a deeper
+/// level after its cursor.
+fn job_at(tree: &Tree, opts: &Options, cursors: &[Vec<u8>], level: usize) -> Option<Job> {
     let here = tree.levels.get(level)?;
     let below = tree.levels.get(level + 1).map_or(&[][..], Vec::as_slice);
     let inputs: Vec<Arc<TableFile>> = if level == 0 {
@@ -161,7 +179,10 @@ fn widen_to_target(
 pub(crate) enum Drift {
     /// Only a filter where the plan has none, or none where it has one.
     Presence,
-    /// That, or filter bytes off the planned kind's by more than this fraction.
+    /// That, or another kind than the planned one (a small table's xor8
+    /// costs about what blocked Bloom at 15 bits/key does, at 4× its rate),
+    /// or blocked Bloom whose bytes are off the planned bits/key's by more
+    /// than this fraction.
     Bytes(f64),
 }
 
@@ -179,6 +200,10 @@ pub(crate) fn drifted(t: &TableFile, planned: &LevelFilter, drift: Drift) -> boo
     if !has {
         return false;
     }
+    let bloom = |k: FilterKind| matches!(k, FilterKind::BlockedBloom { .. });
+    if !(bloom(t.record.filter) && bloom(planned.kind)) {
+        return t.record.filter != planned.kind;
+    }
     let keys = t.table.distinct_keys();
     #[expect(clippy::cast_precision_loss, reason = "a relative difference of sizes")]
     let (built, want) =
@@ -187,7 +212,7 @@ pub(crate) fn drifted(t: &TableFile, planned: &LevelFilter, drift: Drift) -> boo
 }
 
 /// The first table below level 0 that drifted from `plan`, as a refresh.
-/// Tables for which `skip` is true (written by a refresh already) are
+/// Tables for which `skip` is true (refreshed already under this shape) are
 /// passed over: a rewrite that did not cure a drift would not cure it the
 /// second time either.
 pub(crate) fn pick_refresh(

@@ -106,11 +106,8 @@ pub(crate) struct DbInner {
     /// earlier one): tables written before may still carry its filters.
     pub replaced_policy: Option<String>,
     pub plan_cache: shape::PlanCache,
-    /// Tables written by a filter refresh: never refreshed again, so that a
-    /// drift a rewrite cannot cure ends instead of looping (a refresh that
-    /// rewrote a level-2 table until file numbers passed 1,850,000 in a
-    /// proptest case).
-    pub refreshed: Mutex<std::collections::HashSet<u64>>,
+    /// Tables refreshed since the tree last changed shape.
+    pub refreshed: Mutex<crate::compaction::Refreshed>,
     pub snapshots: SnapshotList,
     /// Why the database turned read-only, if it did.
     pub(crate) failure: Mutex<Option<String>>,
@@ -395,9 +392,12 @@ impl Db {
         self.inner.sync_wal()
     }
 
-    /// Compacts until every level is within its target size and level 0 is
-    /// below its trigger, then returns. Runs on the calling thread (one
-    /// compaction at a time: it waits for a background one to finish).
+    /// Settles the tree: merges level 0 away (every table flushed before the
+    /// call), compacts until every level is within its target size, and
+    /// rewrites the filters that drifted from the policy's plan, then
+    /// returns. Runs on the calling thread (one compaction at a time: it
+    /// waits for a background one to finish). The memtable stays; call
+    /// [`Db::flush`] first to settle it too.
     ///
     /// # Errors
     /// `WritesDisabled` if the database failed earlier or a compaction fails; `Io`.

@@ -25,7 +25,9 @@ pub use cost::{
     TABLE_FILTER_OVERHEAD, cheapest_kind_for, expected_blocked_bloom_bits, filter_encoding_bytes,
     table_filter_bits_per_key, table_filter_bytes,
 };
-pub use monkey::{LevelModel, model_bits_per_key, model_fpr, monkey_plan, monkey_rates};
+pub use monkey::{
+    LevelModel, model_bits_per_key, model_fpr, monkey_plan, monkey_plan_settling, monkey_rates,
+};
 pub(crate) use writing::Writing;
 
 use std::fmt;
@@ -41,6 +43,9 @@ use crate::{Error, Result};
 #[derive(Debug, Clone, PartialEq)]
 pub struct TreeShape {
     levels: Vec<LevelModel>,
+    /// Level 0 holds flushes on their way down, counted again in the levels
+    /// below (see [`TreeShape::settling`]).
+    settling: bool,
 }
 
 impl TreeShape {
@@ -50,13 +55,25 @@ impl TreeShape {
     pub fn from_level_keys(level_keys: Vec<f64>) -> Self {
         let levels =
             level_keys.into_iter().map(|n| LevelModel { run_keys: n, runs: 1.0, table_keys: n }).collect();
-        TreeShape { levels }
+        TreeShape { levels, settling: false }
     }
 
     /// A shape from full level models.
     #[must_use]
     pub fn from_levels(levels: Vec<LevelModel>) -> Self {
-        TreeShape { levels }
+        TreeShape { levels, settling: false }
+    }
+
+    /// A live tree's shape: `levels[1..]` hold every key of the tree as it
+    /// will settle, and `levels[0]` models level 0's flushes on their way
+    /// down (their keys are counted again below). A budget then pays for
+    /// levels 1 and deeper, what the tree holds once `Db::compact` has
+    /// emptied level 0; level 0's tables take the filter a bit is worth at
+    /// the same margin, on top, while they wait (as the memtable's keys wait
+    /// without filters).
+    #[must_use]
+    pub fn settling(levels: Vec<LevelModel>) -> Self {
+        TreeShape { levels, settling: true }
     }
 
     /// `levels` levels whose sizes grow by `ratio`: 1, T, T², … keys.
@@ -270,8 +287,13 @@ impl FilterPolicy {
                 .collect(),
             Rule::Monkey { bits_per_key } => {
                 let filtered = &levels[..skipped.unwrap_or(levels.len())];
-                let budget = bits_per_key * filtered.iter().map(LevelModel::keys).sum::<f64>();
-                monkey_plan(filtered, budget)
+                if shape.settling && filtered.len() > 1 {
+                    let budget = bits_per_key * filtered.iter().skip(1).map(LevelModel::keys).sum::<f64>();
+                    monkey_plan_settling(filtered, budget)
+                } else {
+                    let budget = bits_per_key * filtered.iter().map(LevelModel::keys).sum::<f64>();
+                    monkey_plan(filtered, budget)
+                }
             }
         };
         plan.resize(levels.len(), LevelFilter::NONE);

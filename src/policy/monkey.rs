@@ -252,8 +252,27 @@ fn best_option(statics: &[LevelFilter], table_keys: f64, weight: f64) -> LevelFi
 /// ```
 #[must_use]
 pub fn monkey_plan(levels: &[LevelModel], budget_bits: f64) -> Vec<LevelFilter> {
+    plan(levels, budget_bits, 0)
+}
+
+/// [`monkey_plan`] for a tree whose level 0 (`levels[0]`) holds flushes on
+/// their way down: its keys are counted again in the levels below, where
+/// they will settle, so the budget is spent on levels 1 and deeper alone,
+/// and level 0's tables take the filter a bit is worth at the same margin
+/// (the plan's μ) on top of it. Right after `Db::compact`, with level 0
+/// empty, the tree then spends exactly its budget.
+#[must_use]
+pub fn monkey_plan_settling(levels: &[LevelModel], budget_bits: f64) -> Vec<LevelFilter> {
+    plan(levels, budget_bits, 1)
+}
+
+/// Monkey's plan where the first `free` levels' filters are not charged to
+/// the budget (their rates still count).
+fn plan(levels: &[LevelModel], budget_bits: f64, free: usize) -> Vec<LevelFilter> {
     let valid = |l: &LevelModel| l.keys().is_finite() && l.keys() > 0.0 && l.table_keys >= 1.0;
-    let total: f64 = levels.iter().filter(|l| valid(l)).map(LevelModel::keys).sum();
+    let charged = |i: usize| i >= free;
+    let total: f64 =
+        levels.iter().enumerate().filter(|(i, l)| charged(*i) && valid(l)).map(|(_, l)| l.keys()).sum();
     if total <= 0.0 || !budget_bits.is_finite() || budget_bits <= 0.0 {
         return vec![LevelFilter::NONE; levels.len()];
     }
@@ -271,7 +290,7 @@ pub fn monkey_plan(levels: &[LevelModel], budget_bits: f64) -> Vec<LevelFilter> 
             .collect()
     };
     let memory = |plan: &[LevelFilter]| -> f64 {
-        plan.iter().zip(levels).map(|(c, l)| c.bits_per_key * l.keys()).sum()
+        plan.iter().zip(levels).skip(free).map(|(c, l)| c.bits_per_key * l.keys()).sum()
     };
     // Memory falls as μ grows: at e^-40 every level takes its strongest
     // filter, at e^30 none.
@@ -301,7 +320,7 @@ pub fn monkey_plan(levels: &[LevelModel], budget_bits: f64) -> Vec<LevelFilter> 
             .zip(levels)
             .zip(&statics)
             .enumerate()
-            .filter(|(_, ((_, l), _))| valid(l))
+            .filter(|(i, ((_, l), _))| charged(*i) && valid(l))
             .filter_map(|(i, ((current, l), s))| {
                 let affordable = current.bits_per_key + slack / l.keys();
                 let bloom_bits = bloom_bits_for(affordable, l.table_keys);
@@ -324,12 +343,13 @@ pub fn monkey_plan(levels: &[LevelModel], budget_bits: f64) -> Vec<LevelFilter> 
     let bloom_keys: f64 = plan
         .iter()
         .zip(levels)
+        .skip(free)
         .filter(|(c, _)| matches!(c.kind, FilterKind::BlockedBloom { .. }))
         .map(|(_, l)| l.keys())
         .sum();
     if slack > 0.0 && bloom_keys > 0.0 {
         let extra = slack / bloom_keys;
-        for (c, l) in plan.iter_mut().zip(levels) {
+        for (c, l) in plan.iter_mut().zip(levels).skip(free) {
             if let FilterKind::BlockedBloom { bits_per_key } = c.kind {
                 *c = bloom_choice(((bits_per_key + extra) * 100.0).floor() / 100.0, l.table_keys);
             }
@@ -342,7 +362,7 @@ pub fn monkey_plan(levels: &[LevelModel], budget_bits: f64) -> Vec<LevelFilter> 
     // 3.68% where xor8 everywhere gave 2.34% for fewer bytes.
     let runs_fpr =
         |plan: &[LevelFilter]| -> f64 { plan.iter().zip(levels).map(|(c, l)| c.target_fpr * l.runs).sum() };
-    for candidate in uniform_plans(levels, &valid, budget_bits) {
+    for candidate in uniform_plans(levels, &valid, budget_bits, free) {
         if memory(&candidate) <= budget_bits && runs_fpr(&candidate) < runs_fpr(&plan) {
             plan = candidate;
         }
@@ -377,6 +397,7 @@ fn uniform_plans(
     levels: &[LevelModel],
     valid: &dyn Fn(&LevelModel) -> bool,
     budget_bits: f64,
+    free: usize,
 ) -> Vec<Vec<LevelFilter>> {
     let on_valid = |choose: &dyn Fn(&LevelModel) -> LevelFilter| -> Vec<LevelFilter> {
         levels.iter().map(|l| if valid(l) { choose(l) } else { LevelFilter::NONE }).collect()
@@ -394,6 +415,7 @@ fn uniform_plans(
     let bloom_cost = |b: f64| -> f64 {
         levels
             .iter()
+            .skip(free)
             .filter(|l| valid(l))
             .map(|l| expected_blocked_bloom_bits(b, l.table_keys) * l.keys())
             .sum()
@@ -454,7 +476,7 @@ mod tests {
             let budget = bits * total;
             let plan = monkey_plan(&levels, budget);
             let valid = |l: &LevelModel| l.keys() > 0.0 && l.table_keys >= 1.0;
-            for u in uniform_plans(&levels, &valid, budget) {
+            for u in uniform_plans(&levels, &valid, budget, 0) {
                 if spent(&u, &levels) <= budget {
                     prop_assert!(runs_fpr(&plan, &levels) <= runs_fpr(&u, &levels) * (1.0 + 1e-9),
                         "monkey {} vs uniform {:?} {}", runs_fpr(&plan, &levels), u[1].kind, runs_fpr(&u, &levels));

@@ -255,7 +255,7 @@ fn assemble(dir: &Path, opts: Options, r: Recovered) -> Opened {
         policy: r.policy,
         replaced_policy: r.replaced_policy,
         plan_cache: Mutex::new(None),
-        refreshed: Mutex::new(std::collections::HashSet::new()),
+        refreshed: Mutex::new(crate::compaction::Refreshed::default()),
         snapshots: SnapshotList::default(),
         failure: Mutex::new(None),
         read_only: r.read_only,

@@ -477,14 +477,19 @@ mod tests {
     }
 
     /// Issue 28: on the bench's trees, after `compact()`, monkey:10 spends
-    /// 9.7-10.3 bits/key, filters every level holding 5% of the keys, and no
-    /// uniform policy spending no more bytes has a lower summed rate.
+    /// 9.7-10.3 bits/key, filters every level holding 5% of the keys, carries
+    /// its plan on every table, and no uniform policy spending no more bytes
+    /// has a lower summed rate. (At 100,000 keys a level-4 table once kept
+    /// blocked Bloom at 9.43 bits/key, 1.2%, under a plan of xor8: tables
+    /// written by a refresh were never refreshed again, and monkey:10 spent
+    /// 9.63 bits/key.)
     #[test]
     fn monkey_is_on_budget_and_never_loses_to_uniform_on_bench_trees() {
         for keys in [20_000, 100_000] {
             let (bits, sum, stats) = spend_and_sum(keys, "monkey:10");
             assert!((9.7..=10.3).contains(&bits), "monkey:10 at {keys}: {bits:.2} bits/key\n{stats}");
             let held: u64 = stats.levels.iter().map(|l| l.keys).sum();
+            assert!(stats.levels.iter().all(|l| l.tables_over_target == 0), "at {keys}:\n{stats}");
             for l in stats.levels.iter().filter(|l| l.keys * 20 >= held) {
                 assert!(
                     !l.filter_kinds.contains(&FilterKind::None),
