@@ -57,7 +57,9 @@ pub(crate) fn run(db: &DbInner, job: &Job, tree: &Tree) -> Result<()> {
     // (which may be a new deepest level); the policy plans with that.
     let entries = job.inputs.iter().map(|t| t.record.entries).sum();
     let writing = Writing { level: output_level, entries, from: Some(job.level) };
-    let mut out = OutputWriter::new(db, tree, writing, !job.refresh);
+    let replaced = if job.refresh { &job.inputs } else { &job.next_inputs };
+    let incoming = job.inputs.iter().chain(&job.next_inputs).map(|t| t.record.entries).sum();
+    let mut out = OutputWriter::new(db, tree, writing, !job.refresh, replaced, incoming);
     let mut current: Option<bytes::Bytes> = None;
     let mut kept_at_horizon = false;
     while let Some(v) = next_min(&mut sources)? {

@@ -35,7 +35,7 @@ use std::sync::Arc;
 use crate::db::Options;
 use crate::db::tree::{TableFile, Tree};
 use crate::filter::FilterKind;
-use crate::policy::{LevelFilter, table_filter_bytes};
+use crate::policy::{LevelFilter, MixLedger, table_filter_bytes};
 
 /// One compaction: tables of `level` (and of `level + 1`) merged into
 /// `level + 1`; or, for a refresh, one table of `level` rewritten there.
@@ -200,15 +200,39 @@ pub(crate) fn drifted(t: &TableFile, planned: &LevelFilter, drift: Drift) -> boo
     if !has {
         return false;
     }
-    let bloom = |k: FilterKind| matches!(k, FilterKind::BlockedBloom { .. });
-    if !(bloom(t.record.filter) && bloom(planned.kind)) {
-        return t.record.filter != planned.kind;
+    if planned.writes(t.record.filter) {
+        return false;
     }
+    // A mixed level keeps its share by counting exact kinds (`MixLedger`).
+    if planned.mix.is_some() {
+        return true;
+    }
+    let bloom = |k: &FilterKind| matches!(k, FilterKind::BlockedBloom { .. });
+    let planned_bloom = std::iter::once(planned.kind).chain(planned.mix.map(|m| m.kind)).find(bloom);
+    let Some(planned_bloom) = planned_bloom.filter(|_| bloom(&t.record.filter)) else {
+        return true;
+    };
     let keys = t.table.distinct_keys();
     #[expect(clippy::cast_precision_loss, reason = "a relative difference of sizes")]
     let (built, want) =
-        (table_filter_bytes(t.record.filter, keys) as f64, table_filter_bytes(planned.kind, keys) as f64);
+        (table_filter_bytes(t.record.filter, keys) as f64, table_filter_bytes(planned_bloom, keys) as f64);
     (built - want).abs() > tolerance * want
+}
+
+/// Whether `t`, on a mixed level of `tables` planned `planned`, is one the
+/// level's share wants rewritten as its other kind: the kind a write
+/// replacing it would choose ([`MixLedger`]) is not its own.
+fn off_share(t: &TableFile, tables: &[Arc<TableFile>], planned: &LevelFilter) -> bool {
+    if !planned.writes(t.record.filter) {
+        return false;
+    }
+    let kept: Vec<(FilterKind, u64)> = tables
+        .iter()
+        .filter(|o| o.number() != t.number())
+        .map(|o| (o.record.filter, o.record.entries))
+        .collect();
+    MixLedger::new(planned, &kept, t.record.entries)
+        .is_some_and(|ledger| ledger.next_kind(planned, t.record.entries) != t.record.filter)
 }
 
 /// The first table below level 0 that drifted from `plan`, as a refresh.
@@ -223,7 +247,12 @@ pub(crate) fn pick_refresh(
 ) -> Option<Job> {
     tree.levels.iter().enumerate().skip(1).find_map(|(level, tables)| {
         let planned = plan.get(level)?;
-        let t = tables.iter().find(|t| !skip(t.number()) && drifted(t, planned, drift))?;
+        let explicit = matches!(drift, Drift::Bytes(_));
+        let t = tables.iter().find(|t| {
+            !skip(t.number())
+                && !t.table.filter_fell_back()
+                && (drifted(t, planned, drift) || (explicit && off_share(t, tables, planned)))
+        })?;
         Some(Job { level, inputs: vec![Arc::clone(t)], next_inputs: Vec::new(), refresh: true })
     })
 }

@@ -9,34 +9,68 @@ use crate::db::iter::Version;
 use crate::db::tree::{TableFile, Tree};
 use crate::filter::FilterKind;
 use crate::manifest::table_file_name;
-use crate::policy::Writing;
+use crate::policy::{LevelFilter, MixLedger, Writing};
 use crate::table::{TableBuilder, TableOptions};
 
 /// Builds output tables one after another, splitting between user keys.
 pub(crate) struct OutputWriter<'a> {
     db: &'a DbInner,
     level: usize,
-    filter: FilterKind,
+    planned: LevelFilter,
+    /// On a mixed level: the keys of each kind, choosing each table's.
+    ledger: Option<MixLedger>,
+    /// The entries a table is expected to hold, for the ledger.
+    table_keys: u64,
     /// Whether outputs split at `table_target_bytes` (a refresh keeps its
     /// table whole, so the tree's shape does not move).
     split: bool,
-    current: Option<(u64, TableBuilder)>,
+    current: Option<(u64, TableBuilder, FilterKind)>,
     done: Vec<Arc<TableFile>>,
 }
 
 impl<'a> OutputWriter<'a> {
     /// A writer of tables for `writing.level` of `tree`, with the filter
-    /// the policy plans for that write.
-    pub fn new(db: &'a DbInner, tree: &Tree, writing: Writing, split: bool) -> Self {
-        let filter = db.filter_for(tree, writing).kind;
-        OutputWriter { db, level: writing.level, filter, split, current: None, done: Vec::new() }
+    /// the policy plans for that write. The write replaces `replaced` (tables
+    /// of that level) and brings `incoming` entries.
+    pub fn new(
+        db: &'a DbInner,
+        tree: &Tree,
+        writing: Writing,
+        split: bool,
+        replaced: &[Arc<TableFile>],
+        incoming: u64,
+    ) -> Self {
+        let planned = db.filter_for(tree, writing);
+        let kept: Vec<(FilterKind, u64)> = tree
+            .levels
+            .get(writing.level)
+            .into_iter()
+            .flatten()
+            .filter(|t| !replaced.iter().any(|r| r.number() == t.number()))
+            .map(|t| (t.record.filter, t.record.entries))
+            .collect();
+        let ledger = MixLedger::new(&planned, &kept, incoming);
+        // A whole-table rewrite keeps its size; a merge's outputs are about
+        // the size of the level's tables.
+        let mean = kept.iter().map(|&(_, n)| n).sum::<u64>().checked_div(kept.len() as u64);
+        let table_keys = if split { mean.unwrap_or(incoming).min(incoming) } else { incoming };
+        OutputWriter {
+            db,
+            level: writing.level,
+            planned,
+            ledger,
+            table_keys,
+            split,
+            current: None,
+            done: Vec::new(),
+        }
     }
 
     /// Adds a version; `new_key` says it starts a new user key (a split point).
     pub fn add(&mut self, v: &Version, new_key: bool) -> Result<()> {
         if new_key
             && self.split
-            && let Some((_, b)) = &self.current
+            && let Some((_, b, _)) = &self.current
             && b.estimated_size() >= self.db.opts.table_target_bytes_for(self.level)
         {
             self.finish_current()?;
@@ -44,25 +78,32 @@ impl<'a> OutputWriter<'a> {
         if self.current.is_none() {
             let number = self.db.allocate_file_number();
             let path = self.db.dir.join(table_file_name(number));
+            let filter = match &self.ledger {
+                Some(ledger) => ledger.next_kind(&self.planned, self.table_keys),
+                None => self.planned.kind,
+            };
             let opts = TableOptions {
                 block_bytes: self.db.opts.block_bytes,
-                filter: self.filter,
+                filter,
                 level: u32::try_from(self.level).unwrap_or(u32::MAX),
                 seed: self.db.salt,
                 inject_filter_build_failure: self.db.opts.inject_filter_build_failure,
                 ..TableOptions::default()
             };
-            self.current = Some((number, TableBuilder::new(Arc::clone(&self.db.fs), &path, opts)?));
+            self.current = Some((number, TableBuilder::new(Arc::clone(&self.db.fs), &path, opts)?, filter));
         }
-        if let Some((_, b)) = &mut self.current {
+        if let Some((_, b, _)) = &mut self.current {
             b.add(&v.key, v.seq, v.kind, &v.value)?;
         }
         Ok(())
     }
 
     fn finish_current(&mut self) -> Result<()> {
-        if let Some((number, builder)) = self.current.take() {
+        if let Some((number, builder, filter)) = self.current.take() {
             let table = self.db.finish_table(number, builder)?;
+            if let Some(ledger) = &mut self.ledger {
+                ledger.wrote(&self.planned, filter, table.record.entries);
+            }
             self.done.push(Arc::new(table));
         }
         Ok(())

@@ -452,7 +452,7 @@ impl super::DbInner {
                     l.filter_kinds.push(t.record.filter);
                 }
                 let rate = t.table.filter_details().theoretical_fpr.unwrap_or(1.0);
-                l.tables_over_target += u64::from(misses(rate, planned.target_fpr));
+                l.tables_over_target += u64::from(misses(rate, planned.target_for(t.record.filter)));
                 #[expect(clippy::cast_precision_loss, reason = "a weighted mean of rates")]
                 let entries = t.record.entries as f64;
                 weighted += rate * entries;

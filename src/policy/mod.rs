@@ -18,8 +18,11 @@
 //! ```
 
 mod cost;
+mod mix;
 mod monkey;
 mod writing;
+
+pub use mix::{Mix, MixLedger};
 
 pub use cost::{
     TABLE_FILTER_OVERHEAD, cheapest_kind_for, expected_blocked_bloom_bits, filter_encoding_bytes,
@@ -131,19 +134,47 @@ impl TreeShape {
 /// and what it costs.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct LevelFilter {
-    /// The kind tables written to this level carry.
+    /// The kind tables written to this level carry (all but the
+    /// [`LevelFilter::mix`] share).
     pub kind: FilterKind,
     /// The rate the policy planned for this level (1 = no filter): the
-    /// kind's theoretical rate.
+    /// kind's theoretical rate, or the key-weighted rate of both kinds of a
+    /// mixed level (a lookup probes the one table holding its key's range).
     pub target_fpr: f64,
     /// Real filter-block bits per key at the level's planned table size
-    /// ([`table_filter_bytes`]; blocked Bloom's block rounding at its average).
+    /// ([`table_filter_bytes`]; blocked Bloom's block rounding at its
+    /// average), key-weighted over both kinds of a mixed level.
     pub bits_per_key: f64,
+    /// A share of the level's tables that carry a stronger kind.
+    pub mix: Option<Mix>,
 }
 
 impl LevelFilter {
     /// No filter: rate 1, no bits.
-    pub const NONE: LevelFilter = LevelFilter { kind: FilterKind::None, target_fpr: 1.0, bits_per_key: 0.0 };
+    pub const NONE: LevelFilter =
+        LevelFilter { kind: FilterKind::None, target_fpr: 1.0, bits_per_key: 0.0, mix: None };
+
+    /// Whether the plan writes tables of `kind` to this level.
+    #[must_use]
+    pub fn writes(&self, kind: FilterKind) -> bool {
+        kind == self.kind || self.mix.is_some_and(|m| m.kind == kind)
+    }
+
+    /// The rate planned for a table of `kind` on this level: the kind's own
+    /// where the plan writes it, else the level's.
+    #[must_use]
+    pub fn target_for(&self, kind: FilterKind) -> f64 {
+        match self.mix {
+            Some(m) if self.writes(kind) => {
+                if kind == m.kind {
+                    kind.theoretical_fpr()
+                } else {
+                    self.kind.theoretical_fpr()
+                }
+            }
+            _ => self.target_fpr,
+        }
+    }
 
     /// `kind` for tables of about `table_keys` keys.
     #[must_use]
@@ -155,7 +186,7 @@ impl LevelFilter {
             #[expect(clippy::cast_possible_truncation, clippy::cast_sign_loss, reason = "a key count")]
             _ => table_filter_bits_per_key(kind, table_keys.max(1.0).round() as u64),
         };
-        LevelFilter { kind, target_fpr: kind.theoretical_fpr(), bits_per_key }
+        LevelFilter { kind, target_fpr: kind.theoretical_fpr(), bits_per_key, mix: None }
     }
 }
 

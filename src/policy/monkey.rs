@@ -29,8 +29,8 @@ use std::sync::OnceLock;
 
 use parking_lot::Mutex;
 
-use super::LevelFilter;
 use super::cost::{STATIC_KINDS, expected_blocked_bloom_bits, table_filter_bits_per_key};
+use super::{LevelFilter, Mix};
 use crate::filter::{BlockedBloom, FilterKind};
 
 const LN2_SQUARED: f64 = std::f64::consts::LN_2 * std::f64::consts::LN_2;
@@ -177,6 +177,7 @@ fn bloom_choice(bits_per_key: f64, table_keys: f64) -> LevelFilter {
         kind: FilterKind::BlockedBloom { bits_per_key: b },
         target_fpr: grid_fpr(b),
         bits_per_key: expected_blocked_bloom_bits(b, table_keys),
+        mix: None,
     }
 }
 
@@ -210,6 +211,7 @@ fn best_bloom(table_keys: f64, weight: f64) -> LevelFilter {
         kind: FilterKind::BlockedBloom { bits_per_key: b },
         target_fpr: grid[lo],
         bits_per_key: expected_blocked_bloom_bits(b, table_keys),
+        mix: None,
     };
     let flat_top = (256.0 / table_keys.max(1.0)).min(BLOOM_MAX_BITS);
     if flat_top <= b {
@@ -220,10 +222,12 @@ fn best_bloom(table_keys: f64, weight: f64) -> LevelFilter {
     if score(&top) < score(&affine) { top } else { affine }
 }
 
-/// The option minimising `p + weight · bits_per_key` at one level.
-fn best_option(statics: &[LevelFilter], table_keys: f64, weight: f64) -> LevelFilter {
+/// The option minimising `p + weight · bits_per_key` at one level; a
+/// filter of some kind when `must_filter`.
+fn best_option(statics: &[LevelFilter], table_keys: f64, weight: f64, must_filter: bool) -> LevelFilter {
     let score = |c: &LevelFilter| c.target_fpr + weight * c.bits_per_key;
     std::iter::once(LevelFilter::NONE)
+        .filter(|_| !must_filter)
         .chain(statics.iter().copied())
         .chain(std::iter::once(best_bloom(table_keys, weight)))
         .min_by(|a, b| score(a).total_cmp(&score(b)))
@@ -277,21 +281,29 @@ fn plan(levels: &[LevelModel], budget_bits: f64, free: usize) -> Vec<LevelFilter
         return vec![LevelFilter::NONE; levels.len()];
     }
     let statics = static_options(levels);
-    let plan_at = |ln_mu: f64| -> Vec<LevelFilter> {
+    let memory = |plan: &[LevelFilter]| -> f64 {
+        plan.iter().zip(levels).skip(free).map(|(c, l)| c.bits_per_key * l.keys()).sum()
+    };
+    // Monkey's optimum leaves the biggest level bare when bits are scarce (a
+    // level of 48% of the keys, at 2 bits/key: bare, it sums 1.37; all
+    // filtered, ~1.6). A store that leaves most of its keys unfiltered at a
+    // budget of 2 bits/key or more surprises its users more than those
+    // false positives cost, so from 2 bits/key every level holding 5% of
+    // the keys gets a filter, if the budget pays for the cheapest ones.
+    let plan_with = |ln_mu: f64, force: bool| -> Vec<LevelFilter> {
         let mu = ln_mu.exp() / total;
         levels
             .iter()
             .zip(&statics)
-            .map(
-                |(l, s)| {
-                    if valid(l) { best_option(s, l.table_keys, mu * l.run_keys) } else { LevelFilter::NONE }
-                },
-            )
+            .enumerate()
+            .map(|(i, (l, s))| {
+                let must = force && charged(i) && l.keys() >= 0.05 * total;
+                if valid(l) { best_option(s, l.table_keys, mu * l.run_keys, must) } else { LevelFilter::NONE }
+            })
             .collect()
     };
-    let memory = |plan: &[LevelFilter]| -> f64 {
-        plan.iter().zip(levels).skip(free).map(|(c, l)| c.bits_per_key * l.keys()).sum()
-    };
+    let force = budget_bits >= 2.0 * total && memory(&plan_with(30.0, true)) <= budget_bits;
+    let plan_at = |ln_mu: f64| plan_with(ln_mu, force);
     // Memory falls as μ grows: at e^-40 every level takes its strongest
     // filter, at e^30 none.
     let (mut lo, mut hi) = (-40.0_f64, 30.0_f64);
@@ -356,6 +368,8 @@ fn plan(levels: &[LevelModel], budget_bits: f64, free: usize) -> Vec<LevelFilter
         }
     }
     exact_rates(&mut plan);
+    let slack = budget_bits - memory(&plan);
+    mix_in_slack(&mut plan, levels, &statics, slack, free);
     // Every uniform plan within the budget is one Monkey may choose, so it
     // must never lose to one. The Lagrangian can (the hull steps above skip
     // plans, and the greedy spend is a heuristic): at 10^6 keys it once gave
@@ -368,6 +382,83 @@ fn plan(levels: &[LevelModel], budget_bits: f64, free: usize) -> Vec<LevelFilter
         }
     }
     plan
+}
+
+/// The blocked-Bloom bits/key a mixed level's stronger tables may take.
+const MIX_BLOOM_BITS: [f64; 7] = [12.0, 16.0, 20.0, 24.0, 32.0, 40.0, BLOOM_MAX_BITS];
+
+/// Spends `slack` bits (what the plan leaves when every level's next step
+/// up costs more than is left) by giving some of one level's tables a
+/// stronger kind: a [`Mix`]. The level and kind are those whose share that
+/// `slack` pays for lowers the summed rate most. Shares are whole tables of
+/// the level's modelled size, rounded down, so the plan stays within its
+/// budget and the engine can build it; a level of one table cannot mix.
+/// What the rounding leaves goes to the next level that can take it.
+fn mix_in_slack(
+    plan: &mut [LevelFilter],
+    levels: &[LevelModel],
+    statics: &[Vec<LevelFilter>],
+    mut slack: f64,
+    free: usize,
+) {
+    // Each round mixes a level or moves one wholly to a stronger option;
+    // a few rounds per level bound it.
+    for _ in 0..4 * levels.len() {
+        let Some((i, stronger, share)) = best_mix(plan, levels, statics, slack, free) else { return };
+        let current = plan[i];
+        slack -= share * levels[i].keys() * (stronger.bits_per_key - current.bits_per_key);
+        plan[i] = if share >= 1.0 {
+            stronger
+        } else {
+            LevelFilter {
+                kind: current.kind,
+                target_fpr: (1.0 - share) * current.target_fpr + share * stronger.target_fpr,
+                bits_per_key: (1.0 - share) * current.bits_per_key + share * stronger.bits_per_key,
+                mix: Some(Mix { kind: stronger.kind, share }),
+            }
+        };
+    }
+}
+
+/// The level (not yet mixed), stronger option and share of whole tables
+/// that `slack` buys with the largest fall in the summed rate.
+fn best_mix(
+    plan: &[LevelFilter],
+    levels: &[LevelModel],
+    statics: &[Vec<LevelFilter>],
+    slack: f64,
+    free: usize,
+) -> Option<(usize, LevelFilter, f64)> {
+    let mut best: Option<(f64, usize, LevelFilter, f64)> = None;
+    for (i, ((current, l), s)) in plan.iter().zip(levels).zip(statics).enumerate().skip(free) {
+        if current.kind == FilterKind::None || current.mix.is_some() || l.keys() <= 0.0 || l.table_keys < 1.0
+        {
+            continue;
+        }
+        let tables = (l.keys() / l.table_keys).round();
+        if tables < 2.0 {
+            continue;
+        }
+        // Whole bits/key, so that the stronger kind stays the same kind from
+        // one plan to the next and a level's share can be counted.
+        let blooms = MIX_BLOOM_BITS.map(|b| {
+            let mut c = bloom_choice(b, l.table_keys);
+            c.target_fpr = exact_bloom_fpr(b);
+            c
+        });
+        for stronger in s.iter().copied().chain(blooms) {
+            let extra_bits = stronger.bits_per_key - current.bits_per_key;
+            if stronger.target_fpr >= current.target_fpr || extra_bits <= 0.0 {
+                continue;
+            }
+            let share = ((slack / (l.keys() * extra_bits)).min(1.0) * tables).floor() / tables;
+            let gain = share * (current.target_fpr - stronger.target_fpr) * l.runs;
+            if share > 0.0 && best.as_ref().is_none_or(|b| gain > b.0) {
+                best = Some((gain, i, stronger, share));
+            }
+        }
+    }
+    best.map(|(_, i, stronger, share)| (i, stronger, share))
 }
 
 /// Each fixed-rate kind (`STATIC_KINDS`, in order) priced for each level's
@@ -384,6 +475,7 @@ fn static_options(levels: &[LevelModel]) -> Vec<Vec<LevelFilter>> {
                     kind,
                     target_fpr: kind.theoretical_fpr(),
                     bits_per_key: table_filter_bits_per_key(kind, n),
+                    mix: None,
                 })
                 .collect()
         })
@@ -484,14 +576,24 @@ mod tests {
             }
             let per_key = spent(&plan, &levels) / total;
             prop_assert!(per_key <= bits * 1.03, "spent {per_key} of {bits}");
-            // Below the budget only where no level has a continuous knob
-            // left: every Bloom level at the 48 bits/key cap, the rest fixed
-            // kinds whose next step up costs more than is left (mixing kinds
-            // within a level, which would spend it, is not done yet).
-            let knob = plan.iter().any(|c| matches!(c.kind, FilterKind::BlockedBloom { bits_per_key } if bits_per_key < BLOOM_MAX_BITS - 0.5));
-            if knob {
+            for (c, l) in plan.iter().zip(&levels) {
+                prop_assert!(l.keys() < 0.05 * total || c.kind != FilterKind::None, "a big level bare: {plan:?}");
+            }
+            // Where every level's next step up costs more than is left (fuse8
+            // to fuse16 on the big levels, the small ones at blocked Bloom's
+            // 48 bits/key cap), a share of some level's tables takes the
+            // stronger kind. Short of the budget only when not one table
+            // anywhere can take a stronger filter with what is left.
+            let slack = budget - spent(&plan, &levels);
+            let one_table_fits = levels.iter().zip(&plan).zip(static_options(&levels)).any(|((l, c), statics)| {
+                let strongest = statics.into_iter().chain([bloom_choice(BLOOM_MAX_BITS, l.table_keys)]);
+                l.keys() / l.table_keys >= 1.0 && strongest.into_iter().any(|o| {
+                    o.target_fpr < c.target_fpr && (o.bits_per_key - c.bits_per_key) * l.table_keys <= slack
+                })
+            });
+            if one_table_fits {
                 prop_assert!(per_key >= bits * 0.97, "spent {per_key} of {bits}: {:?}",
-                    plan.iter().map(|c| c.kind.to_string()).collect::<Vec<_>>());
+                    plan.iter().map(|c| (c.kind.to_string(), c.mix)).collect::<Vec<_>>());
             }
         }
     }
