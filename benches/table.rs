@@ -7,8 +7,9 @@ use std::hint::black_box;
 use std::path::Path;
 
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
+use siftdb::ValueKind;
 use siftdb::filter::FilterKind;
-use siftdb::table::{Table, TableBuilder, TableOptions, ValueKind};
+use siftdb::table::{Table, TableBuilder, TableOptions};
 
 const N: u64 = 50_000;
 const VALUE_BYTES: usize = 100;

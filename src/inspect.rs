@@ -243,7 +243,8 @@ mod tests {
     use crate::FilterKind;
     use crate::fs::StdFs;
     use crate::manifest::{ManifestWriter, VersionEdit, log_file_name, set_current};
-    use crate::table::{TableBuilder, TableOptions, ValueKind};
+    use crate::key::ValueKind;
+    use crate::table::{TableBuilder, TableOptions};
     use crate::wal::WalWriter;
 
     /// A database made by hand: table 3 in level 1, log 4 with two batches

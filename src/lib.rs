@@ -60,6 +60,30 @@ macro_rules! internal_mod {
     )*};
 }
 
+/// Re-exports public with the `internals` feature, crate-private without.
+macro_rules! internal_use {
+    ($($path:path),* $(,)?) => {$(
+        #[cfg(feature = "internals")]
+        pub use $path;
+        #[cfg(not(feature = "internals"))]
+        #[allow(unused_imports, reason = "reached only through the internals feature")]
+        pub(crate) use $path;
+    )*};
+}
+
+/// A method public with the `internals` feature, crate-private without.
+macro_rules! internal_fn {
+    ($(#[$attr:meta])* fn $($item:tt)*) => {
+        $(#[$attr])*
+        #[cfg(feature = "internals")]
+        pub fn $($item)*
+        $(#[$attr])*
+        #[cfg(not(feature = "internals"))]
+        #[allow(dead_code, reason = "reached only through the internals feature")]
+        pub(crate) fn $($item)*
+    };
+}
+
 mod batch;
 mod compaction;
 mod db;
@@ -81,8 +105,6 @@ pub use batch::{BatchOp, WriteBatch};
 pub use db::{
     Db, DbIter, KeyRange, LevelStats, MAX_KEY_BYTES, MAX_VALUE_BYTES, Options, Snapshot, Stats, TableInfo,
 };
-#[cfg(feature = "internals")]
-pub use db::{options, stats};
 pub use error::{Error, Result};
 pub use filter::FilterKind;
 

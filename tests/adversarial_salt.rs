@@ -14,9 +14,10 @@
 
 use std::sync::Arc;
 
+use siftdb::ValueKind;
 use siftdb::filter::FilterKind;
 use siftdb::fs::StdFs;
-use siftdb::table::{Table, TableBuilder, TableOptions, ValueKind};
+use siftdb::table::{Table, TableBuilder, TableOptions};
 use siftdb::{Db, Options};
 
 const KEYS: u32 = 2000;

@@ -6,9 +6,10 @@ mod common;
 
 use std::collections::BTreeMap;
 
+use siftdb::ValueKind;
 use siftdb::fs::StdFs;
 use siftdb::policy::FilterPolicy;
-use siftdb::table::{Table, ValueKind};
+use siftdb::table::Table;
 use siftdb::{Db, FilterKind, Options};
 
 fn opts() -> Options {

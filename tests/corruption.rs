@@ -18,13 +18,14 @@ mod fuzz_seeds;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::path::{Path, PathBuf};
 
+use siftdb::ValueKind;
 use siftdb::filter::{
     BinaryFuse8, BinaryFuse16, BlockedBloom, Bloom, CountingBloom, CuckooFilter, Filter, FilterKind, Xor8,
     Xor16, hash_key,
 };
 use siftdb::fs::StdFs;
 use siftdb::manifest::{VersionEdit, VersionSet, replay};
-use siftdb::table::{BlockHandle, Entry, Footer, Table, ValueKind};
+use siftdb::table::{BlockHandle, Entry, Footer, Table};
 use siftdb::wal::{HEADER_LEN, RecordType, RecoveryMode, WalReader};
 use siftdb::{Error, WriteBatch};
 

@@ -8,9 +8,10 @@ use std::collections::HashMap;
 use std::os::unix::fs::FileExt as _;
 use std::path::Path;
 
+use siftdb::ValueKind;
 use siftdb::filter::FilterKind;
 use siftdb::fs::StdFs;
-use siftdb::table::{Entry, FilterAnswer, FilterStatus, Table, TableOptions, ValueKind};
+use siftdb::table::{Entry, FilterAnswer, FilterStatus, Table, TableOptions};
 use table_common::{Row, absent_key, build_with, key, kinds, rows, table_path};
 
 const KEYS: u64 = 24;

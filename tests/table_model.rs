@@ -8,8 +8,9 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use proptest::prelude::*;
+use siftdb::ValueKind;
 use siftdb::fs::StdFs;
-use siftdb::table::{Entry, FilterAnswer, Table, TableBuilder, TableOptions, ValueKind};
+use siftdb::table::{Entry, FilterAnswer, Table, TableBuilder, TableOptions};
 use table_common::kinds;
 
 /// (user key, seq) -> (kind, value); iterated in internal-key order by

@@ -7,9 +7,10 @@ use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use siftdb::ValueKind;
 use siftdb::filter::FilterKind;
 use siftdb::fs::{FileSystem, StdFs, WritableFile};
-use siftdb::table::{FilterStatus, Table, TableBuilder, TableOptions, ValueKind};
+use siftdb::table::{FilterStatus, Table, TableBuilder, TableOptions};
 use table_common::{build_with, key, kinds, opts, rows, table_path};
 
 /// Which operation [`FailingFs`] fails.

@@ -5,9 +5,10 @@ mod table_common;
 use std::collections::HashMap;
 
 use siftdb::Error;
+use siftdb::ValueKind;
 use siftdb::filter::FilterKind;
 use siftdb::fs::StdFs;
-use siftdb::table::{Entry, FilterAnswer, FilterStatus, Table, TableBuilder, TableOptions, ValueKind};
+use siftdb::table::{Entry, FilterAnswer, FilterStatus, Table, TableBuilder, TableOptions};
 use table_common::{Row, absent_key, build, build_with, key, kinds, opts, rows, table_path};
 
 /// The rows of each key, newest first.

@@ -87,7 +87,7 @@ impl<'a> OutputWriter<'a> {
                 filter,
                 level: u32::try_from(self.level).unwrap_or(u32::MAX),
                 seed: self.db.salt,
-                inject_filter_build_failure: self.db.opts.inject_filter_build_failure,
+                inject_filter_build_failure: self.db.opts.injects_filter_build_failure(),
                 ..TableOptions::default()
             };
             self.current = Some((number, TableBuilder::new(Arc::clone(&self.db.fs), &path, opts)?, filter));

@@ -87,7 +87,7 @@ impl DbInner {
             filter,
             level: 0,
             seed: self.salt,
-            inject_filter_build_failure: self.opts.inject_filter_build_failure,
+            inject_filter_build_failure: self.opts.injects_filter_build_failure(),
             ..TableOptions::default()
         };
         let mut builder = TableBuilder::new(Arc::clone(&self.fs), &path, opts)?;

@@ -93,9 +93,10 @@ pub struct Options {
     /// [`crate::Db::compact`] (writes still stop past `l0_stop_trigger`
     /// only when this is `true`).
     pub auto_compaction: bool,
-    /// Test hook: every xor or fuse filter build fails, to exercise the
-    /// blocked-Bloom fallback (see `TableOptions`).
-    #[doc(hidden)]
+    /// Fault injection (feature `internals`, for the project's own tests):
+    /// every xor or fuse filter build fails, to exercise the blocked-Bloom
+    /// fallback (see `TableOptions`).
+    #[cfg(feature = "internals")]
     pub inject_filter_build_failure: bool,
 }
 
@@ -119,12 +120,26 @@ impl Default for Options {
             manifest_roll_bytes: 4 << 20,
             auto_compaction: true,
             table_size_multiplier: 1,
+            #[cfg(feature = "internals")]
             inject_filter_build_failure: false,
         }
     }
 }
 
 impl Options {
+    /// Whether table builds are told to fail their xor and fuse filters
+    /// (the `internals` feature's fault hook; never without it).
+    #[cfg_attr(
+        not(feature = "internals"),
+        allow(clippy::unused_self, reason = "no hook without the feature")
+    )]
+    pub(crate) fn injects_filter_build_failure(&self) -> bool {
+        #[cfg(feature = "internals")]
+        return self.inject_filter_build_failure;
+        #[cfg(not(feature = "internals"))]
+        false
+    }
+
     /// Checks the options for values the engine cannot work with.
     ///
     /// # Errors

@@ -452,7 +452,8 @@ impl super::DbInner {
                     l.filter_kinds.push(t.record.filter);
                 }
                 let rate = t.table.filter_details().theoretical_fpr.unwrap_or(1.0);
-                l.tables_over_target += u64::from(misses(rate, planned.target_for(t.record.filter)));
+                l.tables_over_target +=
+                    u64::from(LevelStats::misses(rate, planned.target_for(t.record.filter)));
                 #[expect(clippy::cast_precision_loss, reason = "a weighted mean of rates")]
                 let entries = t.record.entries as f64;
                 weighted += rate * entries;
@@ -467,15 +468,18 @@ impl super::DbInner {
     }
 }
 
-/// How far above its level's planned rate a table's filter may be before
-/// it counts in [`LevelStats::tables_over_target`]: 10%, past the rounding
-/// of Monkey's bits per key and a fuse filter's segment sizes.
-pub const MISS_TOLERANCE: f64 = 0.10;
+impl LevelStats {
+    /// How far above its level's planned rate a table's filter may be
+    /// before it counts in [`LevelStats::tables_over_target`]: 10%, past the
+    /// rounding of Monkey's bits per key and a fuse filter's segment sizes.
+    pub const MISS_TOLERANCE: f64 = 0.10;
 
-/// Whether a filter of theoretical rate `built` misses a `planned` rate.
-#[must_use]
-pub fn misses(built: f64, planned: f64) -> bool {
-    built > planned * (1.0 + MISS_TOLERANCE)
+    /// Whether a filter of theoretical rate `built` misses a `planned` rate
+    /// (by more than [`LevelStats::MISS_TOLERANCE`]).
+    #[must_use]
+    pub fn misses(built: f64, planned: f64) -> bool {
+        built > planned * (1.0 + Self::MISS_TOLERANCE)
+    }
 }
 
 #[cfg(test)]

@@ -57,7 +57,7 @@ type Map = BTreeMap<MemKey, (ValueKind, Bytes)>;
 /// ```
 /// use std::ops::Bound;
 /// use std::sync::Arc;
-/// use siftdb::key::ValueKind;
+/// use siftdb::ValueKind;
 /// use siftdb::memtable::Memtable;
 /// let m = Arc::new(Memtable::new());
 /// m.insert(b"k", 1, ValueKind::Value, b"old").unwrap();

@@ -2,193 +2,57 @@
 //!
 //! A [`FilterPolicy`] is a small value: a per-level list of filter kinds in
 //! which the last entry repeats for deeper levels, or a memory budget that
-//! Monkey turns into such a list for a [`TreeShape`]. Flushes write level 0;
-//! compactions write the level they compact into. The engine plans against
-//! the tree's steady-state shape (level targets, not today's contents: see
-//! `DbInner::shape`), and [`cost`](table_filter_bytes) prices every filter
-//! at the bytes a table really stores for it.
+//! Monkey turns into such a list for the tree's shape. Flushes write level
+//! 0; compactions write the level they compact into. The engine plans
+//! against the tree's settled shape (see DESIGN.md, "Monkey"), and
+//! [`table_filter_bytes`] prices every filter at the bytes a table really
+//! stores for it. `Stats` shows each level's plan and what its tables carry.
 //!
 //! ```
-//! use siftdb::policy::{FilterPolicy, TreeShape};
-//! use siftdb::FilterKind;
-//! let p = FilterPolicy::per_level(vec![FilterKind::BlockedBloom { bits_per_key: 10.0 }, FilterKind::BinaryFuse8]);
-//! let shape = TreeShape::geometric(10.0, 4);
-//! assert_eq!(p.for_level(0, &shape).kind, FilterKind::BlockedBloom { bits_per_key: 10.0 });
-//! assert_eq!(p.for_level(3, &shape).kind, FilterKind::BinaryFuse8);
+//! use siftdb::{FilterKind, FilterPolicy};
+//! // Blocked Bloom on level 0 (flushed often, built fast), fuse8 below.
+//! let p: FilterPolicy = "per-level:blocked-bloom:10,fuse8".parse()?;
+//! assert_eq!(
+//!     p,
+//!     FilterPolicy::per_level(vec![FilterKind::BlockedBloom { bits_per_key: 10.0 }, FilterKind::BinaryFuse8])
+//! );
+//! // Or a budget: 10 bits per key over the tree, placed where it saves most.
+//! let m = FilterPolicy::monkey(10.0)?;
+//! assert_eq!(m.to_string(), "monkey:10");
+//! # Ok::<(), siftdb::Error>(())
 //! ```
 
 mod cost;
 mod mix;
 mod monkey;
+mod plan;
 mod writing;
 
-pub use mix::{Mix, MixLedger};
-
 pub use cost::{
-    TABLE_FILTER_OVERHEAD, cheapest_kind_for, expected_blocked_bloom_bits, filter_encoding_bytes,
-    table_filter_bits_per_key, table_filter_bytes,
+    TABLE_FILTER_OVERHEAD, cheapest_kind_for, filter_encoding_bytes, table_filter_bits_per_key,
+    table_filter_bytes,
 };
-pub use monkey::{
-    LevelModel, model_bits_per_key, model_fpr, monkey_plan, monkey_plan_settling, monkey_rates,
-};
+pub use monkey::{model_bits_per_key, model_fpr, monkey_rates};
 pub(crate) use writing::Writing;
+
+// The planning machinery: the CLI's what-if plans and the project's tests
+// use it; an application sets a `FilterPolicy` and reads `Stats`.
+internal_use! {
+    cost::expected_blocked_bloom_bits,
+    mix::Mix,
+    mix::MixLedger,
+    monkey::LevelModel,
+    monkey::monkey_plan,
+    monkey::monkey_plan_settling,
+    plan::LevelFilter,
+    plan::TreeShape,
+}
 
 use std::fmt;
 use std::str::FromStr;
 
 use crate::filter::FilterKind;
 use crate::{Error, Result};
-
-/// What the policy plans for: per level, the keys of one sorted run, how
-/// many runs a lookup probes, and how many keys one table holds (a filter's
-/// real size per key depends on it). Level 0 first; the last entry is the
-/// last level.
-#[derive(Debug, Clone, PartialEq)]
-pub struct TreeShape {
-    levels: Vec<LevelModel>,
-    /// Level 0 holds flushes on their way down, counted again in the levels
-    /// below (see [`TreeShape::settling`]).
-    settling: bool,
-}
-
-impl TreeShape {
-    /// A shape from explicit key counts per level, each level one run and
-    /// one table.
-    #[must_use]
-    pub fn from_level_keys(level_keys: Vec<f64>) -> Self {
-        let levels =
-            level_keys.into_iter().map(|n| LevelModel { run_keys: n, runs: 1.0, table_keys: n }).collect();
-        TreeShape { levels, settling: false }
-    }
-
-    /// A shape from full level models.
-    #[must_use]
-    pub fn from_levels(levels: Vec<LevelModel>) -> Self {
-        TreeShape { levels, settling: false }
-    }
-
-    /// A live tree's shape: `levels[1..]` hold every key of the tree as it
-    /// will settle, and `levels[0]` models level 0's flushes on their way
-    /// down (their keys are counted again below). A budget then pays for
-    /// levels 1 and deeper, what the tree holds once `Db::compact` has
-    /// emptied level 0; level 0's tables take the filter a bit is worth at
-    /// the same margin, on top, while they wait (as the memtable's keys wait
-    /// without filters).
-    #[must_use]
-    pub fn settling(levels: Vec<LevelModel>) -> Self {
-        TreeShape { levels, settling: true }
-    }
-
-    /// `levels` levels whose sizes grow by `ratio`: 1, T, T², … keys.
-    #[must_use]
-    pub fn geometric(ratio: f64, levels: usize) -> Self {
-        let mut level_keys = Vec::with_capacity(levels);
-        let mut n = 1.0;
-        for _ in 0..levels {
-            level_keys.push(n);
-            n *= ratio;
-        }
-        TreeShape::from_level_keys(level_keys)
-    }
-
-    /// Every level multiplied by `factor` keys (`geometric(10.0, 5).scaled(1e4)`:
-    /// 10^4 … 10^8 keys).
-    #[must_use]
-    pub fn scaled(mut self, factor: f64) -> Self {
-        for l in &mut self.levels {
-            l.run_keys *= factor;
-            l.table_keys *= factor;
-        }
-        self
-    }
-
-    /// Tables of `keys` keys (fewer in a level smaller than that).
-    #[must_use]
-    pub fn with_table_keys(mut self, keys: f64) -> Self {
-        for l in &mut self.levels {
-            l.table_keys = keys.min(l.run_keys).max(1.0);
-        }
-        self
-    }
-
-    /// Levels in the shape.
-    #[must_use]
-    pub fn levels(&self) -> usize {
-        self.levels.len()
-    }
-
-    /// The model of each level.
-    #[must_use]
-    pub fn level_models(&self) -> &[LevelModel] {
-        &self.levels
-    }
-
-    /// Expected keys per level (all runs).
-    #[must_use]
-    pub fn level_keys(&self) -> Vec<f64> {
-        self.levels.iter().map(LevelModel::keys).collect()
-    }
-}
-
-/// The filter chosen for one level, the false-positive rate it aims at,
-/// and what it costs.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct LevelFilter {
-    /// The kind tables written to this level carry (all but the
-    /// [`LevelFilter::mix`] share).
-    pub kind: FilterKind,
-    /// The rate the policy planned for this level (1 = no filter): the
-    /// kind's theoretical rate, or the key-weighted rate of both kinds of a
-    /// mixed level (a lookup probes the one table holding its key's range).
-    pub target_fpr: f64,
-    /// Real filter-block bits per key at the level's planned table size
-    /// ([`table_filter_bytes`]; blocked Bloom's block rounding at its
-    /// average), key-weighted over both kinds of a mixed level.
-    pub bits_per_key: f64,
-    /// A share of the level's tables that carry a stronger kind.
-    pub mix: Option<Mix>,
-}
-
-impl LevelFilter {
-    /// No filter: rate 1, no bits.
-    pub const NONE: LevelFilter =
-        LevelFilter { kind: FilterKind::None, target_fpr: 1.0, bits_per_key: 0.0, mix: None };
-
-    /// Whether the plan writes tables of `kind` to this level.
-    #[must_use]
-    pub fn writes(&self, kind: FilterKind) -> bool {
-        kind == self.kind || self.mix.is_some_and(|m| m.kind == kind)
-    }
-
-    /// The rate planned for a table of `kind` on this level: the kind's own
-    /// where the plan writes it, else the level's.
-    #[must_use]
-    pub fn target_for(&self, kind: FilterKind) -> f64 {
-        match self.mix {
-            Some(m) if self.writes(kind) => {
-                if kind == m.kind {
-                    kind.theoretical_fpr()
-                } else {
-                    self.kind.theoretical_fpr()
-                }
-            }
-            _ => self.target_fpr,
-        }
-    }
-
-    /// `kind` for tables of about `table_keys` keys.
-    #[must_use]
-    pub fn for_kind(kind: FilterKind, table_keys: f64) -> Self {
-        let bits_per_key = match kind {
-            FilterKind::BlockedBloom { bits_per_key } => {
-                expected_blocked_bloom_bits(bits_per_key, table_keys)
-            }
-            #[expect(clippy::cast_possible_truncation, clippy::cast_sign_loss, reason = "a key count")]
-            _ => table_filter_bits_per_key(kind, table_keys.max(1.0).round() as u64),
-        };
-        LevelFilter { kind, target_fpr: kind.theoretical_fpr(), bits_per_key, mix: None }
-    }
-}
 
 #[derive(Debug, Clone, PartialEq)]
 enum Rule {
@@ -239,7 +103,7 @@ impl FilterPolicy {
     /// filter bits (headers included, as `Stats` counts them) per key over
     /// the whole tree (Dayan et al., SIGMOD 2017): rates grow with level size,
     /// and each level gets the kind and parameters that minimise the summed
-    /// rate within the budget, priced at real sizes ([`monkey_plan`]).
+    /// rate within the budget, priced at real sizes (DESIGN.md, "Monkey").
     ///
     /// With [`FilterPolicy::with_skip_last_level`] the budget is per key of
     /// the *filtered* levels: the levels above the last share
@@ -288,50 +152,54 @@ impl FilterPolicy {
         self.skip_last_level
     }
 
-    /// The filter for tables written to `level` of a tree shaped `shape`
-    /// (levels beyond the shape plan as if the shape reached them).
-    #[must_use]
-    pub fn for_level(&self, level: usize, shape: &TreeShape) -> LevelFilter {
-        let mut levels = shape.level_models().to_vec();
-        if levels.len() <= level {
-            let last =
-                levels.last().copied().unwrap_or(LevelModel { run_keys: 1.0, runs: 1.0, table_keys: 1.0 });
-            levels.resize(level + 1, last);
+    internal_fn! {
+        /// The filter for tables written to `level` of a tree shaped `shape`
+        /// (levels beyond the shape plan as if the shape reached them).
+        #[must_use]
+        fn for_level(&self, level: usize, shape: &TreeShape) -> LevelFilter {
+            let mut levels = shape.level_models().to_vec();
+            if levels.len() <= level {
+                let last =
+                    levels.last().copied().unwrap_or(LevelModel { run_keys: 1.0, runs: 1.0, table_keys: 1.0 });
+                levels.resize(level + 1, last);
+            }
+            let plan = self.plan(&TreeShape::from_levels(levels));
+            plan.get(level).copied().unwrap_or(LevelFilter::NONE)
         }
-        let plan = self.plan(&TreeShape::from_levels(levels));
-        plan.get(level).copied().unwrap_or(LevelFilter::NONE)
     }
 
-    /// The filter of every level of `shape`.
-    #[must_use]
-    pub fn plan(&self, shape: &TreeShape) -> Vec<LevelFilter> {
-        let levels = shape.level_models();
-        let skipped = if self.skip_last_level && levels.len() > 1 { Some(levels.len() - 1) } else { None };
-        let mut plan: Vec<LevelFilter> = match &self.rule {
-            Rule::PerLevel(kinds) => levels
-                .iter()
-                .enumerate()
-                .map(|(i, l)| {
-                    let kind = kinds.get(i).or(kinds.last()).copied().unwrap_or(FilterKind::None);
-                    LevelFilter::for_kind(kind, l.table_keys)
-                })
-                .collect(),
-            Rule::Monkey { bits_per_key } => {
-                let filtered = &levels[..skipped.unwrap_or(levels.len())];
-                if shape.settling && filtered.len() > 1 {
-                    let budget = bits_per_key * filtered.iter().skip(1).map(LevelModel::keys).sum::<f64>();
-                    monkey_plan_settling(filtered, budget)
-                } else {
-                    let budget = bits_per_key * filtered.iter().map(LevelModel::keys).sum::<f64>();
-                    monkey_plan(filtered, budget)
+    internal_fn! {
+        /// The filter of every level of `shape`.
+        #[must_use]
+        fn plan(&self, shape: &TreeShape) -> Vec<LevelFilter> {
+            let levels = shape.level_models();
+            let skipped = if self.skip_last_level && levels.len() > 1 { Some(levels.len() - 1) } else { None };
+            let mut plan: Vec<LevelFilter> = match &self.rule {
+                Rule::PerLevel(kinds) => levels
+                    .iter()
+                    .enumerate()
+                    .map(|(i, l)| {
+                        let kind = kinds.get(i).or(kinds.last()).copied().unwrap_or(FilterKind::None);
+                        LevelFilter::for_kind(kind, l.table_keys)
+                    })
+                    .collect(),
+                Rule::Monkey { bits_per_key } => {
+                    let filtered = &levels[..skipped.unwrap_or(levels.len())];
+                    if shape.is_settling() && filtered.len() > 1 {
+                        let budget = bits_per_key * filtered.iter().skip(1).map(LevelModel::keys).sum::<f64>();
+                        monkey_plan_settling(filtered, budget)
+                    } else {
+                        let budget = bits_per_key * filtered.iter().map(LevelModel::keys).sum::<f64>();
+                        monkey_plan(filtered, budget)
+                    }
                 }
+            };
+            plan.resize(levels.len(), LevelFilter::NONE);
+            if let Some(last) = skipped.and_then(|i| plan.get_mut(i)) {
+                *last = LevelFilter::NONE;
             }
-        };
-        plan.resize(levels.len(), LevelFilter::NONE);
-        if let Some(last) = skipped.and_then(|i| plan.get_mut(i)) {
-            *last = LevelFilter::NONE;
+            plan
         }
-        plan
     }
 }
 
@@ -535,8 +403,12 @@ mod tests {
         plan.iter()
             .zip(shape.level_models())
             .map(|(f, l)| {
-                let per_table = table_filter_bytes(f.kind, l.table_keys.round() as u64) as f64 * 8.0;
-                per_table * l.keys() / l.table_keys
+                let per_table =
+                    |k: FilterKind| table_filter_bytes(k, l.table_keys.round() as u64) as f64 * 8.0;
+                let mixed = f.mix.map_or(per_table(f.kind), |m| {
+                    (1.0 - m.share) * per_table(f.kind) + m.share * per_table(m.kind)
+                });
+                mixed * l.keys() / l.table_keys
             })
             .sum()
     }
@@ -549,7 +421,10 @@ mod tests {
         }
         assert!(plan[0].target_fpr < plan[4].target_fpr / 100.0, "{plan:?}");
         for l in &plan {
-            assert!((l.kind.theoretical_fpr() / l.target_fpr - 1.0).abs() < 1e-9, "{l:?}");
+            let rate = l.mix.map_or(l.kind.theoretical_fpr(), |m| {
+                (1.0 - m.share) * l.kind.theoretical_fpr() + m.share * m.kind.theoretical_fpr()
+            });
+            assert!((rate / l.target_fpr - 1.0).abs() < 1e-9, "{l:?}");
         }
     }
 

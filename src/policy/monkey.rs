@@ -320,6 +320,13 @@ fn plan(levels: &[LevelModel], budget_bits: f64, free: usize) -> Vec<LevelFilter
         }
     }
     let mut plan = plan_at(hi);
+    // The budget falls between two points of some level's hull (fuse8 and
+    // fuse16 on a big level): the optimum mixes that level's two kinds.
+    // Without this the slack went to the small Bloom levels: at 10^6 keys
+    // levels 1 and 2 took 48 and 34 bits/key while fuse16 on half of level
+    // 3 would have lowered the sum ten times more.
+    let slack = budget_bits - memory(&plan);
+    mix_in_slack(&mut plan, levels, &statics, slack, free, budget_bits);
     // The Lagrangian only reaches points on each level's convex hull; when
     // the budget falls in a gap (fuse8 on the big levels at 9.5 bits/key, a
     // budget of 10) it leaves bits unspent. Spend them greedily: the level
@@ -369,20 +376,48 @@ fn plan(levels: &[LevelModel], budget_bits: f64, free: usize) -> Vec<LevelFilter
     }
     exact_rates(&mut plan);
     let slack = budget_bits - memory(&plan);
-    mix_in_slack(&mut plan, levels, &statics, slack, free);
+    mix_in_slack(&mut plan, levels, &statics, slack, free, budget_bits);
     // Every uniform plan within the budget is one Monkey may choose, so it
     // must never lose to one. The Lagrangian can (the hull steps above skip
     // plans, and the greedy spend is a heuristic): at 10^6 keys it once gave
-    // 3.68% where xor8 everywhere gave 2.34% for fewer bytes.
+    // 3.68% where xor8 everywhere gave 2.34% for fewer bytes. Levels the
+    // budget does not pay for (level 0's flushes) keep this plan's filters
+    // in every candidate: uniform on them would only make the comparison
+    // unfair (a free strong filter there beat uniform xor8 by 0.0037 in the
+    // model, on a level `Db::compact` leaves empty). Near a tie, within
+    // `TIE`, the uniform plan wins, and what it leaves is spent by mixing on
+    // top of it: a mixed level reaches its share only to whole tables, and
+    // a mix over a weak kind can miss by much (a plan 0.04% ahead of uniform
+    // xor8 on paper, with a level of blocked Bloom at 7.9 bits/key and xor8
+    // tables, was built 3.1% behind it); a mix over the uniform kind can
+    // only be better than that kind.
     let runs_fpr =
         |plan: &[LevelFilter]| -> f64 { plan.iter().zip(levels).map(|(c, l)| c.target_fpr * l.runs).sum() };
-    for candidate in uniform_plans(levels, &valid, budget_bits, free) {
-        if memory(&candidate) <= budget_bits && runs_fpr(&candidate) < runs_fpr(&plan) {
-            plan = candidate;
-        }
+    let best_uniform = uniform_plans(levels, &valid, budget_bits, free)
+        .into_iter()
+        .map(|mut candidate| {
+            candidate[..free].copy_from_slice(&plan[..free]);
+            candidate
+        })
+        .filter(|candidate| memory(candidate) <= budget_bits)
+        .min_by(|a, b| runs_fpr(a).total_cmp(&runs_fpr(b)));
+    if let Some(candidate) = best_uniform.filter(|c| runs_fpr(c) < runs_fpr(&plan) * TIE) {
+        plan = candidate;
+        // What the uniform plan leaves goes to stronger tables on top of it,
+        // which can only lower a level's rate, however the share is built.
+        let slack = budget_bits - memory(&plan);
+        mix_in_slack(&mut plan, levels, &statics, slack, free, budget_bits);
     }
     plan
 }
+
+/// How close to Monkey's own summed rate a uniform plan may come and be
+/// taken instead (see `plan`).
+const TIE: f64 = 1.02;
+
+/// The largest share of the budget one table's step up may be, for a level
+/// to mix (half of it is what the built share may miss by).
+const MAX_MIX_STEP: f64 = 0.02;
 
 /// The blocked-Bloom bits/key a mixed level's stronger tables may take.
 const MIX_BLOOM_BITS: [f64; 7] = [12.0, 16.0, 20.0, 24.0, 32.0, 40.0, BLOOM_MAX_BITS];
@@ -400,11 +435,14 @@ fn mix_in_slack(
     statics: &[Vec<LevelFilter>],
     mut slack: f64,
     free: usize,
+    budget_bits: f64,
 ) {
     // Each round mixes a level or moves one wholly to a stronger option;
     // a few rounds per level bound it.
     for _ in 0..4 * levels.len() {
-        let Some((i, stronger, share)) = best_mix(plan, levels, statics, slack, free) else { return };
+        let Some((i, stronger, share)) = best_mix(plan, levels, statics, slack, free, budget_bits) else {
+            return;
+        };
         let current = plan[i];
         slack -= share * levels[i].keys() * (stronger.bits_per_key - current.bits_per_key);
         plan[i] = if share >= 1.0 {
@@ -428,6 +466,7 @@ fn best_mix(
     statics: &[Vec<LevelFilter>],
     slack: f64,
     free: usize,
+    budget_bits: f64,
 ) -> Option<(usize, LevelFilter, f64)> {
     let mut best: Option<(f64, usize, LevelFilter, f64)> = None;
     for (i, ((current, l), s)) in plan.iter().zip(levels).zip(statics).enumerate().skip(free) {
@@ -440,15 +479,27 @@ fn best_mix(
             continue;
         }
         // Whole bits/key, so that the stronger kind stays the same kind from
-        // one plan to the next and a level's share can be counted.
-        let blooms = MIX_BLOOM_BITS.map(|b| {
-            let mut c = bloom_choice(b, l.table_keys);
-            c.target_fpr = exact_bloom_fpr(b);
+        // one plan to the next and a level's share can be counted; and, for
+        // the whole level, blocked Bloom at all the bits `slack` pays for.
+        let exact = |mut c: LevelFilter| {
+            if let FilterKind::BlockedBloom { bits_per_key } = c.kind {
+                c.target_fpr = exact_bloom_fpr(bits_per_key);
+            }
             c
-        });
-        for stronger in s.iter().copied().chain(blooms) {
+        };
+        let blooms = MIX_BLOOM_BITS.map(|b| exact(bloom_choice(b, l.table_keys)));
+        let whole = bloom_bits_for(current.bits_per_key + slack / l.keys(), l.table_keys)
+            .map(|b| exact(bloom_choice(b, l.table_keys)));
+        for stronger in s.iter().copied().chain(blooms).chain(whole) {
             let extra_bits = stronger.bits_per_key - current.bits_per_key;
             if stronger.target_fpr >= current.target_fpr || extra_bits <= 0.0 {
+                continue;
+            }
+            // The engine builds a share to within half a table, so one
+            // table's step must be small beside the budget (a level of four
+            // tables, each a quarter of it, was built 3.4% over).
+            let share_of_all = extra_bits * l.table_keys.min(l.keys()) / budget_bits;
+            if share_of_all > MAX_MIX_STEP && extra_bits * l.keys() > slack {
                 continue;
             }
             let share = ((slack / (l.keys() * extra_bits)).min(1.0) * tables).floor() / tables;
@@ -583,12 +634,14 @@ mod tests {
             // to fuse16 on the big levels, the small ones at blocked Bloom's
             // 48 bits/key cap), a share of some level's tables takes the
             // stronger kind. Short of the budget only when not one table
-            // anywhere can take a stronger filter with what is left.
+            // anywhere can take a stronger filter with what is left, for a
+            // step of at most `MAX_MIX_STEP` of the budget.
             let slack = budget - spent(&plan, &levels);
             let one_table_fits = levels.iter().zip(&plan).zip(static_options(&levels)).any(|((l, c), statics)| {
                 let strongest = statics.into_iter().chain([bloom_choice(BLOOM_MAX_BITS, l.table_keys)]);
                 l.keys() / l.table_keys >= 1.0 && strongest.into_iter().any(|o| {
-                    o.target_fpr < c.target_fpr && (o.bits_per_key - c.bits_per_key) * l.table_keys <= slack
+                    let step = (o.bits_per_key - c.bits_per_key) * l.table_keys;
+                    o.target_fpr < c.target_fpr && step <= slack && step <= MAX_MIX_STEP * budget
                 })
             });
             if one_table_fits {

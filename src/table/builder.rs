@@ -95,7 +95,8 @@ pub struct TableMeta {
 /// use std::sync::Arc;
 /// use siftdb::fs::StdFs;
 /// use siftdb::filter::FilterKind;
-/// use siftdb::table::{Table, TableBuilder, TableOptions, ValueKind};
+/// use siftdb::table::{Table, TableBuilder, TableOptions};
+/// use siftdb::ValueKind;
 /// let dir = tempfile::tempdir().unwrap();
 /// let path = dir.path().join("000001.sst");
 /// let opts = TableOptions { filter: FilterKind::None, ..TableOptions::default() };

@@ -21,7 +21,7 @@ pub const TRAILER_LEN: usize = 8;
 
 // One definition of kinds and the sequence-number limit for the WAL, the
 // memtable and the tables.
-pub use crate::key::{MAX_SEQ, ValueKind};
+pub(crate) use crate::key::{MAX_SEQ, ValueKind};
 
 /// Packs `seq` and `kind` into a trailer. `seq` must be at most [`MAX_SEQ`].
 #[must_use]

@@ -38,7 +38,6 @@ pub mod verify;
 pub use builder::{TableBuilder, TableMeta, TableOptions};
 pub use filter_block::FilterHeader;
 pub use format::{BlockHandle, FORMAT_VERSION, Footer};
-pub use internal_key::{MAX_SEQ, ValueKind};
 pub use iter::{TableEntry, TableIter};
 pub use properties::TableProperties;
 pub use reader::{FilterDetails, FilterStatus, Table};

@@ -16,11 +16,12 @@ use siftdb::codec::seal;
 use siftdb::filter::{
     BinaryFuse8, BinaryFuse16, BlockedBloom, Bloom, CountingBloom, CuckooFilter, Filter, Xor8, Xor16,
 };
+use siftdb::key::MAX_SEQ;
 use siftdb::manifest::{VersionEdit, replay};
 use siftdb::table::block::Block;
 use siftdb::table::filter_block::TableFilter;
 use siftdb::table::index::Index;
-use siftdb::table::{Entry, Footer, MAX_SEQ, Table, TableProperties};
+use siftdb::table::{Entry, Footer, Table, TableProperties};
 use siftdb::wal::{LogEnd, RecordType, RecoveryMode, WalReader};
 use siftdb::{Error, WriteBatch};
 

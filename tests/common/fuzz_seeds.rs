@@ -5,6 +5,7 @@
 
 #![allow(dead_code, reason = "each test binary uses part of this")]
 
+use siftdb::ValueKind;
 use siftdb::WriteBatch;
 use siftdb::filter::{
     BinaryFuse8, BinaryFuse16, BlockedBloom, Bloom, CountingBloom, CuckooFilter, FilterKind, Xor8, Xor16,
@@ -12,7 +13,7 @@ use siftdb::filter::{
 };
 use siftdb::fs::StdFs;
 use siftdb::manifest::{TableRecord, VersionEdit, current_contents};
-use siftdb::table::{BlockHandle, Footer, Table, TableBuilder, TableOptions, ValueKind};
+use siftdb::table::{BlockHandle, Footer, Table, TableBuilder, TableOptions};
 use siftdb::wal::{RecordType, encode_record};
 use std::sync::Arc;
 

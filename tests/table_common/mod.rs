@@ -4,9 +4,10 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use siftdb::ValueKind;
 use siftdb::filter::FilterKind;
 use siftdb::fs::StdFs;
-use siftdb::table::{TableBuilder, TableMeta, TableOptions, ValueKind};
+use siftdb::table::{TableBuilder, TableMeta, TableOptions};
 
 /// Filter kinds exercised by every generic test.
 ///

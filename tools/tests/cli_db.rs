@@ -8,12 +8,13 @@ use std::path::{Path, PathBuf};
 use common::{p, run_json, siftdb, snapshot};
 use serde_json::Value;
 use siftdb::FilterKind;
+use siftdb::ValueKind;
 use siftdb::WriteBatch;
 use siftdb::fs::{FileSystem, StdFs};
 use siftdb::manifest::{
     ManifestWriter, TableRecord, VersionEdit, log_file_name, manifest_file_name, set_current, table_file_name,
 };
-use siftdb::table::{TableBuilder, TableOptions, ValueKind};
+use siftdb::table::{TableBuilder, TableOptions};
 use siftdb::wal::WalWriter;
 
 fn table(dir: &Path, number: u64, level: u32, keys: std::ops::Range<u32>, filter: FilterKind) -> TableRecord {

@@ -7,7 +7,8 @@ use std::path::PathBuf;
 
 use common::{p, run_json, siftdb, snapshot};
 use serde_json::Value;
-use siftdb::table::{TableBuilder, TableOptions, ValueKind};
+use siftdb::ValueKind;
+use siftdb::table::{TableBuilder, TableOptions};
 use siftdb::{Db, FilterKind, Options};
 
 #[test]

@@ -7,7 +7,8 @@ use std::process::Output;
 
 use common::{p, run_json, siftdb};
 use siftdb::FilterKind;
-use siftdb::table::{Table, TableBuilder, TableOptions, ValueKind};
+use siftdb::ValueKind;
+use siftdb::table::{Table, TableBuilder, TableOptions};
 
 /// 300 keys `key00000`.. (every 7th also has an older tombstone), plus a
 /// key with a NUL byte, in 256-byte blocks.

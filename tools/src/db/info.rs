@@ -226,7 +226,9 @@ fn document(i: &DbInspection, a: &Args) -> Result<Value, String> {
             let over_target = tables
                 .iter()
                 .filter(|t| {
-                    siftdb::stats::misses(t["theoretical_fpr"].as_f64().unwrap_or(1.0), plan.target_fpr)
+                    let kind = t["filter_kind"].as_str().and_then(|k| k.parse::<siftdb::FilterKind>().ok());
+                    let planned = kind.map_or(plan.target_fpr, |k| plan.target_for(k));
+                    siftdb::LevelStats::misses(t["theoretical_fpr"].as_f64().unwrap_or(1.0), planned)
                 })
                 .count();
             json!({

@@ -6,7 +6,7 @@ use std::ops::Bound;
 use std::path::{Path, PathBuf};
 
 use serde_json::{Value, json};
-use siftdb::table::ValueKind;
+use siftdb::ValueKind;
 use siftdb::{Db, Options};
 
 use super::{describe, parse_policy};

@@ -3,7 +3,8 @@
 use std::path::{Path, PathBuf};
 
 use serde_json::{Value, json};
-use siftdb::table::{TableEntry, ValueKind};
+use siftdb::ValueKind;
+use siftdb::table::TableEntry;
 
 use super::open::{open_table, problem_json};
 use crate::Outcome;

@@ -1,0 +1,168 @@
+//! What a plan is made for and what it chooses: the tree's shape as the
+//! policy sees it, and the filter of each level.
+
+#![cfg_attr(
+    not(feature = "internals"),
+    allow(dead_code, reason = "the what-if helpers serve the CLI and tests, through the internals feature")
+)]
+
+use super::cost::{expected_blocked_bloom_bits, table_filter_bits_per_key};
+use super::mix::Mix;
+use super::monkey::LevelModel;
+use crate::filter::FilterKind;
+
+/// What the policy plans for: per level, the keys of one sorted run, how
+/// many runs a lookup probes, and how many keys one table holds (a filter's
+/// real size per key depends on it). Level 0 first; the last entry is the
+/// last level.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TreeShape {
+    levels: Vec<LevelModel>,
+    /// Level 0 holds flushes on their way down, counted again in the levels
+    /// below (see [`TreeShape::settling`]).
+    settling: bool,
+}
+
+impl TreeShape {
+    /// A shape from explicit key counts per level, each level one run and
+    /// one table.
+    #[must_use]
+    pub fn from_level_keys(level_keys: Vec<f64>) -> Self {
+        let levels =
+            level_keys.into_iter().map(|n| LevelModel { run_keys: n, runs: 1.0, table_keys: n }).collect();
+        TreeShape { levels, settling: false }
+    }
+
+    /// A shape from full level models.
+    #[must_use]
+    pub fn from_levels(levels: Vec<LevelModel>) -> Self {
+        TreeShape { levels, settling: false }
+    }
+
+    /// A live tree's shape: `levels[1..]` hold every key of the tree as it
+    /// will settle, and `levels[0]` models level 0's flushes on their way
+    /// down (their keys are counted again below). A budget then pays for
+    /// levels 1 and deeper, what the tree holds once `Db::compact` has
+    /// emptied level 0; level 0's tables take the filter a bit is worth at
+    /// the same margin, on top, while they wait (as the memtable's keys wait
+    /// without filters).
+    #[must_use]
+    pub fn settling(levels: Vec<LevelModel>) -> Self {
+        TreeShape { levels, settling: true }
+    }
+
+    /// `levels` levels whose sizes grow by `ratio`: 1, T, T², … keys.
+    #[must_use]
+    pub fn geometric(ratio: f64, levels: usize) -> Self {
+        let mut level_keys = Vec::with_capacity(levels);
+        let mut n = 1.0;
+        for _ in 0..levels {
+            level_keys.push(n);
+            n *= ratio;
+        }
+        TreeShape::from_level_keys(level_keys)
+    }
+
+    /// Every level multiplied by `factor` keys (`geometric(10.0, 5).scaled(1e4)`:
+    /// 10^4 … 10^8 keys).
+    #[must_use]
+    pub fn scaled(mut self, factor: f64) -> Self {
+        for l in &mut self.levels {
+            l.run_keys *= factor;
+            l.table_keys *= factor;
+        }
+        self
+    }
+
+    /// Tables of `keys` keys (fewer in a level smaller than that).
+    #[must_use]
+    pub fn with_table_keys(mut self, keys: f64) -> Self {
+        for l in &mut self.levels {
+            l.table_keys = keys.min(l.run_keys).max(1.0);
+        }
+        self
+    }
+
+    /// Whether this is a live tree's shape ([`TreeShape::settling`]).
+    pub(crate) fn is_settling(&self) -> bool {
+        self.settling
+    }
+
+    /// Levels in the shape.
+    #[must_use]
+    pub fn levels(&self) -> usize {
+        self.levels.len()
+    }
+
+    /// The model of each level.
+    #[must_use]
+    pub fn level_models(&self) -> &[LevelModel] {
+        &self.levels
+    }
+
+    /// Expected keys per level (all runs).
+    #[must_use]
+    pub fn level_keys(&self) -> Vec<f64> {
+        self.levels.iter().map(LevelModel::keys).collect()
+    }
+}
+
+/// The filter chosen for one level, the false-positive rate it aims at,
+/// and what it costs.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct LevelFilter {
+    /// The kind tables written to this level carry (all but the
+    /// [`LevelFilter::mix`] share).
+    pub kind: FilterKind,
+    /// The rate the policy planned for this level (1 = no filter): the
+    /// kind's theoretical rate, or the key-weighted rate of both kinds of a
+    /// mixed level (a lookup probes the one table holding its key's range).
+    pub target_fpr: f64,
+    /// Real filter-block bits per key at the level's planned table size
+    /// ([`table_filter_bytes`]; blocked Bloom's block rounding at its
+    /// average), key-weighted over both kinds of a mixed level.
+    pub bits_per_key: f64,
+    /// A share of the level's tables that carry a stronger kind.
+    pub mix: Option<Mix>,
+}
+
+impl LevelFilter {
+    /// No filter: rate 1, no bits.
+    pub const NONE: LevelFilter =
+        LevelFilter { kind: FilterKind::None, target_fpr: 1.0, bits_per_key: 0.0, mix: None };
+
+    /// Whether the plan writes tables of `kind` to this level.
+    #[must_use]
+    pub fn writes(&self, kind: FilterKind) -> bool {
+        kind == self.kind || self.mix.is_some_and(|m| m.kind == kind)
+    }
+
+    /// The rate planned for a table of `kind` on this level: the kind's own
+    /// where the plan writes it, else the level's.
+    #[must_use]
+    pub fn target_for(&self, kind: FilterKind) -> f64 {
+        match self.mix {
+            Some(m) if self.writes(kind) => {
+                if kind == m.kind {
+                    kind.theoretical_fpr()
+                } else {
+                    self.kind.theoretical_fpr()
+                }
+            }
+            _ => self.target_fpr,
+        }
+    }
+
+    /// `kind` for tables of about `table_keys` keys.
+    #[must_use]
+    pub fn for_kind(kind: FilterKind, table_keys: f64) -> Self {
+        let bits_per_key = match kind {
+            FilterKind::BlockedBloom { bits_per_key } => {
+                expected_blocked_bloom_bits(bits_per_key, table_keys)
+            }
+            #[expect(clippy::cast_possible_truncation, clippy::cast_sign_loss, reason = "a key count")]
+            _ => table_filter_bits_per_key(kind, table_keys.max(1.0).round() as u64),
+        };
+        LevelFilter { kind, target_fpr: kind.theoretical_fpr(), bits_per_key, mix: None }
+    }
+}
