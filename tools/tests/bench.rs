@@ -405,3 +405,23 @@ fn one_seed_gives_the_same_counts_on_every_run() {
     let none = &first["policies"][0]["workloads"][0];
     assert!(none["blocks_per_lookup"].as_f64().unwrap() > 0.5, "{none}");
 }
+
+/// Issue 30 step 2: the text report opens with the verdict, and the JSON
+/// carries the same lines.
+#[test]
+fn the_report_opens_with_a_verdict() {
+    let args = ["bench", "--keys", "20000", "--lookups", "2000", "--workloads", "absent,uniform"];
+    let out = siftdb().args(args).args(["--policies", "none,fuse8,blocked-bloom:10"]).output().unwrap();
+    assert!(out.status.success(), "stderr: {}", String::from_utf8_lossy(&out.stderr));
+    let text = String::from_utf8_lossy(&out.stdout);
+    let first: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).take(4).collect();
+    assert!(first[2].starts_with("Verdict"), "{text}");
+    assert!(first[3].starts_with("  absent: fuse8 reads the fewest data blocks (99."), "{text}");
+    assert!(first[3].contains("blocked-bloom:10 saves 9"), "{text}");
+    let json =
+        siftdb().args(args).args(["--policies", "none,fuse8,blocked-bloom:10", "--json"]).output().unwrap();
+    let report: serde_json::Value = serde_json::from_slice(&json.stdout).unwrap();
+    let verdict = report["verdict"].as_array().unwrap();
+    assert_eq!(verdict.len(), 2, "{verdict:?}");
+    assert_eq!(verdict[0].as_str().unwrap(), first[3].trim());
+}

@@ -11,6 +11,7 @@
 mod measure;
 mod report;
 pub mod svg;
+mod verdict;
 pub mod workload;
 
 use std::path::{Path, PathBuf};

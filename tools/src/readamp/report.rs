@@ -9,6 +9,7 @@ use super::measure::{
     Config, LevelShape, MIN_KEYS_FOR_LEVELS, MIN_LEVELS, PolicyResult, ScanCheck, WorkloadResult,
 };
 use super::svg;
+use super::verdict::{self, Contender};
 use super::workload::Workload;
 use crate::output;
 
@@ -319,6 +320,32 @@ pub struct Report {
 }
 
 impl Report {
+    /// The verdict: one line per lookup workload ([`verdict::line`]).
+    pub fn verdict(&self) -> Vec<String> {
+        let Some(first) = self.results.first() else { return Vec::new() };
+        first
+            .workloads
+            .iter()
+            .filter_map(|w| {
+                let baseline = self.baseline(w.workload).map(|f| f.blocks_per_lookup);
+                let contenders: Vec<Contender> = self
+                    .results
+                    .iter()
+                    .filter(|r| r.name != "none")
+                    .filter_map(|r| {
+                        let run = r.workloads.iter().find(|x| x.workload == w.workload)?;
+                        Some(Contender {
+                            name: r.name.clone(),
+                            blocks: figures(run).blocks_per_lookup,
+                            bits_per_key: bits_per_key(r),
+                        })
+                    })
+                    .collect();
+                verdict::line(w.workload.name(), baseline, &contenders)
+            })
+            .collect()
+    }
+
     fn baseline_policy(&self) -> Option<&PolicyResult> {
         self.results.iter().find(|r| r.name == "none")
     }
@@ -431,6 +458,14 @@ impl Report {
              Every tree is loaded and compacted in one thread, so one seed gives the same trees and the same counts on every run; only times vary.\n\n",
             c.keys, c.value_bytes, c.lookups, c.threads, c.seed
         );
+        let verdict = self.verdict();
+        if !verdict.is_empty() {
+            s.push_str("Verdict (data-block reads saved against no filter, at the filter memory each policy spends):\n");
+            for line in &verdict {
+                let _ = writeln!(s, "  {line}");
+            }
+            s.push('\n');
+        }
         for w in self.warnings() {
             let _ = writeln!(s, "warning: {w}\n");
         }
@@ -676,6 +711,7 @@ impl Report {
                 "seed": c.seed, "threads": c.threads, "hit_ratio": c.hit_ratio,
             },
             "policies": policies,
+            "verdict": self.verdict(),
             "warnings": self.warnings(),
         })
     }
