@@ -85,6 +85,23 @@ impl DbInner {
         }
     }
 
+    /// Runs, on the calling thread, what the background thread would run
+    /// now: merges past their triggers and targets, and presence refreshes,
+    /// until none is due.
+    pub(crate) fn compact_due(&self) -> Result<()> {
+        loop {
+            self.check_writable()?;
+            match self.compact_once(Drift::Presence) {
+                Ok(true) => {}
+                Ok(false) => return Ok(()),
+                Err(e) => {
+                    self.fail(format!("compaction failed: {e}"));
+                    return Err(e);
+                }
+            }
+        }
+    }
+
     /// Merges all of level 0 into level 1 if it holds a table numbered
     /// below `before`; `false` if it did not.
     fn empty_level0(&self, before: u64) -> Result<bool> {

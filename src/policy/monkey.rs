@@ -393,13 +393,17 @@ fn plan(levels: &[LevelModel], budget_bits: f64, free: usize) -> Vec<LevelFilter
     // only be better than that kind.
     let runs_fpr =
         |plan: &[LevelFilter]| -> f64 { plan.iter().zip(levels).map(|(c, l)| c.target_fpr * l.runs).sum() };
+    // Priced at mean table sizes, a uniform plan within 1% of the budget may
+    // cost no more than this plan once built: at the bench's 20,000 keys
+    // Monkey's own tree took 10.10 bits/key for 1.64% where uniform xor8,
+    // priced at 10.1, took 10.04 for 1.56%. It competes.
     let best_uniform = uniform_plans(levels, &valid, budget_bits, free)
         .into_iter()
         .map(|mut candidate| {
             candidate[..free].copy_from_slice(&plan[..free]);
             candidate
         })
-        .filter(|candidate| memory(candidate) <= budget_bits)
+        .filter(|candidate| memory(candidate) <= budget_bits * UNIFORM_SLACK)
         .min_by(|a, b| runs_fpr(a).total_cmp(&runs_fpr(b)));
     if let Some(candidate) = best_uniform.filter(|c| runs_fpr(c) < runs_fpr(&plan) * TIE) {
         plan = candidate;
@@ -414,6 +418,10 @@ fn plan(levels: &[LevelModel], budget_bits: f64, free: usize) -> Vec<LevelFilter
 /// How close to Monkey's own summed rate a uniform plan may come and be
 /// taken instead (see `plan`).
 const TIE: f64 = 1.02;
+
+/// How far over the budget a uniform plan may be priced and still compete
+/// (see `plan`).
+const UNIFORM_SLACK: f64 = 1.01;
 
 /// The largest share of the budget one table's step up may be, for a level
 /// to mix (half of it is what the built share may miss by).

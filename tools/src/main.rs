@@ -64,6 +64,9 @@ pub enum Outcome {
     Clean,
     /// A check found problems (exit 1).
     ProblemsFound,
+    /// What was asked for is not there, e.g. `db get` of a missing key
+    /// (exit 1, as `git config` does).
+    NotFound,
 }
 
 fn main() -> ExitCode {
@@ -88,7 +91,7 @@ fn main() -> ExitCode {
     };
     match result {
         Ok(Outcome::Clean) => ExitCode::SUCCESS,
-        Ok(Outcome::ProblemsFound) => ExitCode::from(1),
+        Ok(Outcome::ProblemsFound | Outcome::NotFound) => ExitCode::from(1),
         Err(message) => {
             eprintln!("siftdb: {message}");
             ExitCode::from(2)

@@ -172,6 +172,17 @@ fn filters_save_block_reads_and_every_output_is_written() {
     assert!((sum - all).abs() < 1e-9, "{sum} vs {all}");
     let svg = std::fs::read_to_string(svg).unwrap();
     assert!(svg.starts_with("<svg") && svg.contains("fuse8") && svg.contains("monkey:10"));
+    // Issue 30 step 3: a panel per workload and metric, every policy's bar
+    // labelled with its value and tall enough to see, the blocks on a log
+    // axis.
+    assert!(svg.contains("absent keys: data blocks read per lookup"), "{svg}");
+    assert!(svg.contains("lower is better, log scale"), "{svg}");
+    assert_eq!(svg.matches(r#"class="bar""#).count(), 3 * 3 * 2, "{svg}");
+    assert_eq!(svg.matches(r#"class="value""#).count(), 3 * 3 * 2, "{svg}");
+    for bar in svg.split(r#"class="bar""#).skip(1) {
+        let h: f64 = bar.split("height=\"").nth(1).unwrap().split('"').next().unwrap().parse().unwrap();
+        assert!(h >= 2.0, "{bar}");
+    }
 }
 
 #[test]

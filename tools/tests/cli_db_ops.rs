@@ -27,8 +27,11 @@ fn put_get_delete_scan_flush_compact_round_trip() {
     assert_eq!(code, 0);
     assert_eq!(v["levels"][0]["tables"], 1);
     assert_eq!(siftdb(&["db", "delete", d, "apple"]).status.code(), Some(0));
-    let (_, v) = run_json(&["db", "get", d, "apple", "--json"]);
-    assert_eq!((v["found"].as_bool(), v["value"].is_null()), (Some(false), true));
+    let (code, v) = run_json(&["db", "get", d, "apple", "--json"]);
+    assert_eq!((code, v["found"].as_bool(), v["value"].is_null()), (1, Some(false), true));
+    // Issue 30: a missing key exits 1, in text too, so scripts can test it.
+    let out = siftdb(&["db", "get", d, "apple"]);
+    assert_eq!((out.status.code(), String::from_utf8_lossy(&out.stdout).trim()), (Some(1), "(not found)"));
     let (_, v) = run_json(&["db", "scan", d, "--json"]);
     let keys: Vec<&str> =
         v["entries"].as_array().unwrap().iter().map(|e| e["key"].as_str().unwrap()).collect();
@@ -133,7 +136,8 @@ fn read_commands_change_nothing_in_the_directory() {
         let mut a = vec!["db"];
         a.extend_from_slice(args);
         let out = siftdb(&a);
-        assert_eq!(out.status.code(), Some(0), "{a:?}: {}", String::from_utf8_lossy(&out.stderr));
+        let expected = i32::from(args.get(2) == Some(&"absent"));
+        assert_eq!(out.status.code(), Some(expected), "{a:?}: {}", String::from_utf8_lossy(&out.stderr));
         assert_eq!(snapshot(&dir), before, "{a:?} modified the database (CURRENT, MANIFEST or a log)");
     }
     let (_, v) = run_json(&["db", "get", d, "in-wal", "--json"]);

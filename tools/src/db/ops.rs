@@ -91,10 +91,13 @@ fn open(c: &Common, mode: Mode) -> Result<Db, String> {
     let dir = &c.dir;
     let exists = dir.join(siftdb::manifest::CURRENT).is_file();
     if !exists && mode != Mode::Create {
+        // The wording of `db info` and `db verify` (issue 30).
         return Err(if dir.is_dir() {
             format!("{}: not a siftdb database (no CURRENT file)", dir.display())
+        } else if dir.exists() {
+            format!("{}: not a directory", dir.display())
         } else {
-            format!("{}: no such database directory", dir.display())
+            format!("{}: no such directory", dir.display())
         });
     }
     let opts = Options { filter_policy: parse_policy(c.policy.as_deref())?, ..Options::default() };
@@ -106,9 +109,10 @@ fn close(db: &Db, dir: &Path) -> Result<(), String> {
     db.close().map_err(|e| describe(dir, &e))
 }
 
-/// Runs `db get`: prints the value (exit 0 whether or not the key exists;
-/// `found` says which). Damage met while looking the key up is a problem
-/// found (exit 1), reported with its offset; never a "not found".
+/// Runs `db get`: prints the value (exit 0), or `(not found)` (exit 1, as
+/// `git config` does, so a script can test for the key). Damage met while
+/// looking the key up is a problem found (exit 1 too, reported on stderr
+/// with its offset, and as `error` in the JSON); never a "not found".
 ///
 /// # Errors
 /// A one-line message if the database cannot be opened, or an I/O error.
@@ -149,7 +153,7 @@ pub fn get(a: &KeyArgs) -> Result<Outcome, String> {
             None => println!("(not found)"),
         }
     }
-    Ok(Outcome::Clean)
+    Ok(if value.is_some() { Outcome::Clean } else { Outcome::NotFound })
 }
 
 /// Runs `db put` (creating the database if the directory is missing or empty).

@@ -815,38 +815,41 @@ impl Report {
         s
     }
 
-    /// A chart of blocks read per lookup and lookups per second.
+    /// A chart: for each workload, data blocks read per lookup (log axis)
+    /// and lookups per second, a labelled bar per policy.
     pub fn to_svg(&self) -> String {
         let policies: Vec<String> = self.results.iter().map(|r| r.name.clone()).collect();
-        let mut series: Vec<Workload> = Vec::new();
+        let mut workloads: Vec<Workload> = Vec::new();
         for w in self.results.iter().flat_map(|r| &r.workloads) {
-            if !series.contains(&w.workload) {
-                series.push(w.workload);
+            if !workloads.contains(&w.workload) {
+                workloads.push(w.workload);
             }
         }
-        let panel = |title: &str, pick: fn(&Figures) -> f64| svg::Panel {
-            title: title.to_string(),
-            values: self
-                .results
+        let values = |workload: Workload, pick: fn(&Figures) -> f64| -> Vec<Option<f64>> {
+            self.results
                 .iter()
-                .map(|r| {
-                    series
-                        .iter()
-                        .map(|s| r.workloads.iter().find(|w| w.workload == *s).map(|w| pick(&figures(w))))
-                        .collect()
-                })
-                .collect(),
+                .map(|r| r.workloads.iter().find(|w| w.workload == workload).map(|w| pick(&figures(w))))
+                .collect()
         };
-        let panels = [
-            panel("data blocks read per lookup", |f| f.blocks_per_lookup),
-            panel("lookups per second", |f| f.lookups_per_second),
-        ];
+        let blocks = workloads.iter().map(|&w| svg::Panel {
+            title: format!("{} keys: data blocks read per lookup", w.name()),
+            better: svg::Better::Lower,
+            log: true,
+            values: values(w, |f| f.blocks_per_lookup),
+        });
+        let speed = workloads.iter().map(|&w| svg::Panel {
+            title: format!("{} keys: lookups per second", w.name()),
+            better: svg::Better::Higher,
+            log: false,
+            values: values(w, |f| f.lookups_per_second),
+        });
+        let panels: Vec<svg::Panel> = blocks.chain(speed).collect();
         let c = &self.config;
         svg::render(
             &format!("siftdb read amplification: {} keys, {} lookups per workload", c.keys, c.lookups),
             &policies,
-            &series.iter().map(|w| w.name().to_string()).collect::<Vec<_>>(),
             &panels,
+            workloads.len(),
         )
     }
 }

@@ -97,6 +97,7 @@ pub fn run(path: &Path, hex: bool, as_json: bool) -> Result<Outcome, String> {
         "max_seq": p.max_seq,
         "level": p.level,
         "created_unix_secs": p.created_unix_secs,
+        "created_utc": output::iso8601_utc(p.created_unix_secs),
         "filter": filter_json(&table),
     });
     if as_json {
@@ -150,7 +151,8 @@ fn render(doc: &Value) -> String {
     );
     let _ = writeln!(s, "keys         {} .. {}", v("/smallest_key"), v("/largest_key"));
     let _ = writeln!(s, "seq          {} .. {}", v("/min_seq"), v("/max_seq"));
-    let _ = writeln!(s, "level        {} (created {} unix)", v("/level"), v("/created_unix_secs"));
+    let created = doc.pointer("/created_utc").and_then(Value::as_str).unwrap_or("?");
+    let _ = writeln!(s, "level        {} (created {created})", v("/level"));
     let rows: Vec<Vec<String>> = ["data", "index", "filter", "properties"]
         .iter()
         .map(|b| vec![(*b).to_string(), v(&format!("/blocks/{b}/count")), v(&format!("/blocks/{b}/bytes"))])
