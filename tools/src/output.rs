@@ -147,3 +147,46 @@ mod date_tests {
         assert_eq!(iso8601_utc(4_102_444_799), "2099-12-31T23:59:59Z");
     }
 }
+
+/// `text` broken between words into lines of at most `width` characters
+/// (a longer word stands alone), the first starting with `first` and the
+/// rest with `rest`; each line ends in a newline.
+#[must_use]
+pub fn wrap(text: &str, width: usize, first: &str, rest: &str) -> String {
+    let mut out = String::new();
+    let mut line = first.to_string();
+    let mut empty = true;
+    for word in text.split_whitespace() {
+        if !empty && line.chars().count() + 1 + word.chars().count() > width {
+            out.push_str(&line);
+            out.push('\n');
+            line = rest.to_string();
+            empty = true;
+        }
+        if !empty {
+            line.push(' ');
+        }
+        line.push_str(word);
+        empty = false;
+    }
+    if !empty {
+        out.push_str(&line);
+        out.push('\n');
+    }
+    out
+}
+
+#[cfg(test)]
+mod wrap_tests {
+    use super::wrap;
+
+    #[test]
+    fn lines_fit_and_keep_every_word() {
+        let text =
+            "absent: fuse8 reads the fewest data blocks (99.70% fewer than no filter) at 10.61 bits/key";
+        let w = wrap(text, 40, "  ", "    ");
+        assert!(w.lines().all(|l| l.chars().count() <= 40), "{w}");
+        assert!(w.starts_with("  absent:") && w.lines().skip(1).all(|l| l.starts_with("    ")), "{w}");
+        assert_eq!(w.split_whitespace().collect::<Vec<_>>(), text.split_whitespace().collect::<Vec<_>>());
+    }
+}

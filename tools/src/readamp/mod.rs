@@ -72,6 +72,10 @@ pub struct Args {
     /// Also write an SVG chart (blocks read per lookup, lookups/s) to this file.
     #[arg(long)]
     svg: Option<PathBuf>,
+    /// Every column of the text report (mean, p50 and p99.9 latencies, their
+    /// ratios, load throughput); the default fits 120 columns.
+    #[arg(long)]
+    wide: bool,
 }
 
 /// Removes the default temp directory when the run ends, however it ends.
@@ -187,11 +191,14 @@ pub fn run(args: &Args) -> Result<Outcome, String> {
         hit_ratio: args.hit_ratio,
         show_progress: !args.json,
     };
+    let cores = std::thread::available_parallelism().map_or(1, std::num::NonZero::get);
+    let load_start = report::Machine::load_average();
     let mut results = Vec::with_capacity(policies.len());
     for ((name, policy), dir) in policies.iter().zip(&dirs) {
         results.push(measure::run_policy(&config, name, policy, dir, &workloads)?);
     }
-    let report = report::Report { config, results };
+    let machine = report::Machine { cores, load_start, load_end: report::Machine::load_average() };
+    let report = report::Report { config, results, machine };
     if args.json {
         // The text report carries its warnings; with --json they go to stderr too.
         for w in report.warnings() {
@@ -199,7 +206,7 @@ pub fn run(args: &Args) -> Result<Outcome, String> {
         }
         crate::output::print_json(&report.to_json());
     } else {
-        print!("{}", report.to_text());
+        print!("{}", report.to_text(args.wide));
     }
     if let Some(csv) = csv {
         csv.publish(report.to_csv().as_bytes())?;

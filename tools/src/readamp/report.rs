@@ -152,6 +152,18 @@ fn kinds_summary(kinds: &[String]) -> String {
     }
 }
 
+/// The range-scan check in a few characters: "ok" with the entries
+/// checked, or the mismatches ("-" when the `scan` workload was not run).
+fn scan_brief(scan: Option<&ScanCheck>) -> String {
+    scan.map_or("-".into(), |s| {
+        if s.mismatches == 0 {
+            format!("ok, {} entries", s.entries)
+        } else {
+            format!("{} MISMATCHES", s.mismatches)
+        }
+    })
+}
+
 /// The range-scan check for a table cell: ranges and entries checked, and
 /// mismatched entries ("-" when the `scan` workload was not selected).
 fn scan_cell(scan: Option<&ScanCheck>) -> String {
@@ -311,12 +323,55 @@ fn table_bytes(r: &PolicyResult) -> u64 {
     r.levels.iter().map(|l| l.bytes).sum()
 }
 
+/// The width the default text report fits.
+const TEXT_WIDTH: usize = 120;
+
+/// What the lookup table's columns mean, printed under it.
+const LOOKUP_LEGEND: &str = "  blocks/lookup: data blocks read per lookup; saved: share of no filter's reads saved; \
+probes/lookup: tables whose filter or index was consulted;\n  obs fpr: false positives over probes of tables \
+lacking the key; vs none: ratio to the no-filter run; bound: the most blocks/lookup the filters' theoretical rates \
+allow (+0.1%).\n";
+
+/// What the tree table's columns mean.
+const TREE_LEGEND: &str = "  sum probed fpr: Σ of the theoretical rates of the filters an absent key meets (its expected wasted reads); \
+build s: load, flushes and compactions;\n  settle s (--wide): the flushes and compactions alone.\n";
+
 /// The full result of a run.
 pub struct Report {
     /// What was run.
     pub config: Config,
     /// One entry per policy, in the order given.
     pub results: Vec<PolicyResult>,
+    /// How busy the machine was.
+    pub machine: Machine,
+}
+
+/// The machine's cores and load average around the run: times measured on
+/// a machine busier than its cores are not the code's alone.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Machine {
+    /// Cores available to the process.
+    pub cores: usize,
+    /// The 1-minute load average when the run started (`None` where
+    /// `/proc/loadavg` does not exist).
+    pub load_start: Option<f64>,
+    /// The same when it ended.
+    pub load_end: Option<f64>,
+}
+
+impl Machine {
+    /// The 1-minute load average now, on Linux.
+    #[must_use]
+    pub fn load_average() -> Option<f64> {
+        std::fs::read_to_string("/proc/loadavg").ok()?.split_whitespace().next()?.parse().ok()
+    }
+
+    /// The higher load average, if it exceeded the cores.
+    #[must_use]
+    pub fn overloaded(&self) -> Option<f64> {
+        let worst = self.load_start.into_iter().chain(self.load_end).fold(f64::NAN, f64::max);
+        (worst > self.cores as f64).then_some(worst)
+    }
 }
 
 impl Report {
@@ -413,6 +468,12 @@ impl Report {
                 self.config.lookups
             ));
         }
+        if let Some(load) = self.machine.overloaded() {
+            out.push(format!(
+                "the load average reached {load:.2} on {} cores: the times (lookups/s, latencies, build and load seconds) are not the code's alone; the counts are unaffected",
+                self.machine.cores
+            ));
+        }
         out
     }
 
@@ -451,60 +512,101 @@ impl Report {
     }
 
     /// Human-readable tables.
-    pub fn to_text(&self) -> String {
+    pub fn to_text(&self, wide: bool) -> String {
         let c = &self.config;
         let mut s = format!(
-            "siftdb read-amplification benchmark: {} keys, {}-byte values, {} lookups per workload, {} thread(s), seed {}\n\
-             Every tree is loaded and compacted in one thread, so one seed gives the same trees and the same counts on every run; only times vary.\n\n",
+            "siftdb read-amplification benchmark: {} keys, {}-byte values, {} lookups per workload, {} thread(s), seed {}\n",
             c.keys, c.value_bytes, c.lookups, c.threads, c.seed
+        );
+        s.push_str(&output::wrap(
+            "Every tree is loaded and compacted in one thread, so one seed gives the same trees and the same counts \
+             on every run; only times vary.",
+            TEXT_WIDTH,
+            "",
+            "",
+        ));
+        let m = &self.machine;
+        let load = |l: Option<f64>| l.map_or_else(|| "unknown".to_string(), |v| format!("{v:.2}"));
+        let _ = writeln!(
+            s,
+            "Machine: {} cores, load average {} at start and {} at end.\n",
+            m.cores,
+            load(m.load_start),
+            load(m.load_end)
         );
         let verdict = self.verdict();
         if !verdict.is_empty() {
             s.push_str("Verdict (data-block reads saved against no filter, at the filter memory each policy spends):\n");
             for line in &verdict {
-                let _ = writeln!(s, "  {line}");
+                s.push_str(&output::wrap(line, TEXT_WIDTH, "  ", "    "));
             }
             s.push('\n');
         }
         for w in self.warnings() {
-            let _ = writeln!(s, "warning: {w}\n");
+            s.push_str(&output::wrap(&format!("warning: {w}"), TEXT_WIDTH, "", "  "));
+            s.push('\n');
         }
-        let vs = |x: Option<f64>| x.map_or("-".to_string(), |v| format!("{v:.3}x"));
+        let vs = |x: Option<f64>| {
+            x.map_or("-".to_string(), |v| if v < 0.01 { format!("{v:.5}x") } else { format!("{v:.3}x") })
+        };
         let us = |ns: f64| format!("{:.1}", ns / 1000.0);
         let mut rows = Vec::new();
         for r in &self.results {
             for w in &r.workloads {
                 let f = figures(w);
                 let x = self.ratios(w);
-                rows.push(vec![
-                    r.name.clone(),
-                    w.workload.name().to_string(),
-                    format!("{:.4}", f.blocks_per_lookup),
-                    vs(x.blocks_per_lookup),
-                    format!("{:.2}", f.table_probes_per_lookup),
-                    f.observed_fpr.map_or("-".into(), |v| format!("{:.3}%", v * 100.0)),
-                    format!("{:.0}", f.lookups_per_second),
-                    vs(x.lookups_per_second),
-                    us(f.mean_ns),
-                    vs(x.mean),
-                    us(f.p50_ns as f64),
-                    us(f.p99_ns as f64),
-                    vs(x.p99),
-                    us(f.p999_ns as f64),
-                    format!(
-                        "{} {:.4}",
-                        if within_bound(r, w) { "ok, <=" } else { "EXCEEDED" },
-                        block_bound(r, w)
-                    ),
-                ]);
+                let saved = self
+                    .baseline(w.workload)
+                    .and_then(|b| verdict::saved(f.blocks_per_lookup, b.blocks_per_lookup))
+                    .unwrap_or_else(|| "-".into());
+                let bound = format!(
+                    "{} {:.4}",
+                    if within_bound(r, w) { "ok, <=" } else { "EXCEEDED" },
+                    block_bound(r, w)
+                );
+                let obs = f.observed_fpr.map_or("-".into(), |v| format!("{:.3}%", v * 100.0));
+                rows.push(if wide {
+                    vec![
+                        r.name.clone(),
+                        w.workload.name().to_string(),
+                        format!("{:.4}", f.blocks_per_lookup),
+                        vs(x.blocks_per_lookup),
+                        saved,
+                        format!("{:.2}", f.table_probes_per_lookup),
+                        obs,
+                        format!("{:.0}", f.lookups_per_second),
+                        vs(x.lookups_per_second),
+                        us(f.mean_ns),
+                        vs(x.mean),
+                        us(f.p50_ns as f64),
+                        us(f.p99_ns as f64),
+                        vs(x.p99),
+                        us(f.p999_ns as f64),
+                        bound,
+                    ]
+                } else {
+                    vec![
+                        r.name.clone(),
+                        w.workload.name().to_string(),
+                        format!("{:.4}", f.blocks_per_lookup),
+                        saved,
+                        format!("{:.2}", f.table_probes_per_lookup),
+                        obs,
+                        format!("{:.0}", f.lookups_per_second),
+                        vs(x.lookups_per_second),
+                        us(f.p99_ns as f64),
+                        bound,
+                    ]
+                });
             }
         }
-        s.push_str(&output::table(
+        let header: &[&str] = if wide {
             &[
                 "policy",
                 "workload",
                 "blocks/lookup",
                 "vs none",
+                "saved",
                 "probes/lookup",
                 "obs fpr",
                 "lookups/s",
@@ -516,53 +618,69 @@ impl Report {
                 "vs none",
                 "p99.9 us",
                 "bound (blocks/lookup)",
-            ],
-            &rows,
-        ));
+            ]
+        } else {
+            &[
+                "policy",
+                "workload",
+                "blocks/lookup",
+                "saved",
+                "probes/lookup",
+                "obs fpr",
+                "lookups/s",
+                "vs none",
+                "p99 us",
+                "bound",
+            ]
+        };
+        s.push_str(&output::table(header, &rows));
+        s.push_str(&output::wrap(LOOKUP_LEGEND, TEXT_WIDTH, "  ", "  "));
+        if !wide {
+            s.push_str(
+                "  (--wide adds mean, p50 and p99.9 latencies, every ratio to none, and load throughput)\n",
+            );
+        }
         s.push_str("\nFilter memory, build and tree (after load and compaction):\n");
         let rows: Vec<Vec<String>> = self
             .results
             .iter()
             .map(|r| {
                 let x = self.tree_ratios(r);
-                vec![
+                let mut row = vec![
                     r.name.clone(),
                     format!("{:.2}", filter_bytes(r) as f64 / (1 << 20) as f64),
                     format!("{:.2}", bits_per_key(r)),
-                    vs(x.table_bytes),
                     format!("{:.3}%", probed_fpr_sum(r) * 100.0),
                     format!("{:.1}", r.build.as_secs_f64()),
                     vs(x.build_seconds),
-                    format!("{:.0}", load_figures(c, r).keys_per_second),
-                    format!("{:.1}", load_figures(c, r).mb_per_second),
-                    format!("{:.1}", load_figures(c, r).settle_seconds),
+                ];
+                if wide {
+                    row.extend([
+                        vs(x.table_bytes),
+                        format!("{:.0}", load_figures(c, r).keys_per_second),
+                        format!("{:.1}", load_figures(c, r).mb_per_second),
+                        format!("{:.1}", load_figures(c, r).settle_seconds),
+                    ]);
+                }
+                row.push(
                     r.levels
                         .iter()
                         .filter(|l| l.tables > 0)
                         .map(|l| format!("L{}:{}", l.level, l.tables))
                         .collect::<Vec<_>>()
                         .join(" "),
-                    scan_cell(r.scan.as_ref()),
-                ]
+                );
+                row.push(if wide { scan_cell(r.scan.as_ref()) } else { scan_brief(r.scan.as_ref()) });
+                row
             })
             .collect();
-        s.push_str(&output::table(
-            &[
-                "policy",
-                "filter MiB",
-                "bits/key",
-                "bytes vs none",
-                "sum probed fpr",
-                "build s",
-                "vs none",
-                "load keys/s",
-                "load MB/s",
-                "settle s",
-                "tables per level",
-                "scan check",
-            ],
-            &rows,
-        ));
+        let mut header = vec!["policy", "filter MiB", "bits/key", "sum probed fpr", "build s", "vs none"];
+        if wide {
+            header.extend(["bytes vs none", "load keys/s", "load MB/s", "settle s"]);
+        }
+        header.extend(["tables per level", "scan check"]);
+        s.push_str(&output::table(&header, &rows));
+        s.push_str(&output::wrap(TREE_LEGEND, TEXT_WIDTH, "  ", "  "));
         let levels: Vec<usize> = {
             let mut l: Vec<usize> = self
                 .results
@@ -709,6 +827,11 @@ impl Report {
             "config": {
                 "keys": c.keys, "lookups": c.lookups, "value_bytes": c.value_bytes,
                 "seed": c.seed, "threads": c.threads, "hit_ratio": c.hit_ratio,
+            },
+            "machine": {
+                "cores": self.machine.cores,
+                "load_average_start": self.machine.load_start,
+                "load_average_end": self.machine.load_end,
             },
             "policies": policies,
             "verdict": self.verdict(),
@@ -992,19 +1115,19 @@ mod tests {
             run(Workload::Absent, 1000, 0, &[(4, 1000, 0), (4, 1000, 0)]),
             run(Workload::Uniform, 1000, 1000, &[(0, 1000, 0), (1000, 1000, 1000)]),
         ];
-        let clean = Report { config: config(), results: vec![r.clone()] };
+        let clean = Report { config: config(), results: vec![r.clone()], machine: Machine::default() };
         assert_eq!(clean.problems(), Vec::<String>::new());
 
         let mut broken = r.clone();
         broken.workloads[0] = run(Workload::Absent, 1000, 0, &[(10, 1000, 0), (10, 1000, 0)]);
-        let p = Report { config: config(), results: vec![broken] }.problems();
+        let p = Report { config: config(), results: vec![broken], machine: Machine::default() }.problems();
         assert_eq!(p.len(), 1, "{p:?}");
         assert!(p[0].contains("xor8 absent") && p[0].contains("above the bound"), "{p:?}");
 
         let mut wrong = r.clone();
         wrong.workloads[1].wrong_answers = 2;
         wrong.scan = Some(ScanCheck { ranges: 20, entries: 10_000, mismatches: 3, elapsed: Duration::ZERO });
-        let p = Report { config: config(), results: vec![wrong] }.problems();
+        let p = Report { config: config(), results: vec![wrong], machine: Machine::default() }.problems();
         assert_eq!(p.len(), 2, "{p:?}");
         assert!(p[0].contains("2 lookups returned a wrong answer"), "{p:?}");
         assert!(p[1].contains("3 mismatched entries in 20 ranges"), "{p:?}");
