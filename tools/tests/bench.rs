@@ -429,6 +429,16 @@ fn the_report_opens_with_a_verdict() {
     let out = siftdb().args(args).args(["--policies", "none,fuse8,blocked-bloom:10"]).output().unwrap();
     assert!(out.status.success(), "stderr: {}", String::from_utf8_lossy(&out.stderr));
     let text = String::from_utf8_lossy(&out.stdout);
+    // Progress, when stderr is no terminal: a header with a forecast, then a
+    // line per finished policy.
+    let progress = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        progress
+            .starts_with("siftdb bench: 20000 keys, seed 42: 3 policies x 2 workload(s); expect roughly ")
+    );
+    for (i, p) in ["none", "fuse8", "blocked-bloom:10"].iter().enumerate() {
+        assert!(progress.contains(&format!("[policy {}/3] {p}: built in ", i + 1)), "{progress}");
+    }
     // After the run's one-line header, its determinism and machine lines,
     // the verdict comes first.
     let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();

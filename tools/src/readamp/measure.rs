@@ -98,6 +98,15 @@ pub struct PolicyResult {
     pub scan: Option<ScanCheck>,
 }
 
+impl PolicyResult {
+    /// Seconds spent in the lookup workloads and the scan check.
+    #[must_use]
+    pub fn lookup_seconds(&self) -> f64 {
+        self.workloads.iter().map(|w| w.elapsed.as_secs_f64()).sum::<f64>()
+            + self.scan.as_ref().map_or(0.0, |s| s.elapsed.as_secs_f64())
+    }
+}
+
 /// The range-scan sanity check.
 #[derive(Debug, Clone, Default)]
 pub struct ScanCheck {
@@ -120,6 +129,21 @@ fn progress(config: &Config, len: u64, what: &str) -> ProgressBar {
         bar.set_style(style.progress_chars("=> "));
     }
     bar.set_message(what.to_string());
+    bar
+}
+
+/// A spinner for work of unknown length (the final compaction), so the
+/// screen does not sit on a full, frozen bar.
+fn spinner(config: &Config, what: &str) -> ProgressBar {
+    if !config.show_progress {
+        return ProgressBar::hidden();
+    }
+    let bar = ProgressBar::new_spinner();
+    if let Ok(style) = ProgressStyle::with_template("{msg:<32} {spinner} {elapsed}") {
+        bar.set_style(style);
+    }
+    bar.set_message(what.to_string());
+    bar.enable_steady_tick(Duration::from_millis(120));
     bar
 }
 
@@ -210,9 +234,9 @@ struct LoadTimes {
 /// scheduled. (Calling `compact` after every memtable instead made
 /// monkey:10 rewrite its Bloom tables at every small change of plan: its
 /// load took 1.25× fuse8's.)
-fn load(config: &Config, name: &str, db: &Db, opts: &Options) -> Result<LoadTimes, String> {
+fn load(config: &Config, name: &str, label: &str, db: &Db, opts: &Options) -> Result<LoadTimes, String> {
     let order = load_order(config);
-    let bar = progress(config, config.keys, &format!("{name}: load"));
+    let bar = progress(config, config.keys, &format!("{label}: load"));
     let start = Instant::now();
     let mut puts = Duration::ZERO;
     for memtable in order.chunks(keys_per_flush(config, opts)) {
@@ -229,14 +253,22 @@ fn load(config: &Config, name: &str, db: &Db, opts: &Options) -> Result<LoadTime
         db.flush().map_err(|e| format!("{name}: flush: {e}"))?;
         db.compact_due().map_err(|e| format!("{name}: compact: {e}"))?;
     }
-    db.compact().map_err(|e| format!("{name}: compact: {e}"))?;
     bar.finish_and_clear();
+    let spin = spinner(config, &format!("{label}: compact"));
+    db.compact().map_err(|e| format!("{name}: compact: {e}"))?;
+    spin.finish_and_clear();
     Ok(LoadTimes { puts, total: start.elapsed() })
 }
 
-fn run_lookups(config: &Config, name: &str, db: &Db, workload: Workload) -> Result<WorkloadResult, String> {
+fn run_lookups(
+    config: &Config,
+    name: &str,
+    label: &str,
+    db: &Db,
+    workload: Workload,
+) -> Result<WorkloadResult, String> {
     let seq = workload::lookups(workload, config.keys, config.lookups, config.hit_ratio, config.seed);
-    let bar = progress(config, seq.len() as u64, &format!("{name}: {}", workload.name()));
+    let bar = progress(config, seq.len() as u64, &format!("{label}: {}", workload.name()));
     let before = db.stats();
     let start = Instant::now();
     let chunk = seq.len().div_ceil(config.threads);
@@ -359,23 +391,25 @@ fn shape(stats: &Stats) -> Vec<LevelShape> {
 }
 
 /// Loads `policy` into a fresh database at `dir` (absent or empty: see
-/// `prepare_dirs`) and runs every workload.
+/// `prepare_dirs`) and runs every workload; `label` names it in progress
+/// lines (e.g. "[policy 3/8] fuse8").
 pub fn run_policy(
     config: &Config,
     name: &str,
+    label: &str,
     policy: &FilterPolicy,
     dir: &Path,
     workloads: &[Workload],
 ) -> Result<PolicyResult, String> {
     let opts = options_for(config, policy);
     let db = Db::open(dir, opts.clone()).map_err(|e| format!("{}: {e}", dir.display()))?;
-    let times = load(config, name, &db, &opts)?;
+    let times = load(config, name, label, &db, &opts)?;
     let levels = shape(&db.stats());
     let mut results = Vec::with_capacity(workloads.len());
     let mut scan = None;
     for &w in workloads {
         if w.is_lookup() {
-            results.push(run_lookups(config, name, &db, w)?);
+            results.push(run_lookups(config, name, label, &db, w)?);
         } else {
             let mut sorted: Vec<([u8; 16], u64)> =
                 (0..config.keys).map(|i| (workload::key(config.seed, i), i)).collect();
@@ -445,7 +479,7 @@ mod tests {
         let c = config(keys, 100);
         let opts = options_for(&c, &policy.parse().unwrap());
         let db = Db::open(dir, opts.clone()).unwrap();
-        load(&c, policy, &db, &opts).unwrap();
+        load(&c, policy, policy, &db, &opts).unwrap();
         db
     }
 

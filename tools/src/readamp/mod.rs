@@ -14,6 +14,7 @@ pub mod svg;
 mod verdict;
 pub mod workload;
 
+use std::io::IsTerminal as _;
 use std::path::{Path, PathBuf};
 
 use siftdb::policy::FilterPolicy;
@@ -164,6 +165,17 @@ fn parse_workloads(spec: &str) -> Result<Vec<Workload>, String> {
     Ok(out)
 }
 
+/// A rough forecast of the run's length, from this machine's rates on the
+/// default sizes (about 1 s to open and close a database, 11 s to load and
+/// settle 10^6 keys, 250,000 lookups per second): enough to tell a coffee
+/// from a lunch.
+fn expected_duration(config: &measure::Config, policies: usize, workloads: &[Workload]) -> String {
+    let lookups = workloads.iter().filter(|w| w.is_lookup()).count() as f64 * config.lookups as f64;
+    let per_policy = 1.0 + config.keys as f64 * 11e-6 + lookups / 250_000.0;
+    let secs = per_policy * policies as f64;
+    if secs < 90.0 { format!("{secs:.0} s") } else { format!("{:.0} min", secs / 60.0) }
+}
+
 /// Runs the benchmark.
 pub fn run(args: &Args) -> Result<Outcome, String> {
     let policies = parse_policies(&args.policies)?;
@@ -193,9 +205,31 @@ pub fn run(args: &Args) -> Result<Outcome, String> {
     };
     let cores = std::thread::available_parallelism().map_or(1, std::num::NonZero::get);
     let load_start = report::Machine::load_average();
+    let total = policies.len();
+    if config.show_progress {
+        eprintln!(
+            "siftdb bench: {} keys, seed {}: {total} policies x {} workload(s); expect roughly {}",
+            args.keys,
+            args.seed,
+            workloads.len(),
+            expected_duration(&config, total, &workloads)
+        );
+    }
+    // Progress bars draw only on a terminal; elsewhere (a log, CI) one line
+    // per finished policy says the run is alive.
+    let lines = config.show_progress && !std::io::stderr().is_terminal();
     let mut results = Vec::with_capacity(policies.len());
-    for ((name, policy), dir) in policies.iter().zip(&dirs) {
-        results.push(measure::run_policy(&config, name, policy, dir, &workloads)?);
+    for (i, ((name, policy), dir)) in policies.iter().zip(&dirs).enumerate() {
+        let label = format!("[policy {}/{total}] {name}", i + 1);
+        let r = measure::run_policy(&config, name, &label, policy, dir, &workloads)?;
+        if lines {
+            eprintln!(
+                "{label}: built in {:.1} s, lookups in {:.1} s",
+                r.build.as_secs_f64(),
+                r.lookup_seconds()
+            );
+        }
+        results.push(r);
     }
     let machine = report::Machine { cores, load_start, load_end: report::Machine::load_average() };
     let report = report::Report { config, results, machine };
