@@ -69,8 +69,23 @@ pub enum Outcome {
     NotFound,
 }
 
+/// Says why the command failed: one line on stderr, and with `--json` the
+/// same as a JSON document on stdout, `{"error": …, "kind": …}` (`usage`
+/// for a bad command line, `failed` for one that could not be carried out),
+/// so a script reading stdout never gets nothing. The exit code is 2.
+fn fail(json: bool, kind: &str, message: &str) -> ExitCode {
+    eprintln!("siftdb: {message}");
+    if json {
+        output::print_json(&serde_json::json!({ "error": message, "kind": kind }));
+    }
+    ExitCode::from(2)
+}
+
 fn main() -> ExitCode {
     output::exit_quietly_on_broken_pipe();
+    // Every command's JSON switch is spelled `--json`, so its presence says
+    // how to report even a command line that does not parse.
+    let json = std::env::args().any(|a| a == "--json");
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         // A number out of range is one line naming the flag and the range,
@@ -78,8 +93,12 @@ fn main() -> ExitCode {
         Err(e) if e.kind() == clap::error::ErrorKind::ValueValidation => {
             let text = e.render().to_string();
             let line = text.lines().next().unwrap_or_default();
-            eprintln!("siftdb: {}", line.strip_prefix("error: ").unwrap_or(line));
-            return ExitCode::from(2);
+            return fail(json, "usage", line.strip_prefix("error: ").unwrap_or(line));
+        }
+        Err(e) if json && e.use_stderr() => {
+            let text = e.render().to_string();
+            let line = text.lines().next().unwrap_or_default();
+            return fail(json, "usage", line.strip_prefix("error: ").unwrap_or(line));
         }
         Err(e) => e.exit(),
     };
@@ -92,9 +111,6 @@ fn main() -> ExitCode {
     match result {
         Ok(Outcome::Clean) => ExitCode::SUCCESS,
         Ok(Outcome::ProblemsFound | Outcome::NotFound) => ExitCode::from(1),
-        Err(message) => {
-            eprintln!("siftdb: {message}");
-            ExitCode::from(2)
-        }
+        Err(message) => fail(json, "failed", &message),
     }
 }

@@ -55,3 +55,25 @@ fn counts_of_every_command() {
         rejected(&args, "--limit", "at least 1");
     }
 }
+
+/// Issue 30: with `--json`, a failure is a JSON document on stdout as well
+/// as a line on stderr, with the same exit code.
+#[test]
+fn json_errors_are_json() {
+    let missing = tempfile::tempdir().unwrap().path().join("nodir");
+    let cases: [(Vec<String>, &str); 3] = [
+        (vec!["db".into(), "info".into(), missing.display().to_string(), "--json".into()], "failed"),
+        (vec!["bench".into(), "--keys".into(), "5".into(), "--json".into()], "usage"),
+        (vec!["sst".into(), "info".into(), "--json".into(), "--no-such-flag".into()], "usage"),
+    ];
+    for (args, kind) in cases {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_siftdb")).args(&args).output().unwrap();
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        let v: serde_json::Value =
+            serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{args:?}: {e}"));
+        assert_eq!(v["kind"], kind, "{args:?}: {v}");
+        let message = v["error"].as_str().unwrap();
+        assert!(!message.is_empty());
+        assert!(String::from_utf8_lossy(&out.stderr).contains(message), "{args:?}");
+    }
+}
