@@ -403,7 +403,11 @@ fn counts_only(v: &mut serde_json::Value) {
             });
             map.values_mut().for_each(counts_only);
         }
-        serde_json::Value::Array(items) => items.iter_mut().for_each(counts_only),
+        serde_json::Value::Array(items) => {
+            // A busy machine's load-average warning is about times too.
+            items.retain(|i| !i.as_str().is_some_and(|s| s.contains("load average")));
+            items.iter_mut().for_each(counts_only);
+        }
         _ => {}
     }
 }
