@@ -90,7 +90,10 @@ mod db;
 mod error;
 pub mod filter;
 pub mod fs;
+mod options;
 pub mod policy;
+mod sources;
+mod tree;
 internal_mod! {
     codec;
     inspect;

@@ -19,12 +19,12 @@ use std::sync::Arc;
 
 use crate::Result;
 use crate::db::DbInner;
-use crate::db::iter::{Source, TablesSource, Version};
 use crate::db::stats::bump;
-use crate::db::tree::{TableFile, Tree};
 use crate::key::{SeqNo, ValueKind};
 use crate::manifest::{TableRecord, VersionEdit};
 use crate::policy::Writing;
+use crate::sources::{Source, TablesSource, Version};
+use crate::tree::{TableFile, Tree};
 
 use super::picker::Job;
 use super::writer::OutputWriter;

@@ -32,10 +32,10 @@
 
 use std::sync::Arc;
 
-use crate::db::Options;
-use crate::db::tree::{TableFile, Tree};
 use crate::filter::FilterKind;
+use crate::options::Options;
 use crate::policy::{LevelFilter, MixLedger, table_filter_bytes};
+use crate::tree::{TableFile, Tree};
 
 /// One compaction: tables of `level` (and of `level + 1`) merged into
 /// `level + 1`; or, for a refresh, one table of `level` rewritten there.

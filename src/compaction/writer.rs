@@ -5,12 +5,12 @@ use std::sync::Arc;
 
 use crate::Result;
 use crate::db::DbInner;
-use crate::db::iter::Version;
-use crate::db::tree::{TableFile, Tree};
 use crate::filter::FilterKind;
 use crate::manifest::table_file_name;
 use crate::policy::{LevelFilter, MixLedger, Writing};
+use crate::sources::Version;
 use crate::table::{TableBuilder, TableOptions};
+use crate::tree::{TableFile, Tree};
 
 /// Builds output tables one after another, splitting between user keys.
 pub(crate) struct OutputWriter<'a> {

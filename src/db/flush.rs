@@ -20,9 +20,9 @@ use crate::manifest::{TableRecord, VersionEdit, log_file_name, table_file_name};
 use crate::table::{Table, TableBuilder, TableOptions};
 
 use super::stats::bump;
-use super::tree::{MemRef, TableFile};
 use super::{BgSignal, DbInner};
 use crate::policy::Writing;
+use crate::tree::{MemRef, TableFile};
 
 pub(crate) fn flush_loop(db: &DbInner, rx: &Receiver<BgSignal>) {
     while let Ok(BgSignal::Wake) = rx.recv() {

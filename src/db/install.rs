@@ -12,8 +12,8 @@ use std::sync::atomic::Ordering;
 
 use crate::manifest::{ManifestWriter, VersionEdit, manifest_file_name, set_current};
 
-use super::tree::{SuperVersion, TableFile, Tree};
 use super::{DbInner, ManifestState};
+use crate::tree::{SuperVersion, TableFile, Tree};
 
 impl DbInner {
     /// Applies `edit` to the manifest (durably) and then to the tree readers

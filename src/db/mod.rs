@@ -2,16 +2,17 @@
 //!
 //! | file | concept |
 //! |---|---|
-//! | [`options`] | [`Options`] and the key/value limits |
 //! | `open/` | opening: directory checks, manifest and WAL recovery |
 //! | `write` | the write path: WAL, group commit, memtable rotation |
 //! | `read` | point lookups through memtables and tables |
 //! | `iter` | the merging iterator behind `range` and `prefix` |
 //! | `snapshot` | [`Snapshot`] and the live-snapshot registry |
 //! | `flush` | memtable → level-0 table, and the background thread |
-//! | `tree` | the in-memory tree of open tables ([`SuperVersion`](tree::SuperVersion)) |
 //! | [`stats`] | [`Stats`] and the live counters |
 //! | `lock` | the `LOCK` file |
+//!
+//! [`Options`] (`crate::options`) and the in-memory tree of open tables
+//! (`crate::tree`) sit below both `db` and `compaction`, which read them.
 //!
 //! Lock order (never taken in the other direction): `write` → `manifest` →
 //! `sv`. The background threads never take `write`.
@@ -23,12 +24,10 @@ pub(crate) mod iter;
 mod key_range;
 mod lock;
 mod open;
-pub mod options;
 mod read;
 mod shape;
 mod snapshot;
 pub mod stats;
-pub(crate) mod tree;
 mod workers;
 mod write;
 
@@ -42,10 +41,10 @@ use bytes::Bytes;
 use crossbeam_channel::Sender;
 use parking_lot::{Condvar, Mutex, RwLock};
 
+pub use crate::options::{MAX_KEY_BYTES, MAX_VALUE_BYTES, Options};
 pub use info::TableInfo;
 pub use iter::DbIter;
 pub use key_range::KeyRange;
-pub use options::{MAX_KEY_BYTES, MAX_VALUE_BYTES, Options};
 pub use snapshot::Snapshot;
 pub use stats::{LevelStats, Stats};
 
@@ -54,11 +53,11 @@ use crate::fs::FileSystem;
 use crate::key::SeqNo;
 use crate::manifest::{ManifestWriter, VersionSet};
 use crate::policy::FilterPolicy;
+use crate::tree::SuperVersion;
 use crate::{Error, Result};
 use lock::DirLock;
 use snapshot::SnapshotList;
 use stats::Counters;
-use tree::SuperVersion;
 use workers::{Workers, close_inner};
 use write::{CommitQueue, WriteState};
 

@@ -16,7 +16,7 @@ use crate::table::{Entry, FilterAnswer, Lookup};
 
 use super::DbInner;
 use super::stats::{LevelCounters, bump};
-use super::tree::TableFile;
+use crate::tree::TableFile;
 
 impl DbInner {
     /// Looks `key` up as of `snapshot`, or of the newest visible write when

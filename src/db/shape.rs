@@ -41,7 +41,7 @@ use std::sync::atomic::Ordering::Relaxed;
 use crate::policy::{LevelFilter, LevelModel, TreeShape, Writing};
 
 use super::DbInner;
-use super::tree::{TableFile, Tree};
+use crate::tree::{TableFile, Tree};
 
 /// Bytes per entry assumed before any table exists.
 const DEFAULT_BYTES_PER_ENTRY: f64 = 64.0;

@@ -33,10 +33,10 @@ use crate::memtable::Memtable;
 use crate::wal::WalWriter;
 use crate::{Error, Result};
 
-use super::options::check_batch;
 use super::stats::bump;
-use super::tree::{MemRef, SuperVersion};
 use super::{BgSignal, DbInner};
+use crate::options::check_batch;
+use crate::tree::{MemRef, SuperVersion};
 
 /// Frozen memtables allowed to queue for flush before writers wait.
 const MAX_IMMUTABLE: usize = 2;

@@ -29,12 +29,12 @@ use crate::wal::WalWriter;
 use crate::{Error, Result};
 
 use super::lock::DirLock;
-use super::options::Options;
 use super::snapshot::SnapshotList;
 use super::stats::Counters;
-use super::tree::{MemRef, SuperVersion, Tree};
 use super::write::{CommitQueue, WriteState};
 use super::{BgSignal, DbInner, ManifestState};
+use crate::options::Options;
+use crate::tree::{MemRef, SuperVersion, Tree};
 use dir_check::{Found, is_siftdb_name};
 
 pub(crate) use recovery::list_logs;

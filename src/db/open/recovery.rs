@@ -32,7 +32,7 @@ use crate::table::Table;
 use crate::wal::{HEADER_LEN, LogEnd, RecordType, RecoveryMode, WalReader};
 use crate::{Error, Result};
 
-use super::super::tree::TableFile;
+use crate::tree::TableFile;
 
 /// The manifest state and where it came from.
 pub(crate) struct LoadedManifest {

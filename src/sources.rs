@@ -1,0 +1,131 @@
+//! Sorted sources of versions: a memtable, or the tables of one sorted run,
+//! each yielding versions in internal-key order (user key ascending, then
+//! newest first). Reads merge them in `db::iter`; compaction merges them in
+//! `compaction::executor`.
+
+use std::cmp::Ordering;
+use std::ops::Bound;
+use std::sync::Arc;
+
+use bytes::Bytes;
+
+use crate::Result;
+use crate::key::{MAX_SEQ, SeqNo, ValueKind};
+use crate::memtable::{MemEntry, Memtable, MemtableRange};
+use crate::table::TableIter;
+use crate::tree::TableFile;
+
+/// One version of one key.
+#[derive(Debug, Clone)]
+pub(crate) struct Version {
+    pub key: Bytes,
+    pub seq: SeqNo,
+    pub kind: ValueKind,
+    pub value: Bytes,
+}
+
+/// A sorted stream of versions.
+pub(crate) trait Source: Send {
+    /// The current version; `None` once exhausted.
+    fn head(&self) -> Option<&Version>;
+    /// Moves to the next version.
+    fn advance(&mut self) -> Result<()>;
+}
+
+/// Reads a memtable from a start key (in chunks, see [`MemtableRange`]).
+pub(crate) struct MemSource {
+    range: MemtableRange,
+    head: Option<Version>,
+}
+
+impl MemSource {
+    pub fn new(mem: &Arc<Memtable>, start: &[u8]) -> Self {
+        let mut range = mem.range(Bound::Included(start), Bound::Unbounded, MAX_SEQ);
+        let head = range.next().map(from_mem);
+        MemSource { range, head }
+    }
+}
+
+fn from_mem(e: MemEntry) -> Version {
+    Version { key: e.user_key, seq: e.seq, kind: e.kind, value: e.value }
+}
+
+impl Source for MemSource {
+    fn head(&self) -> Option<&Version> {
+        self.head.as_ref()
+    }
+
+    fn advance(&mut self) -> Result<()> {
+        self.head = self.range.next().map(from_mem);
+        Ok(())
+    }
+}
+
+/// Reads the tables of one sorted run (a level ≥ 1) in order, or a single
+/// level-0 table, opening each table's iterator only when reached.
+pub(crate) struct TablesSource {
+    tables: Vec<Arc<TableFile>>,
+    next_table: usize,
+    iter: Option<TableIter>,
+    head: Option<Version>,
+}
+
+impl TablesSource {
+    /// Starts at the first version with user key ≥ `start`.
+    pub fn new(tables: Vec<Arc<TableFile>>, start: &[u8]) -> Result<Self> {
+        let first = tables.partition_point(|t| t.record.largest.as_slice() < start);
+        let mut s = TablesSource { tables, next_table: first, iter: None, head: None };
+        s.open_next(Some(start))?;
+        Ok(s)
+    }
+
+    fn open_next(&mut self, seek: Option<&[u8]>) -> Result<()> {
+        loop {
+            let Some(t) = self.tables.get(self.next_table) else {
+                self.iter = None;
+                self.head = None;
+                return Ok(());
+            };
+            self.next_table += 1;
+            let mut it = t.table.iter();
+            if let Some(k) = seek {
+                it.seek(k)?;
+            }
+            self.iter = Some(it);
+            self.pull()?;
+            if self.head.is_some() {
+                return Ok(());
+            }
+        }
+    }
+
+    fn pull(&mut self) -> Result<()> {
+        self.head = match self.iter.as_mut().and_then(Iterator::next) {
+            Some(e) => {
+                let e = e?;
+                Some(Version { key: e.user_key, seq: e.seq, kind: e.kind, value: e.value })
+            }
+            None => None,
+        };
+        Ok(())
+    }
+}
+
+impl Source for TablesSource {
+    fn head(&self) -> Option<&Version> {
+        self.head.as_ref()
+    }
+
+    fn advance(&mut self) -> Result<()> {
+        self.pull()?;
+        if self.head.is_none() {
+            self.open_next(None)?;
+        }
+        Ok(())
+    }
+}
+
+/// Newest-first internal order.
+pub(crate) fn internal_cmp(a: &Version, b: &Version) -> Ordering {
+    a.key.cmp(&b.key).then_with(|| b.seq.cmp(&a.seq))
+}
