@@ -126,3 +126,13 @@ pub(crate) struct SuperVersion {
     pub imm: Vec<MemRef>,
     pub tree: Arc<Tree>,
 }
+
+/// Each of `tables`' filter kind and entries, but for the tables whose
+/// number `leave_out` names: what a write that replaces those leaves on the
+/// level (the input of a mixed level's `MixLedger`).
+pub(crate) fn kinds_left(
+    tables: &[Arc<TableFile>],
+    leave_out: impl Fn(u64) -> bool,
+) -> Vec<(crate::filter::FilterKind, u64)> {
+    tables.iter().filter(|t| !leave_out(t.number())).map(|t| (t.record.filter, t.record.entries)).collect()
+}

@@ -35,7 +35,7 @@ use std::sync::Arc;
 use crate::filter::FilterKind;
 use crate::options::Options;
 use crate::policy::{LevelFilter, MixLedger, table_filter_bytes};
-use crate::tree::{TableFile, Tree};
+use crate::tree::{TableFile, Tree, kinds_left};
 
 /// One compaction: tables of `level` (and of `level + 1`) merged into
 /// `level + 1`; or, for a refresh, one table of `level` rewritten there.
@@ -226,11 +226,7 @@ fn off_share(t: &TableFile, tables: &[Arc<TableFile>], planned: &LevelFilter) ->
     if !planned.writes(t.record.filter) {
         return false;
     }
-    let kept: Vec<(FilterKind, u64)> = tables
-        .iter()
-        .filter(|o| o.number() != t.number())
-        .map(|o| (o.record.filter, o.record.entries))
-        .collect();
+    let kept = kinds_left(tables, |n| n == t.number());
     MixLedger::new(planned, &kept, t.record.entries)
         .is_some_and(|ledger| ledger.next_kind(planned, t.record.entries) != t.record.filter)
 }

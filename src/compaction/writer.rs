@@ -10,7 +10,7 @@ use crate::manifest::table_file_name;
 use crate::policy::{LevelFilter, MixLedger, Writing};
 use crate::sources::Version;
 use crate::table::{TableBuilder, TableOptions};
-use crate::tree::{TableFile, Tree};
+use crate::tree::{TableFile, Tree, kinds_left};
 
 /// Builds output tables one after another, splitting between user keys.
 pub(crate) struct OutputWriter<'a> {
@@ -41,14 +41,8 @@ impl<'a> OutputWriter<'a> {
         incoming: u64,
     ) -> Self {
         let planned = db.filter_for(tree, writing);
-        let kept: Vec<(FilterKind, u64)> = tree
-            .levels
-            .get(writing.level)
-            .into_iter()
-            .flatten()
-            .filter(|t| !replaced.iter().any(|r| r.number() == t.number()))
-            .map(|t| (t.record.filter, t.record.entries))
-            .collect();
+        let level = tree.levels.get(writing.level).map_or(&[][..], Vec::as_slice);
+        let kept = kinds_left(level, |n| replaced.iter().any(|r| r.number() == n));
         let ledger = MixLedger::new(&planned, &kept, incoming);
         // A whole-table rewrite keeps its size; a merge's outputs are about
         // the size of the level's tables.

@@ -165,10 +165,16 @@ fn exact_bloom_fpr(b: f64) -> f64 {
 /// Replaces the grid rates of the plan's blocked-Bloom levels by exact ones.
 fn exact_rates(plan: &mut [LevelFilter]) {
     for c in plan {
-        if let FilterKind::BlockedBloom { bits_per_key } = c.kind {
-            c.target_fpr = exact_bloom_fpr(bits_per_key);
-        }
+        *c = exact(*c);
     }
+}
+
+/// `c` with its exact rate, if blocked Bloom.
+fn exact(mut c: LevelFilter) -> LevelFilter {
+    if let FilterKind::BlockedBloom { bits_per_key } = c.kind {
+        c.target_fpr = exact_bloom_fpr(bits_per_key);
+    }
+    c
 }
 
 fn bloom_choice(bits_per_key: f64, table_keys: f64) -> LevelFilter {
@@ -488,12 +494,6 @@ fn best_mix(
         // Whole bits/key, so that the stronger kind stays the same kind from
         // one plan to the next and a level's share can be counted; and, for
         // the whole level, blocked Bloom at all the bits `slack` pays for.
-        let exact = |mut c: LevelFilter| {
-            if let FilterKind::BlockedBloom { bits_per_key } = c.kind {
-                c.target_fpr = exact_bloom_fpr(bits_per_key);
-            }
-            c
-        };
         let blooms = MIX_BLOOM_BITS.map(|b| exact(bloom_choice(b, l.table_keys)));
         let whole = bloom_bits_for(current.bits_per_key + slack / l.keys(), l.table_keys)
             .map(|b| exact(bloom_choice(b, l.table_keys)));
