@@ -1,6 +1,6 @@
 //! Monkey in a real tree: the filter blocks of all tables, as written,
-//! spend the policy's bits per key, every table's filter takes exactly the
-//! bytes the policy priced it at, and deeper levels get looser filters.
+//! spend the policy's bits per key, every table's filter takes the bytes
+//! the policy priced it at, and deeper levels get looser filters.
 //!
 //! The budget counts what `Stats` counts: every table's filter block,
 //! headers and trailer included, over every entry. The plan budgets for a
@@ -15,7 +15,7 @@
 mod common;
 
 use siftdb::policy::{FilterPolicy, table_filter_bytes};
-use siftdb::{Db, Options, Stats, WriteBatch};
+use siftdb::{Db, FilterKind, Options, Stats, WriteBatch};
 
 const KEYS: u64 = 200_000;
 
@@ -99,15 +99,20 @@ fn monkey_spends_its_budget_and_loosens_with_depth() {
     let bits = bits_per_key(&stats);
     println!("monkey:10 spent {bits:.3} bits/key\n{report:#?}");
     assert!((bits - 10.0).abs() <= 0.2, "{bits} bits/key\n{report:#?}");
-    // Every table's filter block is exactly what the policy priced it at
-    // (the keys are distinct, so entries are the filter's keys).
+    // Every table's filter block is what the policy priced it at: exactly
+    // for a fixed-size kind; for blocked Bloom, within one 64-byte block of
+    // the smallest filter at its bits per key (the budget's ledger moves a
+    // table a block either way to keep its level on plan). The keys are
+    // distinct, so entries are the filter's keys.
     for t in db.tables() {
-        assert_eq!(
-            t.filter_bytes,
-            table_filter_bytes(t.filter, t.entries),
-            "L{} table {}",
+        let priced = table_filter_bytes(t.filter, t.entries);
+        let slack = if matches!(t.filter, FilterKind::BlockedBloom { .. }) { 64 } else { 0 };
+        assert!(
+            t.filter_bytes.abs_diff(priced) <= slack,
+            "L{} table {}: {} vs {priced}",
             t.level,
-            t.number
+            t.number,
+            t.filter_bytes
         );
     }
     // Below level 0 (flushes, planned per run), deeper levels carry looser

@@ -37,7 +37,7 @@ impl DbInner {
             let plan = self.plan(&self.shape(&sv.tree, None));
             let mut refreshed = self.refreshed.lock();
             let done = refreshed.since(self.counters.flushes.load(Relaxed));
-            picker::pick_refresh(&sv.tree, &plan, drift, &|n| done.contains(&n))
+            picker::pick_refresh(&sv.tree, &plan, drift, self.policy.is_budgeted(), &|n| done.contains(&n))
         });
         let Some(job) = job else {
             return Ok(false);

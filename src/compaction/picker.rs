@@ -32,9 +32,10 @@
 
 use std::sync::Arc;
 
+use super::EXPLICIT_DRIFT;
 use crate::filter::FilterKind;
 use crate::options::Options;
-use crate::policy::{LevelFilter, MixLedger, table_filter_bytes};
+use crate::policy::{BloomLedger, LevelFilter, MixLedger, table_filter_bytes};
 use crate::tree::{TableFile, Tree, kinds_left};
 
 /// One compaction: tables of `level` (and of `level + 1`) merged into
@@ -231,14 +232,51 @@ fn off_share(t: &TableFile, tables: &[Arc<TableFile>], planned: &LevelFilter) ->
         .is_some_and(|ledger| ledger.next_kind(planned, t.record.entries) != t.record.filter)
 }
 
+/// The blocked-Bloom account ([`BloomLedger`]) of a level of `tables`
+/// planned `planned`, but for the table numbered `leave_out`: only tables
+/// that stay count, not those `Db::compact` will rewrite for drifting from
+/// the plan (paying for a table that is about to be rewritten would leave
+/// its level off once it is).
+pub(crate) fn bloom_account(
+    tables: &[Arc<TableFile>],
+    planned: &LevelFilter,
+    leave_out: impl Fn(u64) -> bool,
+) -> Option<BloomLedger> {
+    let stay = tables.iter().filter(|t| !leave_out(t.number()) && !drifted(t, planned, EXPLICIT_DRIFT));
+    BloomLedger::new(planned, stay.map(|t| (t.record.filter, t.table.distinct_keys(), t.record.filter_bytes)))
+}
+
+/// Whether `t`, a blocked-Bloom table on a level of `tables` planned
+/// `planned` under a budget, should be rewritten to bring its level back to
+/// its price: the level is more than a block off it, and a rewrite sized by
+/// the other tables' balance ([`BloomLedger`]) moves it that way. Each
+/// rewrite moves the balance toward zero, so a level settles after about
+/// one rewrite per block it was off.
+fn off_budget(t: &TableFile, tables: &[Arc<TableFile>], planned: &LevelFilter) -> bool {
+    if !matches!(t.record.filter, FilterKind::BlockedBloom { .. }) {
+        return false;
+    }
+    let Some(level) = bloom_account(tables, planned, |_| false) else { return false };
+    let owed = level.owed_bits();
+    if owed.abs() <= 512.0 {
+        return false;
+    }
+    let Some(others) = bloom_account(tables, planned, |n| n == t.number()) else { return false };
+    let (was, would) = (t.record.filter_bytes, others.next_filter_bytes(t.table.distinct_keys()));
+    if owed > 0.0 { would > was } else { would < was }
+}
+
 /// The first table below level 0 that drifted from `plan`, as a refresh.
 /// Tables for which `skip` is true (refreshed already under this shape) are
 /// passed over: a rewrite that did not cure a drift would not cure it the
 /// second time either.
+/// Under a budget (`budgeted`), an explicit refresh also rewrites
+/// blocked-Bloom tables to keep each level on its price ([`off_budget`]).
 pub(crate) fn pick_refresh(
     tree: &Tree,
     plan: &[LevelFilter],
     drift: Drift,
+    budgeted: bool,
     skip: &dyn Fn(u64) -> bool,
 ) -> Option<Job> {
     tree.levels.iter().enumerate().skip(1).find_map(|(level, tables)| {
@@ -247,7 +285,9 @@ pub(crate) fn pick_refresh(
         let t = tables.iter().find(|t| {
             !skip(t.number())
                 && !t.table.filter_fell_back()
-                && (drifted(t, planned, drift) || (explicit && off_share(t, tables, planned)))
+                && (drifted(t, planned, drift)
+                    || (explicit && off_share(t, tables, planned))
+                    || (explicit && budgeted && off_budget(t, tables, planned)))
         })?;
         Some(Job { level, inputs: vec![Arc::clone(t)], next_inputs: Vec::new(), refresh: true })
     })

@@ -3,11 +3,12 @@
 
 use std::sync::Arc;
 
+use super::picker::bloom_account;
 use crate::Result;
 use crate::db::DbInner;
 use crate::filter::FilterKind;
 use crate::manifest::table_file_name;
-use crate::policy::{LevelFilter, MixLedger, Writing};
+use crate::policy::{BloomLedger, LevelFilter, MixLedger, Writing};
 use crate::sources::Version;
 use crate::table::{TableBuilder, TableOptions};
 use crate::tree::{TableFile, Tree, kinds_left};
@@ -19,6 +20,9 @@ pub(crate) struct OutputWriter<'a> {
     planned: LevelFilter,
     /// On a mixed level: the keys of each kind, choosing each table's.
     ledger: Option<MixLedger>,
+    /// Under a budget, where the plan writes blocked Bloom: the level's
+    /// filter bits against their price, sizing each table's filter.
+    bloom: Option<BloomLedger>,
     /// The entries a table is expected to hold, for the ledger.
     table_keys: u64,
     /// Whether outputs split at `table_target_bytes` (a refresh keeps its
@@ -44,6 +48,11 @@ impl<'a> OutputWriter<'a> {
         let level = tree.levels.get(writing.level).map_or(&[][..], Vec::as_slice);
         let kept = kinds_left(level, |n| replaced.iter().any(|r| r.number() == n));
         let ledger = MixLedger::new(&planned, &kept, incoming);
+        let bloom = if db.policy.is_budgeted() {
+            bloom_account(level, &planned, |n| replaced.iter().any(|r| r.number() == n))
+        } else {
+            None
+        };
         // A whole-table rewrite keeps its size; a merge's outputs are about
         // the size of the level's tables.
         let mean = kept.iter().map(|&(_, n)| n).sum::<u64>().checked_div(kept.len() as u64);
@@ -53,6 +62,7 @@ impl<'a> OutputWriter<'a> {
             level: writing.level,
             planned,
             ledger,
+            bloom,
             table_keys,
             split,
             current: None,
@@ -81,6 +91,7 @@ impl<'a> OutputWriter<'a> {
                 filter,
                 level: u32::try_from(self.level).unwrap_or(u32::MAX),
                 seed: self.db.salt,
+                bloom_carry_bits: self.bloom.map_or(0, |b| b.carry_bits(filter)),
                 inject_filter_build_failure: self.db.opts.injects_filter_build_failure(),
                 ..TableOptions::default()
             };
@@ -97,6 +108,9 @@ impl<'a> OutputWriter<'a> {
             let table = self.db.finish_table(number, builder)?;
             if let Some(ledger) = &mut self.ledger {
                 ledger.wrote(&self.planned, filter, table.record.entries);
+            }
+            if let Some(bloom) = &mut self.bloom {
+                bloom.wrote(table.record.filter, table.table.distinct_keys(), table.record.filter_bytes);
             }
             self.done.push(Arc::new(table));
         }

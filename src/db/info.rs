@@ -32,6 +32,11 @@ pub struct TableInfo {
     pub filter: FilterKind,
     /// Bytes of the filter block.
     pub filter_bytes: u64,
+    /// The theoretical false-positive rate of the filter the table carries,
+    /// from its real size (a blocked Bloom filter's last 64-byte block is
+    /// whole, so it is a little below its kind's nominal rate); 1 without a
+    /// usable filter.
+    pub filter_fpr: f64,
 }
 
 impl Db {
@@ -56,6 +61,7 @@ impl Db {
                     bytes: t.record.file_size,
                     filter: t.record.filter,
                     filter_bytes: t.record.filter_bytes,
+                    filter_fpr: t.table.filter_fpr(),
                 })
             })
             .collect()

@@ -8,6 +8,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 
 use crate::filter::FilterKind;
+use crate::policy::budgeted_bloom_max_fpr;
 
 /// Counters and shape of one level, as of one [`Stats`] snapshot.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -446,14 +447,25 @@ impl super::DbInner {
                 Some(p) => *p,
                 None => self.policy.for_level(l.level, &shape),
             };
+            let planned_bloom = std::iter::once(planned.kind)
+                .chain(planned.mix.map(|m| m.kind))
+                .find(|k| matches!(k, FilterKind::BlockedBloom { .. }));
             let mut weighted = 0.0;
             for t in tables {
                 if !l.filter_kinds.contains(&t.record.filter) {
                     l.filter_kinds.push(t.record.filter);
                 }
-                let rate = t.table.filter_details().theoretical_fpr.unwrap_or(1.0);
-                l.tables_over_target +=
-                    u64::from(LevelStats::misses(rate, planned.target_for(t.record.filter)));
+                let rate = t.table.filter_fpr();
+                let mut target = planned.target_for(t.record.filter);
+                // A budget sizes a level's Bloom tables a block either way
+                // of their bits per key to spend it exactly.
+                if let Some(FilterKind::BlockedBloom { bits_per_key }) = planned_bloom
+                    && matches!(t.record.filter, FilterKind::BlockedBloom { .. })
+                    && self.policy.is_budgeted()
+                {
+                    target = target.max(budgeted_bloom_max_fpr(bits_per_key, t.table.distinct_keys()));
+                }
+                l.tables_over_target += u64::from(LevelStats::misses(rate, target));
                 #[expect(clippy::cast_precision_loss, reason = "a weighted mean of rates")]
                 let entries = t.record.entries as f64;
                 weighted += rate * entries;

@@ -133,6 +133,21 @@ fn blocked_fpr(bits_per_key: f64, k: u32) -> f64 {
     sum.min(1.0)
 }
 
+/// The probes for `keys` keys in `blocks` blocks sized at `bits_per_key`:
+/// the best k for the bits per key the blocks really give (rounding up to a
+/// whole block adds up to 511 bits, so the last block's bits lower the rate
+/// instead of idling), capped at [`MAX_BITS_PER_KEY`] so a near-empty filter
+/// does not probe 30 bits per lookup for no measurable gain.
+fn probes_for(blocks: usize, keys: usize, bits_per_key: f64) -> u32 {
+    #[expect(clippy::cast_precision_loss, reason = "a ratio")]
+    let real = if keys == 0 {
+        bits_per_key
+    } else {
+        (blocks as f64 * f64::from(BLOCK_BITS) / keys as f64).max(bits_per_key)
+    };
+    optimal_probes(real.min(MAX_BITS_PER_KEY)).0
+}
+
 /// The k in 1..=30 minimising [`blocked_fpr`], with that rate.
 fn optimal_probes(bits_per_key: f64) -> (u32, f64) {
     let mut best = (1, blocked_fpr(bits_per_key, 1));
@@ -184,7 +199,8 @@ impl BlockedBloom {
     pub fn try_new(expected_keys: usize, bits_per_key: f64) -> Result<Self> {
         check_bits_per_key(bits_per_key).map_err(|e| in_filter("blocked Bloom filter", e))?;
         let blocks = try_zeroed(Self::blocks_for(expected_keys, bits_per_key), "blocked Bloom filter")?;
-        Ok(BlockedBloom { blocks, k: optimal_probes(bits_per_key).0, keys: 0 })
+        let k = probes_for(blocks.len(), expected_keys, bits_per_key);
+        Ok(BlockedBloom { blocks, k, keys: 0 })
     }
 
     /// As [`BlockedBloom::try_new`], unchecked: kept for parameters known to
@@ -195,7 +211,33 @@ impl BlockedBloom {
     #[must_use]
     pub fn new(expected_keys: usize, bits_per_key: f64) -> Self {
         let blocks = Self::blocks_for(expected_keys, bits_per_key);
-        BlockedBloom { blocks: vec![Block::default(); blocks], k: optimal_probes(bits_per_key).0, keys: 0 }
+        BlockedBloom {
+            blocks: vec![Block::default(); blocks],
+            k: probes_for(blocks, expected_keys, bits_per_key),
+            keys: 0,
+        }
+    }
+
+    /// A filter of exactly `blocks` 64-byte blocks (at least one) for
+    /// `expected_keys` keys, with the k that minimises the rate at the bits
+    /// per key that gives: for callers that choose the size themselves, as a
+    /// table does to keep its level's filter bits on a budget.
+    ///
+    /// ```
+    /// use siftdb::filter::BlockedBloom;
+    /// let f = BlockedBloom::with_blocks(3, 100);
+    /// assert_eq!(f.num_blocks(), 3);
+    /// ```
+    #[must_use]
+    pub fn with_blocks(blocks: usize, expected_keys: usize) -> Self {
+        let blocks = blocks.max(1);
+        #[expect(clippy::cast_precision_loss, reason = "a ratio")]
+        let real = blocks as f64 * f64::from(BLOCK_BITS) / expected_keys.max(1) as f64;
+        BlockedBloom {
+            blocks: vec![Block::default(); blocks],
+            k: probes_for(blocks, expected_keys, real),
+            keys: 0,
+        }
     }
 
     /// 64-byte blocks [`BlockedBloom::new`] allocates: ceil(n · bpk / 512), at least one.
@@ -438,7 +480,9 @@ mod tests {
         // Absurdly few bits per key must answer at once, not sum 10^12 terms.
         assert!(BlockedBloom::fpr_for_bits_per_key(1e-12) >= 1.0);
         assert!(BlockedBloom::fpr_for_bits_per_key(0.1) > 0.9999);
-        assert_eq!(BlockedBloom::new(10, 1e-9).num_probes(), 1);
+        // One block (the least) for 10 keys is 51 real bits per key, and the
+        // probes are chosen for those.
+        assert_eq!(BlockedBloom::new(10, 1e-9).num_probes(), optimal_probes(51.2).0);
         assert!(BlockedBloom::fpr_for_bits_per_key(f64::INFINITY).abs() < f64::EPSILON);
     }
 
@@ -564,7 +608,12 @@ mod tests {
         let g = BlockedBloom::decode(&enc).unwrap();
         assert_eq!(g.encode(), enc);
         assert!(hs.iter().all(|&h| g.contains(h)));
-        assert_eq!((g.num_blocks(), g.num_probes(), g.keys_inserted()), (2, 7, 60));
+        // Two blocks hold 17 bits per key, not 10: the probes are for those.
+        assert_eq!(
+            (g.num_blocks(), g.num_probes(), g.keys_inserted()),
+            (2, optimal_probes(1024.0 / 60.0).0, 60)
+        );
+        assert!(g.num_probes() > optimal_probes(10.0).0);
         for i in 0..enc.len() {
             for flip in [0x01, 0x80, 0xff] {
                 let mut bad = enc.clone();

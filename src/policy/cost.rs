@@ -87,6 +87,19 @@ pub fn expected_blocked_bloom_bits(bits_per_key: f64, table_keys: f64) -> f64 {
     (fixed + 64.0 * blocks) * 8.0 / n
 }
 
+/// The highest rate a table of `keys` keys planned at blocked Bloom
+/// `bits_per_key` may carry under a budget: one block below the smallest
+/// filter at that many bits (what
+/// [`bloom_blocks`](crate::table::filter_block::bloom_blocks) may build to
+/// keep its level on budget), at least one block.
+#[must_use]
+#[expect(clippy::cast_precision_loss, reason = "block and key counts far below 2^52")]
+pub(crate) fn budgeted_bloom_max_fpr(bits_per_key: f64, keys: u64) -> f64 {
+    let n = usize::try_from(keys).unwrap_or(usize::MAX).max(1);
+    let fewest = BlockedBloom::blocks_for(n, bits_per_key).saturating_sub(1).max(1);
+    BlockedBloom::fpr_for_bits_per_key((fewest as f64 * 512.0 / n as f64).min(64.0))
+}
+
 /// The static kinds a level may carry, each at a fixed rate.
 pub(crate) const STATIC_KINDS: [FilterKind; 4] =
     [FilterKind::Xor8, FilterKind::Xor16, FilterKind::BinaryFuse8, FilterKind::BinaryFuse16];
@@ -187,7 +200,7 @@ mod tests {
         for n in key_counts() {
             let all = hashes(n);
             for kind in kinds {
-                let built = build_filter_block(kind, 7, &mut all.clone(), false);
+                let built = build_filter_block(kind, 7, &mut all.clone(), false, 0);
                 assert_eq!(built.kind, kind, "{kind} at {n} keys fell back: {:?}", built.fallback_reason);
                 let real = (built.block.len() + BLOCK_TRAILER_LEN) as u64;
                 assert_eq!(table_filter_bytes(kind, n), real, "{kind} at {n} keys");

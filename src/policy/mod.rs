@@ -22,12 +22,14 @@
 //! # Ok::<(), siftdb::Error>(())
 //! ```
 
+mod bloom_ledger;
 mod cost;
 mod mix;
 mod monkey;
 mod plan;
 mod writing;
 
+pub(crate) use cost::budgeted_bloom_max_fpr;
 pub use cost::{
     TABLE_FILTER_OVERHEAD, cheapest_kind_for, filter_encoding_bytes, table_filter_bits_per_key,
     table_filter_bytes,
@@ -38,6 +40,7 @@ pub(crate) use writing::Writing;
 // The planning machinery: the CLI's what-if plans and the project's tests
 // use it; an application sets a `FilterPolicy` and reads `Stats`.
 internal_use! {
+    bloom_ledger::BloomLedger,
     cost::expected_blocked_bloom_bits,
     mix::Mix,
     mix::MixLedger,
@@ -144,6 +147,13 @@ impl FilterPolicy {
     pub fn with_skip_last_level(mut self, skip: bool) -> Self {
         self.skip_last_level = skip;
         self
+    }
+
+    /// Whether the policy is a memory budget (Monkey), whose levels' blocked
+    /// Bloom filters are sized to spend it ([`BloomLedger`]) rather than to
+    /// at least their bits per key each.
+    pub(crate) fn is_budgeted(&self) -> bool {
+        matches!(self.rule, Rule::Monkey { .. })
     }
 
     /// Whether the last level goes without a filter.

@@ -39,6 +39,11 @@ pub struct TableOptions {
     pub level: u32,
     /// Seed of the key hash the filter is built from.
     pub seed: u64,
+    /// Filter bits the table's level is owed (negative: over budget), for a
+    /// blocked-Bloom filter to give or take up to one 64-byte block
+    /// ([`bloom_blocks`](super::filter_block::bloom_blocks)); 0, the
+    /// default, builds the smallest filter at the kind's bits per key.
+    pub bloom_carry_bits: i64,
     /// Test hook: make a static (xor, fuse) filter build fail, to exercise
     /// the blocked-Bloom fallback.
     #[doc(hidden)]
@@ -53,6 +58,7 @@ impl Default for TableOptions {
             filter: FilterKind::BinaryFuse8,
             level: 0,
             seed: 0,
+            bloom_carry_bits: 0,
             inject_filter_build_failure: false,
         }
     }
@@ -319,6 +325,7 @@ impl TableBuilder {
             self.opts.seed,
             &mut self.hashes,
             self.opts.inject_filter_build_failure,
+            self.opts.bloom_carry_bits,
         );
         let index_block = self.index.finish();
         let index = self.append(&index_block, BlockType::Index)?;

@@ -214,29 +214,59 @@ pub struct BuiltFilter {
     pub fallback_reason: Option<String>,
 }
 
+/// The 64-byte blocks of a table's blocked-Bloom filter at `bits_per_key`
+/// over `keys` keys, when its level is owed `carry_bits` filter bits
+/// (negative: it is over its budget).
+///
+/// Without a carry this is ceil(n · b / 512), the smallest filter with at
+/// least b bits per key, so a table's filter bytes are exactly
+/// [`BlockedBloom::encoded_len`]'s. With one, a table may take one block
+/// more or less than that, so that a level of tables whose sizes all round
+/// the same way still spends its planned bits on average (error diffusion,
+/// as in halftoning): the level stays within about a block of its budget
+/// instead of up to a block per table off it.
+#[must_use]
+#[expect(
+    clippy::cast_precision_loss,
+    clippy::cast_possible_truncation,
+    clippy::cast_sign_loss,
+    reason = "block counts far below 2^52, the ceiling taken of a positive value"
+)]
+pub fn bloom_blocks(keys: usize, bits_per_key: f64, carry_bits: i64) -> usize {
+    let ceil = BlockedBloom::blocks_for(keys, bits_per_key);
+    if carry_bits == 0 {
+        return ceil;
+    }
+    let want = ((keys as f64 * bits_per_key + carry_bits as f64) / 512.0).ceil().max(1.0) as usize;
+    want.clamp(ceil.saturating_sub(1).max(1), ceil + 1)
+}
+
 /// Builds, encodes and validates the filter block for `hashes` (one per
 /// distinct user key, under `seed`), falling back as described in the
-/// module docs. `inject_failure` makes a static build fail, for tests.
+/// module docs. `inject_failure` makes a static build fail, for tests;
+/// `carry_bits` sizes a blocked-Bloom filter ([`bloom_blocks`]; 0 for the
+/// smallest at its bits per key).
 #[must_use]
 pub fn build_filter_block(
     kind: FilterKind,
     seed: u64,
     hashes: &mut Vec<u64>,
     inject_failure: bool,
+    carry_bits: i64,
 ) -> BuiltFilter {
     hashes.sort_unstable();
     hashes.dedup();
     if kind == FilterKind::None || hashes.is_empty() {
         return BuiltFilter { kind: FilterKind::None, block: Vec::new(), fallback_reason: None };
     }
-    let first = try_build(kind, seed, hashes, inject_failure && kind.is_static());
+    let first = try_build(kind, seed, hashes, inject_failure && kind.is_static(), carry_bits);
     let reason = match first {
         Ok(block) => return BuiltFilter { kind, block, fallback_reason: None },
         Err(e) => format!("{kind}: {e}"),
     };
     if kind.is_static() {
         let fallback = FilterKind::BlockedBloom { bits_per_key: kind.nominal_bits_per_key() };
-        match try_build(fallback, seed, hashes, false) {
+        match try_build(fallback, seed, hashes, false, 0) {
             Ok(block) => BuiltFilter { kind: fallback, block, fallback_reason: Some(reason) },
             Err(e) => BuiltFilter {
                 kind: FilterKind::None,
@@ -249,7 +279,7 @@ pub fn build_filter_block(
     }
 }
 
-fn try_build(kind: FilterKind, seed: u64, hashes: &[u64], inject: bool) -> Result<Vec<u8>, String> {
+fn try_build(kind: FilterKind, seed: u64, hashes: &[u64], inject: bool, carry: i64) -> Result<Vec<u8>, String> {
     if inject {
         return Err(BuildError::Injected.to_string());
     }
@@ -263,7 +293,8 @@ fn try_build(kind: FilterKind, seed: u64, hashes: &[u64], inject: bool) -> Resul
             f.encode()
         }
         FilterKind::BlockedBloom { bits_per_key } => {
-            let mut f = BlockedBloom::new(hashes.len(), bits_per_key);
+            let blocks = bloom_blocks(hashes.len(), bits_per_key, carry);
+            let mut f = BlockedBloom::with_blocks(blocks, hashes.len());
             for &h in hashes {
                 f.insert(h);
             }
@@ -301,11 +332,31 @@ mod tests {
 
     #[test]
     fn none_and_empty_inputs_write_no_filter() {
-        let built = build_filter_block(FilterKind::None, 1, &mut vec![1, 2, 3], false);
+        let built = build_filter_block(FilterKind::None, 1, &mut vec![1, 2, 3], false, 0);
         assert_eq!(built.kind, FilterKind::None);
         assert!(built.block.is_empty());
-        let built = build_filter_block(FilterKind::Xor8, 1, &mut Vec::new(), false);
+        let built = build_filter_block(FilterKind::Xor8, 1, &mut Vec::new(), false, 0);
         assert_eq!((built.kind, built.fallback_reason), (FilterKind::None, None));
+    }
+
+    #[test]
+    fn bloom_blocks_move_at_most_one_block_from_the_smallest_filter() {
+        for (n, b) in [(1usize, 10.0), (100, 1.0), (1000, 2.7), (1600, 1.1), (60_000, 9.9)] {
+            let ceil = BlockedBloom::blocks_for(n, b);
+            assert_eq!(bloom_blocks(n, b, 0), ceil, "{n} at {b}");
+            for carry in [-100_000i64, -700, -1, 1, 300, 700, 100_000] {
+                let got = bloom_blocks(n, b, carry);
+                assert!(got >= 1 && got.abs_diff(ceil) <= 1, "{n} at {b}, carry {carry}: {got} vs {ceil}");
+            }
+            assert!(bloom_blocks(n, b, 100_000) > ceil);
+            assert_eq!(bloom_blocks(n, b, -100_000), ceil.saturating_sub(1).max(1));
+        }
+        // A carried filter still holds every key.
+        let mut hashes: Vec<u64> = (0..1000u64).map(|i| i.wrapping_mul(0x9e37_79b9_7f4a_7c15)).collect();
+        let kind = FilterKind::BlockedBloom { bits_per_key: 2.7 };
+        let built = build_filter_block(kind, 1, &mut hashes, false, -600);
+        assert_eq!(built.kind, kind);
+        assert_eq!(built.block.len(), FILTER_HEADER_LEN + BlockedBloom::encoded_len(1000, 2.7) - 64);
     }
 
     #[test]

@@ -311,6 +311,14 @@ impl Table {
         }
     }
 
+    /// The theoretical false-positive rate of the table's usable filter,
+    /// from its real size; 1 without one (an absent or dropped filter
+    /// passes every key).
+    #[must_use]
+    pub fn filter_fpr(&self) -> f64 {
+        self.inner.filter.as_ref().and_then(TableFilter::theoretical_fpr).unwrap_or(1.0)
+    }
+
     /// Distinct user keys in the table (the keys its filter holds).
     #[must_use]
     pub fn distinct_keys(&self) -> u64 {
