@@ -90,6 +90,7 @@ mod db;
 mod error;
 pub mod filter;
 pub mod fs;
+mod merge;
 mod options;
 pub mod policy;
 mod sources;

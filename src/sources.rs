@@ -1,7 +1,7 @@
 //! Sorted sources of versions: a memtable, or the tables of one sorted run,
 //! each yielding versions in internal-key order (user key ascending, then
-//! newest first). Reads merge them in `db::iter`; compaction merges them in
-//! `compaction::executor`.
+//! newest first). [`crate::merge`] merges them for reads, flushes and
+//! compactions.
 
 use std::cmp::Ordering;
 use std::ops::Bound;
@@ -15,9 +15,9 @@ use crate::memtable::{MemEntry, Memtable, MemtableRange};
 use crate::table::TableIter;
 use crate::tree::TableFile;
 
-/// One version of one key.
+/// One version of one key: its value or tombstone at one sequence number.
 #[derive(Debug, Clone)]
-pub(crate) struct Version {
+pub(crate) struct KeyVersion {
     pub key: Bytes,
     pub seq: SeqNo,
     pub kind: ValueKind,
@@ -27,7 +27,7 @@ pub(crate) struct Version {
 /// A sorted stream of versions.
 pub(crate) trait Source: Send {
     /// The current version; `None` once exhausted.
-    fn head(&self) -> Option<&Version>;
+    fn head(&self) -> Option<&KeyVersion>;
     /// Moves to the next version.
     fn advance(&mut self) -> Result<()>;
 }
@@ -35,7 +35,7 @@ pub(crate) trait Source: Send {
 /// Reads a memtable from a start key (in chunks, see [`MemtableRange`]).
 pub(crate) struct MemSource {
     range: MemtableRange,
-    head: Option<Version>,
+    head: Option<KeyVersion>,
 }
 
 impl MemSource {
@@ -46,12 +46,12 @@ impl MemSource {
     }
 }
 
-fn from_mem(e: MemEntry) -> Version {
-    Version { key: e.user_key, seq: e.seq, kind: e.kind, value: e.value }
+fn from_mem(e: MemEntry) -> KeyVersion {
+    KeyVersion { key: e.user_key, seq: e.seq, kind: e.kind, value: e.value }
 }
 
 impl Source for MemSource {
-    fn head(&self) -> Option<&Version> {
+    fn head(&self) -> Option<&KeyVersion> {
         self.head.as_ref()
     }
 
@@ -67,7 +67,7 @@ pub(crate) struct TablesSource {
     tables: Vec<Arc<TableFile>>,
     next_table: usize,
     iter: Option<TableIter>,
-    head: Option<Version>,
+    head: Option<KeyVersion>,
 }
 
 impl TablesSource {
@@ -103,7 +103,7 @@ impl TablesSource {
         self.head = match self.iter.as_mut().and_then(Iterator::next) {
             Some(e) => {
                 let e = e?;
-                Some(Version { key: e.user_key, seq: e.seq, kind: e.kind, value: e.value })
+                Some(KeyVersion { key: e.user_key, seq: e.seq, kind: e.kind, value: e.value })
             }
             None => None,
         };
@@ -112,7 +112,7 @@ impl TablesSource {
 }
 
 impl Source for TablesSource {
-    fn head(&self) -> Option<&Version> {
+    fn head(&self) -> Option<&KeyVersion> {
         self.head.as_ref()
     }
 
@@ -126,6 +126,6 @@ impl Source for TablesSource {
 }
 
 /// Newest-first internal order.
-pub(crate) fn internal_cmp(a: &Version, b: &Version) -> Ordering {
+pub(crate) fn internal_cmp(a: &KeyVersion, b: &KeyVersion) -> Ordering {
     a.key.cmp(&b.key).then_with(|| b.seq.cmp(&a.seq))
 }

@@ -22,8 +22,9 @@ use crate::db::DbInner;
 use crate::db::stats::bump;
 use crate::key::{SeqNo, ValueKind};
 use crate::manifest::{TableRecord, VersionEdit};
+use crate::merge::Merge;
 use crate::policy::Writing;
-use crate::sources::{Source, TablesSource, Version};
+use crate::sources::{KeyVersion, Source, TablesSource};
 use crate::tree::{TableFile, Tree};
 
 use super::picker::Job;
@@ -62,7 +63,8 @@ pub(crate) fn run(db: &DbInner, job: &Job, tree: &Tree) -> Result<()> {
     let mut out = OutputWriter::new(db, tree, writing, !job.refresh, replaced, incoming);
     let mut current: Option<bytes::Bytes> = None;
     let mut kept_at_horizon = false;
-    while let Some(v) = next_min(&mut sources)? {
+    let mut merge = Merge::new(sources);
+    while let Some(v) = merge.next_version()? {
         let new_key = current.as_ref() != Some(&v.key);
         if new_key {
             current = Some(v.key.clone());
@@ -104,7 +106,7 @@ pub(crate) fn run(db: &DbInner, job: &Job, tree: &Tree) -> Result<()> {
 
 /// The drop rules of the module docs for one version.
 fn keep(
-    v: &Version,
+    v: &KeyVersion,
     horizon: SeqNo,
     kept_at_horizon: &mut bool,
     may_exist_deeper: &impl Fn(&[u8]) -> bool,
@@ -117,23 +119,4 @@ fn keep(
     }
     *kept_at_horizon = true;
     v.kind != ValueKind::Tombstone || may_exist_deeper(&v.key)
-}
-
-/// Takes the smallest head (internal order) among `sources`.
-fn next_min(sources: &mut [Box<dyn Source>]) -> Result<Option<Version>> {
-    let mut best: Option<usize> = None;
-    for (i, s) in sources.iter().enumerate() {
-        let Some(h) = s.head() else { continue };
-        let better = match best.and_then(|b| sources.get(b)).and_then(|b| b.head()) {
-            Some(b) => h.key.cmp(&b.key).then_with(|| b.seq.cmp(&h.seq)).is_lt(),
-            None => true,
-        };
-        if better {
-            best = Some(i);
-        }
-    }
-    let Some(s) = best.and_then(|b| sources.get_mut(b)) else { return Ok(None) };
-    let v = s.head().cloned();
-    s.advance()?;
-    Ok(v)
 }

@@ -9,7 +9,7 @@ use crate::db::DbInner;
 use crate::filter::FilterKind;
 use crate::manifest::table_file_name;
 use crate::policy::{BloomLedger, LevelFilter, MixLedger, Writing};
-use crate::sources::Version;
+use crate::sources::KeyVersion;
 use crate::table::{TableBuilder, TableOptions};
 use crate::tree::{TableFile, Tree, kinds_left};
 
@@ -71,7 +71,7 @@ impl<'a> OutputWriter<'a> {
     }
 
     /// Adds a version; `new_key` says it starts a new user key (a split point).
-    pub fn add(&mut self, v: &Version, new_key: bool) -> Result<()> {
+    pub fn add(&mut self, v: &KeyVersion, new_key: bool) -> Result<()> {
         if new_key
             && self.split
             && let Some((_, b, _)) = &self.current

@@ -12,16 +12,15 @@ use std::time::Duration;
 
 use crossbeam_channel::Receiver;
 
-use std::ops::Bound;
-
 use crate::Result;
-use crate::key::MAX_SEQ;
 use crate::manifest::{TableRecord, VersionEdit, log_file_name, table_file_name};
+use crate::merge::Merge;
 use crate::table::{Table, TableBuilder, TableOptions};
 
 use super::stats::bump;
 use super::{BgSignal, DbInner};
 use crate::policy::Writing;
+use crate::sources::MemSource;
 use crate::tree::{MemRef, TableFile};
 
 pub(crate) fn flush_loop(db: &DbInner, rx: &Receiver<BgSignal>) {
@@ -91,8 +90,10 @@ impl DbInner {
             ..TableOptions::default()
         };
         let mut builder = TableBuilder::new(Arc::clone(&self.fs), &path, opts)?;
-        for e in imm.mem.range(Bound::Unbounded, Bound::Unbounded, MAX_SEQ) {
-            builder.add(&e.user_key, e.seq, e.kind, &e.value)?;
+        // Every version goes to the table: a flush drops nothing.
+        let mut merge = Merge::new(vec![Box::new(MemSource::new(&imm.mem, b""))]);
+        while let Some(v) = merge.next_version()? {
+            builder.add(&v.key, v.seq, v.kind, &v.value)?;
         }
         self.finish_table(number, builder)
     }

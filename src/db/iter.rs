@@ -1,19 +1,13 @@
-//! `range` and `prefix`: a merging iterator over memtables and tables.
-//!
-//! Every source yields versions in internal-key order (user key ascending,
-//! then newest first). The merge repeatedly takes the smallest head among
-//! the sources; for each user key the first version at or below the
-//! snapshot decides: a value is yielded, a tombstone hides the key, and
-//! every older version of the key is skipped. With a handful of sources
-//! (memtables + level-0 tables + one per deeper level) a linear scan for the
-//! minimum beats a heap.
+//! `range` and `prefix`: the merge of memtables and tables
+//! ([`crate::merge::Visible`]) as of one sequence number, within bounds.
+//! For each user key the version the snapshot sees decides: a value is
+//! yielded, a tombstone hides the key.
 //!
 //! The iterator owns `Arc`s of every memtable and table it reads, so a
 //! flush or compaction that replaces them does not disturb it. Memtables are
 //! read in chunks, each copied under the memtable's read lock, so no lock is
 //! held between `next` calls.
 
-use std::cmp::Ordering;
 use std::ops::Bound;
 use std::sync::Arc;
 
@@ -21,7 +15,8 @@ use bytes::Bytes;
 
 use crate::Result;
 use crate::key::{SeqNo, ValueKind};
-use crate::sources::{MemSource, Source, TablesSource, internal_cmp};
+use crate::merge::{Merge, Visible};
+use crate::sources::{MemSource, Source, TablesSource};
 
 use super::DbInner;
 
@@ -29,11 +24,9 @@ use super::DbInner;
 ///
 /// Yields `Err` at most once (a table read failed) and then ends.
 pub struct DbIter {
-    sources: Vec<Box<dyn Source>>,
+    visible: Option<Visible>,
     start: Bound<Bytes>,
-    end: Bound<Bytes>,
     snapshot: SeqNo,
-    last_key: Option<Bytes>,
     done: bool,
     error: Option<crate::Error>,
 }
@@ -52,94 +45,61 @@ impl DbIter {
         (start, end): (Bound<Bytes>, Bound<Bytes>),
         snapshot: Option<SeqNo>,
     ) -> DbIter {
-        let mut it = DbIter {
-            sources: Vec::new(),
-            start,
-            end,
-            snapshot: snapshot.unwrap_or(0),
-            last_key: None,
-            done: false,
-            error: None,
-        };
-        if let Err(e) = inner.check_open().and_then(|()| it.build(inner)) {
-            it.error = Some(e);
+        let mut it =
+            DbIter { visible: None, start, snapshot: snapshot.unwrap_or(0), done: false, error: None };
+        match inner.check_open().and_then(|()| it.sources(inner)) {
+            Ok(sources) => {
+                // Read after the sources are fixed, so every write it admits
+                // is in them.
+                it.snapshot = snapshot.unwrap_or_else(|| inner.visible_seq());
+                it.visible = Some(Visible::new(Merge::new(sources), it.snapshot, end));
+            }
+            Err(e) => it.error = Some(e),
         }
-        it.snapshot = snapshot.unwrap_or_else(|| inner.visible_seq());
         it
     }
 
-    fn build(&mut self, inner: &DbInner) -> Result<()> {
+    fn sources(&self, inner: &DbInner) -> Result<Vec<Box<dyn Source>>> {
         let seek: Bytes = match &self.start {
             Bound::Included(k) | Bound::Excluded(k) => k.clone(),
             Bound::Unbounded => Bytes::new(),
         };
         let sv = inner.current();
+        let mut sources: Vec<Box<dyn Source>> = Vec::new();
         for m in std::iter::once(&sv.mem).chain(sv.imm.iter().rev()) {
-            self.sources.push(Box::new(MemSource::new(&m.mem, &seek)));
+            sources.push(Box::new(MemSource::new(&m.mem, &seek)));
         }
         for (level, tables) in sv.tree.levels.iter().enumerate() {
             if level == 0 {
                 for t in tables {
-                    self.sources.push(Box::new(TablesSource::new(vec![Arc::clone(t)], &seek)?));
+                    sources.push(Box::new(TablesSource::new(vec![Arc::clone(t)], &seek)?));
                 }
             } else if !tables.is_empty() {
-                self.sources.push(Box::new(TablesSource::new(tables.clone(), &seek)?));
+                sources.push(Box::new(TablesSource::new(tables.clone(), &seek)?));
             }
         }
-        Ok(())
-    }
-
-    fn past_end(&self, key: &[u8]) -> bool {
-        match &self.end {
-            Bound::Included(e) => key > e.as_ref(),
-            Bound::Excluded(e) => key >= e.as_ref(),
-            Bound::Unbounded => false,
-        }
-    }
-
-    fn before_start(&self, key: &[u8]) -> bool {
-        match &self.start {
-            Bound::Included(s) => key < s.as_ref(),
-            Bound::Excluded(s) => key <= s.as_ref(),
-            Bound::Unbounded => false,
-        }
+        Ok(sources)
     }
 
     fn step(&mut self) -> Result<Option<(Bytes, Bytes)>> {
-        loop {
-            let mut best: Option<usize> = None;
-            for (i, s) in self.sources.iter().enumerate() {
-                if let Some(h) = s.head() {
-                    let better = match best.and_then(|b| self.sources.get(b)).and_then(|b| b.head()) {
-                        Some(b) => internal_cmp(h, b) == Ordering::Less,
-                        None => true,
-                    };
-                    if better {
-                        best = Some(i);
-                    }
-                }
-            }
-            let Some(source) = best.and_then(|b| self.sources.get_mut(b)) else {
-                return Ok(None);
-            };
-            let Some(v) = source.head().cloned() else {
-                return Ok(None);
-            };
-            source.advance()?;
-            if self.past_end(&v.key) {
-                return Ok(None);
-            }
-            if v.seq > self.snapshot || self.before_start(&v.key) {
-                continue;
-            }
-            if self.last_key.as_ref() == Some(&v.key) {
-                continue;
-            }
-            self.last_key = Some(v.key.clone());
-            if v.kind == ValueKind::Value {
+        let Some(visible) = self.visible.as_mut() else { return Ok(None) };
+        while let Some(v) = visible.next_visible()? {
+            // Sources start at the start key, so only an excluded start
+            // itself comes before it.
+            if v.kind == ValueKind::Value && !before(&self.start, &v.key) {
                 return Ok(Some((v.key, v.value)));
             }
         }
+        Ok(None)
+    }
+}
+
+/// Whether `key` lies before the range's `start`.
+fn before(start: &Bound<Bytes>, key: &[u8]) -> bool {
+    match start {
+        Bound::Included(s) => key < s.as_ref(),
+        Bound::Excluded(s) => key <= s.as_ref(),
+        Bound::Unbounded => false,
     }
 }
 

@@ -131,8 +131,8 @@ mod tests {
                 let bytes = (built.block.len() + BLOCK_TRAILER_LEN) as u64;
                 ledger.wrote(kind, n, bytes);
                 spent += bytes;
-                ceil_only += (build_filter_block(kind, 3, &mut hashes, false, 0).block.len() + BLOCK_TRAILER_LEN)
-                    as u64;
+                ceil_only += (build_filter_block(kind, 3, &mut hashes, false, 0).block.len()
+                    + BLOCK_TRAILER_LEN) as u64;
             }
             let priced = expected_blocked_bloom_bits(b, n as f64) * n as f64 * 40.0 / 8.0;
             assert!((spent as f64 - priced).abs() <= 64.0, "{b} at {n}: {spent} vs {priced}");
