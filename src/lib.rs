@@ -93,6 +93,7 @@ pub mod fs;
 mod merge;
 mod options;
 pub mod policy;
+mod sink;
 mod sources;
 mod tree;
 internal_mod! {

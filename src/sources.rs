@@ -13,7 +13,7 @@ use crate::Result;
 use crate::key::{MAX_SEQ, SeqNo, ValueKind};
 use crate::memtable::{MemEntry, Memtable, MemtableRange};
 use crate::table::TableIter;
-use crate::tree::TableFile;
+use crate::tree::{Level, TableFile};
 
 /// One version of one key: its value or tombstone at one sequence number.
 #[derive(Debug, Clone)]
@@ -73,7 +73,7 @@ pub(crate) struct TablesSource {
 impl TablesSource {
     /// Starts at the first version with user key ≥ `start`.
     pub fn new(tables: Vec<Arc<TableFile>>, start: &[u8]) -> Result<Self> {
-        let first = tables.partition_point(|t| t.record.largest.as_slice() < start);
+        let first = Level { number: 1, tables: &tables }.first_ending_at_or_after(start);
         let mut s = TablesSource { tables, next_table: first, iter: None, head: None };
         s.open_next(Some(start))?;
         Ok(s)

@@ -104,9 +104,50 @@ impl Tree {
         self.levels.get(level).map_or(0, |l| l.iter().map(|t| t.record.file_size).sum())
     }
 
+    /// Level `number` (empty past the deepest).
+    pub fn level(&self, number: usize) -> Level<'_> {
+        Level { number, tables: self.levels.get(number).map_or(&[][..], Vec::as_slice) }
+    }
+
+    /// Every level, from 0 down.
+    pub fn each_level(&self) -> impl Iterator<Item = Level<'_>> {
+        self.levels.iter().enumerate().map(|(number, tables)| Level { number, tables })
+    }
+
     /// Tables in level 0.
     pub fn l0_tables(&self) -> usize {
         self.levels.first().map_or(0, Vec::len)
+    }
+}
+
+/// One level's tables, seen as a lookup or a compaction sees them: level
+/// 0's overlap and are newest first; a deeper level's are disjoint and
+/// sorted by key, so at most one can hold a key.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Level<'a> {
+    /// The level's number (0 for flushes).
+    pub number: usize,
+    pub tables: &'a [Arc<TableFile>],
+}
+
+impl<'a> Level<'a> {
+    /// The tables that may hold `key`, in the order a lookup probes them:
+    /// every level-0 table whose range covers it, newest first; below, the
+    /// one table whose range covers it, if any.
+    pub fn tables_for(self, key: &'a [u8]) -> impl Iterator<Item = &'a Arc<TableFile>> + 'a {
+        let candidates = if self.number == 0 {
+            self.tables
+        } else {
+            let i = self.first_ending_at_or_after(key);
+            self.tables.get(i..=i).unwrap_or(&[])
+        };
+        candidates.iter().filter(move |t| t.covers(key))
+    }
+
+    /// The index of the first table of a sorted level whose largest key is
+    /// at or after `key` (the table count if none is).
+    pub fn first_ending_at_or_after(self, key: &[u8]) -> usize {
+        self.tables.partition_point(|t| t.record.largest.as_slice() < key)
     }
 }
 

@@ -12,27 +12,31 @@
 //!
 //! Output tables split at the level's `table_target_bytes_for`, only between user keys, so
 //! the output level stays a set of non-overlapping key ranges. Outputs are
-//! published atomically by the table builder; one manifest edit adds them
-//! and removes the inputs; inputs are deleted once no reader holds them.
+//! published atomically by the table builder; the job returns one manifest
+//! edit that adds them and removes the inputs, which the database installs
+//! (inputs are deleted once no reader holds them).
 
 use std::sync::Arc;
 
 use crate::Result;
-use crate::db::DbInner;
-use crate::db::stats::bump;
 use crate::key::{SeqNo, ValueKind};
 use crate::manifest::{TableRecord, VersionEdit};
 use crate::merge::Merge;
 use crate::policy::Writing;
 use crate::sources::{KeyVersion, Source, TablesSource};
-use crate::tree::{TableFile, Tree};
+use crate::tree::Tree;
 
 use super::picker::Job;
 use super::writer::OutputWriter;
+use super::{JobContext, Outcome};
 
-/// Runs `job` to completion and installs its result.
-pub(crate) fn run(db: &DbInner, job: &Job, tree: &Tree) -> Result<()> {
-    let horizon = db.snapshots.horizon(&db.visible_seq);
+/// Runs `job` on `tree` to completion: its outputs are published, and the
+/// edit that swaps them in is returned for the database to install.
+///
+/// # Errors
+/// Reading an input or writing an output; nothing is installed then.
+pub(crate) fn run(ctx: &JobContext<'_>, job: &Job, tree: &Tree) -> Result<Outcome> {
+    let horizon = ctx.horizon;
     let output_level = job.output_level();
     let mut sources: Vec<Box<dyn Source>> = Vec::new();
     if job.level == 0 {
@@ -45,13 +49,8 @@ pub(crate) fn run(db: &DbInner, job: &Job, tree: &Tree) -> Result<()> {
     if !job.next_inputs.is_empty() {
         sources.push(Box::new(TablesSource::new(job.next_inputs.clone(), b"")?));
     }
-    let deeper: Vec<&[Arc<TableFile>]> =
-        tree.levels.iter().skip(output_level + 1).map(Vec::as_slice).collect();
     let may_exist_deeper = |key: &[u8]| {
-        deeper.iter().any(|level| {
-            let i = level.partition_point(|t| t.record.largest.as_slice() < key);
-            level.get(i).is_some_and(|t| t.record.smallest.as_slice() <= key)
-        })
+        tree.each_level().skip(output_level + 1).any(|level| level.tables_for(key).next().is_some())
     };
 
     // The upper inputs' entries leave their level and arrive at the output
@@ -60,7 +59,7 @@ pub(crate) fn run(db: &DbInner, job: &Job, tree: &Tree) -> Result<()> {
     let writing = Writing { level: output_level, entries, from: Some(job.level) };
     let replaced = if job.refresh { &job.inputs } else { &job.next_inputs };
     let incoming = job.inputs.iter().chain(&job.next_inputs).map(|t| t.record.entries).sum();
-    let mut out = OutputWriter::new(db, tree, writing, !job.refresh, replaced, incoming);
+    let mut out = OutputWriter::new(ctx, tree, writing, !job.refresh, replaced, incoming);
     let mut current: Option<bytes::Bytes> = None;
     let mut kept_at_horizon = false;
     let mut merge = Merge::new(sources);
@@ -78,10 +77,8 @@ pub(crate) fn run(db: &DbInner, job: &Job, tree: &Tree) -> Result<()> {
     }
     let outputs = out.finish()?;
 
-    let mut edit = VersionEdit {
-        next_file_number: Some(db.next_file.load(std::sync::atomic::Ordering::SeqCst)),
-        ..VersionEdit::default()
-    };
+    let mut edit =
+        VersionEdit { next_file_number: Some(ctx.sink.next_file_number()), ..VersionEdit::default() };
     let level_u8 = |l: usize| u8::try_from(l).unwrap_or(u8::MAX);
     for t in &job.inputs {
         edit.removed.push((level_u8(job.level), t.number()));
@@ -89,19 +86,11 @@ pub(crate) fn run(db: &DbInner, job: &Job, tree: &Tree) -> Result<()> {
     for t in &job.next_inputs {
         edit.removed.push((level_u8(output_level), t.number()));
     }
-    if job.refresh {
-        bump(&db.counters.filter_refreshes, 1);
-        db.refreshed.lock().add(outputs.iter().map(|t| t.number()));
-    }
-    let written: u64 = outputs.iter().map(|t| t.record.file_size).sum();
     for t in &outputs {
         edit.added.push((level_u8(output_level), TableRecord::clone(&t.record)));
     }
-    db.install(&edit, outputs, false)?;
-    bump(&db.counters.compactions, 1);
-    bump(&db.counters.compaction_bytes_read, job.input_bytes());
-    bump(&db.counters.compaction_bytes_written, written);
-    Ok(())
+    let bytes_written = outputs.iter().map(|t| t.record.file_size).sum();
+    Ok(Outcome { edit, outputs, bytes_read: job.input_bytes(), bytes_written })
 }
 
 /// The drop rules of the module docs for one version.

@@ -3,19 +3,18 @@
 
 use std::sync::Arc;
 
+use super::JobContext;
 use super::picker::bloom_account;
 use crate::Result;
-use crate::db::DbInner;
 use crate::filter::FilterKind;
-use crate::manifest::table_file_name;
 use crate::policy::{BloomLedger, LevelFilter, MixLedger, Writing};
+use crate::sink::NewTable;
 use crate::sources::KeyVersion;
-use crate::table::{TableBuilder, TableOptions};
 use crate::tree::{TableFile, Tree, kinds_left};
 
 /// Builds output tables one after another, splitting between user keys.
 pub(crate) struct OutputWriter<'a> {
-    db: &'a DbInner,
+    ctx: &'a JobContext<'a>,
     level: usize,
     planned: LevelFilter,
     /// On a mixed level: the keys of each kind, choosing each table's.
@@ -28,7 +27,7 @@ pub(crate) struct OutputWriter<'a> {
     /// Whether outputs split at `table_target_bytes` (a refresh keeps its
     /// table whole, so the tree's shape does not move).
     split: bool,
-    current: Option<(u64, TableBuilder, FilterKind)>,
+    current: Option<(NewTable, FilterKind)>,
     done: Vec<Arc<TableFile>>,
 }
 
@@ -37,18 +36,18 @@ impl<'a> OutputWriter<'a> {
     /// the policy plans for that write. The write replaces `replaced` (tables
     /// of that level) and brings `incoming` entries.
     pub fn new(
-        db: &'a DbInner,
+        ctx: &'a JobContext<'a>,
         tree: &Tree,
         writing: Writing,
         split: bool,
         replaced: &[Arc<TableFile>],
         incoming: u64,
     ) -> Self {
-        let planned = db.filter_for(tree, writing);
-        let level = tree.levels.get(writing.level).map_or(&[][..], Vec::as_slice);
+        let planned = (ctx.filter_for)(tree, writing);
+        let level = tree.level(writing.level).tables;
         let kept = kinds_left(level, |n| replaced.iter().any(|r| r.number() == n));
         let ledger = MixLedger::new(&planned, &kept, incoming);
-        let bloom = if db.policy.is_budgeted() {
+        let bloom = if ctx.budgeted {
             bloom_account(level, &planned, |n| replaced.iter().any(|r| r.number() == n))
         } else {
             None
@@ -58,7 +57,7 @@ impl<'a> OutputWriter<'a> {
         let mean = kept.iter().map(|&(_, n)| n).sum::<u64>().checked_div(kept.len() as u64);
         let table_keys = if split { mean.unwrap_or(incoming).min(incoming) } else { incoming };
         OutputWriter {
-            db,
+            ctx,
             level: writing.level,
             planned,
             ledger,
@@ -74,38 +73,26 @@ impl<'a> OutputWriter<'a> {
     pub fn add(&mut self, v: &KeyVersion, new_key: bool) -> Result<()> {
         if new_key
             && self.split
-            && let Some((_, b, _)) = &self.current
-            && b.estimated_size() >= self.db.opts.table_target_bytes_for(self.level)
+            && let Some((t, _)) = &self.current
+            && t.estimated_size() >= self.ctx.opts.table_target_bytes_for(self.level)
         {
             self.finish_current()?;
         }
         if self.current.is_none() {
-            let number = self.db.allocate_file_number();
-            let path = self.db.dir.join(table_file_name(number));
             let filter = match &self.ledger {
                 Some(ledger) => ledger.next_kind(&self.planned, self.table_keys),
                 None => self.planned.kind,
             };
-            let opts = TableOptions {
-                block_bytes: self.db.opts.block_bytes,
-                filter,
-                level: u32::try_from(self.level).unwrap_or(u32::MAX),
-                seed: self.db.salt,
-                bloom_carry_bits: self.bloom.map_or(0, |b| b.carry_bits(filter)),
-                inject_filter_build_failure: self.db.opts.injects_filter_build_failure(),
-                ..TableOptions::default()
-            };
-            self.current = Some((number, TableBuilder::new(Arc::clone(&self.db.fs), &path, opts)?, filter));
+            let carry = self.bloom.map_or(0, |b| b.carry_bits(filter));
+            self.current = Some((self.ctx.sink.start(self.level, filter, carry)?, filter));
         }
-        if let Some((_, b, _)) = &mut self.current {
-            b.add(&v.key, v.seq, v.kind, &v.value)?;
-        }
-        Ok(())
+        let Some((t, _)) = &mut self.current else { return Ok(()) };
+        t.add(&v.key, v.seq, v.kind, &v.value)
     }
 
     fn finish_current(&mut self) -> Result<()> {
-        if let Some((number, builder, filter)) = self.current.take() {
-            let table = self.db.finish_table(number, builder)?;
+        if let Some((t, filter)) = self.current.take() {
+            let table = self.ctx.sink.finish(t)?;
             if let Some(ledger) = &mut self.ledger {
                 ledger.wrote(&self.planned, filter, table.record.entries);
             }

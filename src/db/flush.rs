@@ -13,9 +13,8 @@ use std::time::Duration;
 use crossbeam_channel::Receiver;
 
 use crate::Result;
-use crate::manifest::{TableRecord, VersionEdit, log_file_name, table_file_name};
+use crate::manifest::{TableRecord, VersionEdit, log_file_name};
 use crate::merge::Merge;
-use crate::table::{Table, TableBuilder, TableOptions};
 
 use super::stats::bump;
 use super::{BgSignal, DbInner};
@@ -59,8 +58,7 @@ impl DbInner {
         let entries = imm.mem.len() as u64;
         let filter = self.filter_for(&sv.tree, Writing { level: 0, entries, from: None }).kind;
         drop(sv);
-        let number = self.allocate_file_number();
-        let table = self.write_memtable(&imm, number, filter)?;
+        let table = self.write_memtable(&imm, filter)?;
         let last_seq = self.manifest.lock().set.last_seq.max(table.record.max_seq);
         let edit = VersionEdit {
             added: vec![(0, TableRecord::clone(&table.record))],
@@ -79,48 +77,15 @@ impl DbInner {
         Ok(true)
     }
 
-    fn write_memtable(&self, imm: &MemRef, number: u64, filter: crate::FilterKind) -> Result<TableFile> {
-        let path = self.dir.join(table_file_name(number));
-        let opts = TableOptions {
-            block_bytes: self.opts.block_bytes,
-            filter,
-            level: 0,
-            seed: self.salt,
-            inject_filter_build_failure: self.opts.injects_filter_build_failure(),
-            ..TableOptions::default()
-        };
-        let mut builder = TableBuilder::new(Arc::clone(&self.fs), &path, opts)?;
+    fn write_memtable(&self, imm: &MemRef, filter: crate::FilterKind) -> Result<TableFile> {
+        let sink = self.sink();
+        let mut table = sink.start(0, filter, 0)?;
         // Every version goes to the table: a flush drops nothing.
         let mut merge = Merge::new(vec![Box::new(MemSource::new(&imm.mem, b""))]);
         while let Some(v) = merge.next_version()? {
-            builder.add(&v.key, v.seq, v.kind, &v.value)?;
+            table.add(&v.key, v.seq, v.kind, &v.value)?;
         }
-        self.finish_table(number, builder)
-    }
-
-    /// Finishes (publishes) a table and opens it.
-    pub(crate) fn finish_table(&self, number: u64, builder: TableBuilder) -> Result<TableFile> {
-        let path = self.dir.join(table_file_name(number));
-        let meta = builder.finish()?;
-        let table = Table::open(&*self.fs, &path).map_err(|e| e.at_file(&path, 0))?;
-        let record = TableRecord {
-            file_number: number,
-            file_size: meta.file_size,
-            smallest: meta.smallest_key.unwrap_or_default(),
-            largest: meta.largest_key.unwrap_or_default(),
-            min_seq: meta.min_seq,
-            max_seq: meta.max_seq,
-            entries: meta.entries,
-            filter: meta.filter_kind,
-            filter_bytes: meta.filter_bytes,
-        };
-        Ok(TableFile::new(
-            Arc::new(record),
-            table,
-            path,
-            Arc::clone(&self.fs),
-            Arc::clone(&self.counters.cleanup_failures),
-        ))
+        sink.finish(table)
     }
 
     /// Freezes the active memtable (if it holds anything) and waits until

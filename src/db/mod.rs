@@ -17,6 +17,7 @@
 //! Lock order (never taken in the other direction): `write` → `manifest` →
 //! `sv`. The background threads never take `write`.
 
+mod compact;
 mod flush;
 mod info;
 mod install;
@@ -53,6 +54,7 @@ use crate::fs::FileSystem;
 use crate::key::SeqNo;
 use crate::manifest::{ManifestWriter, VersionSet};
 use crate::policy::FilterPolicy;
+use crate::sink::TableSink;
 use crate::tree::SuperVersion;
 use crate::{Error, Result};
 use lock::DirLock;
@@ -138,6 +140,19 @@ impl DbInner {
 
     pub fn allocate_file_number(&self) -> u64 {
         self.next_file.fetch_add(1, Ordering::SeqCst)
+    }
+
+    /// The means of writing new tables, for a flush or a compaction.
+    pub(crate) fn sink(&self) -> TableSink<'_> {
+        TableSink {
+            fs: &self.fs,
+            dir: &self.dir,
+            next_file: &self.next_file,
+            salt: self.salt,
+            block_bytes: self.opts.block_bytes,
+            inject_filter_build_failure: self.opts.injects_filter_build_failure(),
+            cleanup_failures: &self.counters.cleanup_failures,
+        }
     }
 
     /// Turns the database read-only; the first reason sticks.

@@ -16,7 +16,6 @@ use crate::table::{Entry, FilterAnswer, Lookup};
 
 use super::DbInner;
 use super::stats::{LevelCounters, bump};
-use crate::tree::TableFile;
 
 impl DbInner {
     /// Looks `key` up as of `snapshot`, or of the newest visible write when
@@ -38,19 +37,10 @@ impl DbInner {
                 });
             }
         }
-        for (level, tables) in sv.tree.levels.iter().enumerate() {
-            let candidates: &[std::sync::Arc<TableFile>] = if level == 0 {
-                tables
-            } else {
-                let i = tables.partition_point(|t| t.record.largest.as_slice() < key);
-                tables.get(i..=i).unwrap_or(&[])
-            };
-            for t in candidates {
-                if !t.covers(key) {
-                    continue;
-                }
+        for level in sv.tree.each_level() {
+            for t in level.tables_for(key) {
                 let lookup = t.table.get(key, snapshot)?;
-                if let Some(c) = self.counters.levels.get(level) {
+                if let Some(c) = self.counters.levels.get(level.number) {
                     count_probe(c, &lookup);
                 }
                 match lookup.entry {

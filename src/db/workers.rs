@@ -37,7 +37,7 @@ impl Workers {
         threads.push(
             std::thread::Builder::new()
                 .name("siftdb-compact".into())
-                .spawn(move || crate::compaction::compact_loop(&db, &compact_rx))
+                .spawn(move || super::compact::compact_loop(&db, &compact_rx))
                 .map_err(Error::Io)?,
         );
         Ok(Workers { inner: Arc::clone(inner), threads: Mutex::new(threads) })

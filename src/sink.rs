@@ -1,0 +1,115 @@
+//! Where new tables come from: the one path by which flushes and
+//! compactions number, build and publish a table.
+//!
+//! A [`TableSink`] borrows what every new table needs from the database
+//! (its directory and file system, the file-number counter, the filter
+//! seed, the table options) so that `compaction` writes tables without
+//! knowing the database, and a flush writes them the same way. The table
+//! builder publishes atomically (`<name>.tmp`, fsync, rename, fsync of the
+//! directory); the sink then opens the published file, so what joins the
+//! tree is what a reader after a restart would see.
+
+use std::path::Path;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use crate::Result;
+use crate::filter::FilterKind;
+use crate::fs::FileSystem;
+use crate::key::{SeqNo, ValueKind};
+use crate::manifest::{TableRecord, table_file_name};
+use crate::table::{Table, TableBuilder, TableOptions};
+use crate::tree::TableFile;
+
+/// The database's means of writing tables, borrowed for one flush or job.
+pub(crate) struct TableSink<'a> {
+    pub fs: &'a Arc<dyn FileSystem>,
+    pub dir: &'a Path,
+    /// The next unused file number (shared with the WAL and the manifest).
+    pub next_file: &'a AtomicU64,
+    /// The seed of every table filter.
+    pub salt: u64,
+    pub block_bytes: usize,
+    pub inject_filter_build_failure: bool,
+    /// Where a table that fails to delete once obsolete is counted.
+    pub cleanup_failures: &'a Arc<AtomicU64>,
+}
+
+/// A table being written: its number and its builder.
+pub(crate) struct NewTable {
+    number: u64,
+    builder: TableBuilder,
+}
+
+impl NewTable {
+    /// Adds one version (internal-key order).
+    ///
+    /// # Errors
+    /// As for [`TableBuilder::add`].
+    pub fn add(&mut self, key: &[u8], seq: SeqNo, kind: ValueKind, value: &[u8]) -> Result<()> {
+        self.builder.add(key, seq, kind, value)
+    }
+
+    /// Bytes written or buffered so far.
+    pub fn estimated_size(&self) -> u64 {
+        self.builder.estimated_size()
+    }
+}
+
+impl TableSink<'_> {
+    /// Starts a table for `level` with `filter` (a blocked-Bloom filter
+    /// sized with `bloom_carry_bits`, see `TableOptions`), under a fresh
+    /// file number.
+    ///
+    /// # Errors
+    /// The file system's, creating the temporary file.
+    pub fn start(&self, level: usize, filter: FilterKind, bloom_carry_bits: i64) -> Result<NewTable> {
+        let number = self.next_file.fetch_add(1, Ordering::SeqCst);
+        let opts = TableOptions {
+            block_bytes: self.block_bytes,
+            filter,
+            level: u32::try_from(level).unwrap_or(u32::MAX),
+            seed: self.salt,
+            bloom_carry_bits,
+            inject_filter_build_failure: self.inject_filter_build_failure,
+            ..TableOptions::default()
+        };
+        let builder = TableBuilder::new(Arc::clone(self.fs), self.dir.join(table_file_name(number)), opts)?;
+        Ok(NewTable { number, builder })
+    }
+
+    /// Finishes (publishes) `t` and opens it, with the record the manifest
+    /// will keep.
+    ///
+    /// # Errors
+    /// Writing or syncing the table, or reading it back.
+    pub fn finish(&self, t: NewTable) -> Result<TableFile> {
+        let path = self.dir.join(table_file_name(t.number));
+        let meta = t.builder.finish()?;
+        let table = Table::open(&**self.fs, &path).map_err(|e| e.at_file(&path, 0))?;
+        let record = TableRecord {
+            file_number: t.number,
+            file_size: meta.file_size,
+            smallest: meta.smallest_key.unwrap_or_default(),
+            largest: meta.largest_key.unwrap_or_default(),
+            min_seq: meta.min_seq,
+            max_seq: meta.max_seq,
+            entries: meta.entries,
+            filter: meta.filter_kind,
+            filter_bytes: meta.filter_bytes,
+        };
+        Ok(TableFile::new(
+            Arc::new(record),
+            table,
+            path,
+            Arc::clone(self.fs),
+            Arc::clone(self.cleanup_failures),
+        ))
+    }
+
+    /// The next unused file number, for the manifest edit that installs
+    /// what this sink wrote.
+    pub fn next_file_number(&self) -> u64 {
+        self.next_file.load(Ordering::SeqCst)
+    }
+}
