@@ -31,11 +31,28 @@
 //!   Bloom, cuckoo, xor, binary fuse), each validated when built.
 //! - [`Error`]: every failure, typed; damage names its file and offset.
 //!
-//! The crate is layered, and data flows one way: [`filter`] knows nothing of
-//! files; tables use `filter`; the database uses tables. The building blocks
-//! (tables, WAL, manifest, memtable, inspection, fault injection) are public
-//! only with the `internals` feature, which the `siftdb` CLI, the fuzz
-//! targets and the project's tests turn on; applications need none of it.
+//! The crate is layered, and data flows one way; each module uses only
+//! those below it (`error` is beside all), which `tests/layering.rs` checks:
+//!
+//! ```text
+//! db
+//! compaction
+//! merge, sink
+//! sources
+//! tree, options, inspect
+//! policy
+//! table, manifest, memtable
+//! batch
+//! filter, wal
+//! codec, key, fs
+//! ```
+//!
+//! [`filter`] knows nothing of files, tables nothing of the database, and
+//! compaction nothing of `db` (it returns an edit, which `db` installs).
+//! The building blocks (tables, WAL, manifest, memtable, inspection, fault
+//! injection) are public only with the `internals` feature, which the
+//! `siftdb` CLI, the fuzz targets and the project's tests turn on;
+//! applications need none of it.
 
 #![deny(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 #![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used, clippy::panic))]
