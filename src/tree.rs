@@ -14,7 +14,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use crate::fs::FileSystem;
-use crate::manifest::{TableRecord, Version};
+use crate::manifest::{TableRecord, TableRef, Version};
 use crate::memtable::Memtable;
 use crate::table::Table;
 
@@ -69,18 +69,23 @@ impl Drop for TableFile {
     }
 }
 
-/// Open tables by level, in the manifest's order: L0 newest first, deeper
-/// levels sorted by smallest key and non-overlapping.
-#[derive(Debug, Default)]
-pub(crate) struct Tree {
-    pub levels: Vec<Vec<Arc<TableFile>>>,
+/// The running database's version of the tree: its open tables by level,
+/// in the manifest's order (L0 newest first, deeper levels sorted by
+/// smallest key and non-overlapping). The manifest's `Version` with open
+/// files in place of records: one type, one set of rules.
+pub(crate) type Tree = Version<Arc<TableFile>>;
+
+impl TableRef for Arc<TableFile> {
+    fn record(&self) -> &TableRecord {
+        &self.record
+    }
 }
 
 impl Tree {
     /// The tree matching `version`, taking each table from `open` by number.
     /// Tables the version names but `open` lacks are skipped (callers open
     /// every table first, so this does not happen).
-    pub fn from_version(version: &Version, open: &HashMap<u64, Arc<TableFile>>) -> Tree {
+    pub(crate) fn from_version(version: &Version, open: &HashMap<u64, Arc<TableFile>>) -> Tree {
         let levels = version
             .levels()
             .iter()
@@ -89,33 +94,18 @@ impl Tree {
         Tree { levels }
     }
 
-    /// Every table, by number.
-    pub fn by_number(&self) -> HashMap<u64, Arc<TableFile>> {
-        self.levels.iter().flatten().map(|t| (t.number(), Arc::clone(t))).collect()
-    }
-
     /// Entries per level.
-    pub fn level_keys(&self) -> Vec<u64> {
+    pub(crate) fn level_keys(&self) -> Vec<u64> {
         self.levels.iter().map(|l| l.iter().map(|t| t.record.entries).sum()).collect()
     }
 
-    /// Bytes per level.
-    pub fn level_bytes(&self, level: usize) -> u64 {
-        self.levels.get(level).map_or(0, |l| l.iter().map(|t| t.record.file_size).sum())
-    }
-
-    /// Level `number` (empty past the deepest).
-    pub fn level(&self, number: usize) -> Level<'_> {
-        Level { number, tables: self.levels.get(number).map_or(&[][..], Vec::as_slice) }
-    }
-
     /// Every level, from 0 down.
-    pub fn each_level(&self) -> impl Iterator<Item = Level<'_>> {
+    pub(crate) fn each_level(&self) -> impl Iterator<Item = Level<'_>> {
         self.levels.iter().enumerate().map(|(number, tables)| Level { number, tables })
     }
 
     /// Tables in level 0.
-    pub fn l0_tables(&self) -> usize {
+    pub(crate) fn l0_tables(&self) -> usize {
         self.levels.first().map_or(0, Vec::len)
     }
 }

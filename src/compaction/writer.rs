@@ -44,7 +44,7 @@ impl<'a> OutputWriter<'a> {
         incoming: u64,
     ) -> Self {
         let planned = (ctx.filter_for)(tree, writing);
-        let level = tree.level(writing.level).tables;
+        let level = tree.level(writing.level);
         let kept = kinds_left(level, |n| replaced.iter().any(|r| r.number() == n));
         let ledger = MixLedger::new(&planned, &kept, incoming);
         let bloom = if ctx.budgeted {

@@ -5,15 +5,16 @@
 //! are replaced tables marked for deletion (they are unlinked when the last
 //! reader lets go of them).
 
+use std::collections::HashMap;
 use std::sync::Arc;
-
-use crate::Result;
 use std::sync::atomic::Ordering;
+
+use crate::{Error, Result};
 
 use crate::manifest::{ManifestWriter, VersionEdit, manifest_file_name, set_current};
 
 use super::{DbInner, ManifestState};
-use crate::tree::{SuperVersion, TableFile, Tree};
+use crate::tree::{SuperVersion, TableFile};
 
 impl DbInner {
     /// Applies `edit` to the manifest (durably) and then to the tree readers
@@ -46,13 +47,24 @@ impl DbInner {
         }
         manifest.set = set;
         let mut sv = self.sv.write();
-        let mut tables = sv.tree.by_number();
-        for t in opened {
-            tables.insert(t.number(), t);
-        }
-        let tree = Tree::from_version(&manifest.set.version, &tables);
-        for (_, removed) in &edit.removed {
-            if let Some(t) = tables.get(removed) {
+        // The same edit, applied by the same rules to the open tables.
+        let mut opened: HashMap<u64, Arc<TableFile>> = opened.into_iter().map(|t| (t.number(), t)).collect();
+        let applied = sv.tree.apply_with(edit, |r| {
+            opened.remove(&r.file_number).ok_or_else(|| {
+                Error::corruption(0, format!("edit adds table {} that was not opened", r.file_number))
+            })
+        });
+        let tree = match applied {
+            Ok(tree) => tree,
+            Err(e) => {
+                drop(sv);
+                drop(manifest);
+                self.fail(format!("the tree in memory disagrees with the manifest: {e}"));
+                return Err(e);
+            }
+        };
+        for &(level, removed) in &edit.removed {
+            if let Some(t) = sv.tree.level(usize::from(level)).iter().find(|t| t.number() == removed) {
                 t.mark_obsolete();
             }
         }

@@ -24,4 +24,4 @@ pub use filename::{
     CURRENT, FileKind, LOCK, log_file_name, manifest_file_name, parse_file_name, table_file_name,
 };
 pub use log::{ManifestWriter, Replayed, replay};
-pub use version::{NUM_LEVELS, Version, VersionSet};
+pub use version::{NUM_LEVELS, TableRef, Version, VersionSet};

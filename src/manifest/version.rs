@@ -1,5 +1,11 @@
 //! A `Version` (the live tables, by level) and `VersionSet` (a version plus
 //! the counters the manifest tracks).
+//!
+//! One `Version` type serves both views of the tree: the manifest's, whose
+//! tables are records (`Version`, i.e. `Version<Arc<TableRecord>>`), and the
+//! running database's, whose tables are open files (`tree::Tree`, a
+//! `Version<Arc<TableFile>>`). Both keep the same order and the same rules,
+//! written once here.
 
 use std::sync::Arc;
 
@@ -11,6 +17,19 @@ use super::edit::{TableRecord, VersionEdit};
 /// Levels in the tree: L0 (overlapping flushes) and L1..L6 (each a sorted run).
 pub const NUM_LEVELS: usize = 7;
 
+/// What a version holds for each table: something cheap to clone that
+/// carries the table's manifest record.
+pub trait TableRef: Clone {
+    /// The table's record.
+    fn record(&self) -> &TableRecord;
+}
+
+impl TableRef for Arc<TableRecord> {
+    fn record(&self) -> &TableRecord {
+        self
+    }
+}
+
 /// An immutable snapshot of the live tables.
 ///
 /// - L0 tables may overlap; they are kept newest first (larger `max_seq`
@@ -19,16 +38,16 @@ pub const NUM_LEVELS: usize = 7;
 ///   tables of a level may overlap (an edit that would overlap them is
 ///   `Corruption`, since the engine never writes one).
 ///
-/// Records are shared (`Arc`) between versions, so applying an edit copies
+/// Tables are shared (`Arc`) between versions, so applying an edit copies
 /// pointers, not keys.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Version {
-    levels: Vec<Vec<Arc<TableRecord>>>,
+pub struct Version<T = Arc<TableRecord>> {
+    pub(crate) levels: Vec<Vec<T>>,
 }
 
-impl Default for Version {
+impl<T> Default for Version<T> {
     fn default() -> Self {
-        Version { levels: vec![Vec::new(); NUM_LEVELS] }
+        Version { levels: (0..NUM_LEVELS).map(|_| Vec::new()).collect() }
     }
 }
 
@@ -39,29 +58,6 @@ impl Version {
         Self::default()
     }
 
-    /// All levels, L0 first; always [`NUM_LEVELS`] long.
-    #[must_use]
-    pub fn levels(&self) -> &[Vec<Arc<TableRecord>>] {
-        &self.levels
-    }
-
-    /// The tables of `level` (empty for a level out of range).
-    #[must_use]
-    pub fn level(&self, level: usize) -> &[Arc<TableRecord>] {
-        self.levels.get(level).map_or(&[], Vec::as_slice)
-    }
-
-    /// Every live table with its level.
-    pub fn tables(&self) -> impl Iterator<Item = (usize, &Arc<TableRecord>)> {
-        self.levels.iter().enumerate().flat_map(|(l, ts)| ts.iter().map(move |t| (l, t)))
-    }
-
-    /// Total bytes of the tables in `level`.
-    #[must_use]
-    pub fn level_bytes(&self, level: usize) -> u64 {
-        self.level(level).iter().map(|t| t.file_size).sum()
-    }
-
     /// The version after `edit`: its removals first, then its additions.
     ///
     /// # Errors
@@ -69,10 +65,48 @@ impl Version {
     /// the edit removes a table the level does not hold, adds a file number
     /// that is already live, or overlaps two tables in L1+.
     pub fn apply(&self, edit: &VersionEdit) -> Result<Version> {
+        self.apply_with(edit, |record| Ok(Arc::new(record.clone())))
+    }
+}
+
+impl<T: TableRef> Version<T> {
+    /// All levels, L0 first; always at least [`NUM_LEVELS`] long.
+    #[must_use]
+    pub fn levels(&self) -> &[Vec<T>] {
+        &self.levels
+    }
+
+    /// The tables of `level` (empty for a level out of range).
+    #[must_use]
+    pub fn level(&self, level: usize) -> &[T] {
+        self.levels.get(level).map_or(&[], Vec::as_slice)
+    }
+
+    /// Every live table with its level.
+    pub fn tables(&self) -> impl Iterator<Item = (usize, &T)> {
+        self.levels.iter().enumerate().flat_map(|(l, ts)| ts.iter().map(move |t| (l, t)))
+    }
+
+    /// Total bytes of the tables in `level`.
+    #[must_use]
+    pub fn level_bytes(&self, level: usize) -> u64 {
+        self.level(level).iter().map(|t| t.record().file_size).sum()
+    }
+
+    /// [`Version::apply`] for any kind of table: `open` turns each added
+    /// record into the table the version holds.
+    ///
+    /// # Errors
+    /// As for [`Version::apply`], or `open`'s.
+    pub fn apply_with(
+        &self,
+        edit: &VersionEdit,
+        mut open: impl FnMut(&TableRecord) -> Result<T>,
+    ) -> Result<Version<T>> {
         let mut levels = self.levels.clone();
         for &(level, number) in &edit.removed {
             let tables = levels.get_mut(usize::from(level)).ok_or_else(|| bad_level(level))?;
-            let Some(i) = tables.iter().position(|t| t.file_number == number) else {
+            let Some(i) = tables.iter().position(|t| t.record().file_number == number) else {
                 return Err(Error::corruption(
                     0,
                     format!("edit removes table {number} absent from L{level}"),
@@ -80,31 +114,29 @@ impl Version {
             };
             tables.remove(i);
         }
-        for (level, table) in &edit.added {
-            if levels.iter().flatten().any(|t| t.file_number == table.file_number) {
-                return Err(Error::corruption(0, format!("edit adds table {} twice", table.file_number)));
+        for (level, record) in &edit.added {
+            if levels.iter().flatten().any(|t| t.record().file_number == record.file_number) {
+                return Err(Error::corruption(0, format!("edit adds table {} twice", record.file_number)));
             }
             let tables = levels.get_mut(usize::from(*level)).ok_or_else(|| bad_level(*level))?;
-            let table = Arc::new(table.clone());
             if *level == 0 {
-                let newer =
-                    |t: &Arc<TableRecord>| (t.max_seq, t.file_number) > (table.max_seq, table.file_number);
+                let newer = |t: &T| (t.record().max_seq, t.record().file_number) > (record.max_seq, record.file_number);
                 let at = tables.partition_point(newer);
-                tables.insert(at, table);
+                tables.insert(at, open(record)?);
             } else {
-                let at = tables.partition_point(|t| t.smallest < table.smallest);
+                let at = tables.partition_point(|t| t.record().smallest < record.smallest);
                 let overlaps_prev = at
                     .checked_sub(1)
                     .and_then(|p| tables.get(p))
-                    .is_some_and(|p| p.largest >= table.smallest);
-                let overlaps_next = tables.get(at).is_some_and(|n| n.smallest <= table.largest);
+                    .is_some_and(|p| p.record().largest >= record.smallest);
+                let overlaps_next = tables.get(at).is_some_and(|n| n.record().smallest <= record.largest);
                 if overlaps_prev || overlaps_next {
                     return Err(Error::corruption(
                         0,
-                        format!("edit adds table {} overlapping another in L{level}", table.file_number),
+                        format!("edit adds table {} overlapping another in L{level}", record.file_number),
                     ));
                 }
-                tables.insert(at, table);
+                tables.insert(at, open(record)?);
             }
         }
         Ok(Version { levels })
@@ -252,6 +284,33 @@ mod tests {
         assert_eq!(numbers(&v, 0), [9, 4, 3]);
         assert_eq!(v.level_bytes(0), 3 * 4096 + 16);
         assert_eq!(v.tables().count(), 7);
+    }
+
+    /// Another kind of table (here, a record wrapped with a tag) follows
+    /// the same rules; a table `open` cannot supply fails the edit, and a
+    /// rejected edit opens nothing.
+    #[test]
+    fn any_table_kind_follows_the_same_rules() {
+        #[derive(Clone, Debug)]
+        struct Tagged(Arc<TableRecord>, &'static str);
+        impl TableRef for Tagged {
+            fn record(&self) -> &TableRecord {
+                &self.0
+            }
+        }
+        let v: Version<Tagged> = Version::default();
+        let v = v.apply_with(&add(2, table(5, b"m", b"p")), |r| Ok(Tagged(Arc::new(r.clone()), "open"))).unwrap();
+        let v = v.apply_with(&add(2, table(6, b"a", b"c")), |r| Ok(Tagged(Arc::new(r.clone()), "open"))).unwrap();
+        assert_eq!(v.level(2).iter().map(|t| (t.0.file_number, t.1)).collect::<Vec<_>>(), [(6, "open"), (5, "open")]);
+        let missing = v.apply_with(&add(2, table(7, b"x", b"z")), |_| Err(Error::corruption(0, "not opened")));
+        assert!(missing.unwrap_err().is_corruption());
+        let mut opened = 0;
+        let overlap = v.apply_with(&add(2, table(8, b"b", b"d")), |r| {
+            opened += 1;
+            Ok(Tagged(Arc::new(r.clone()), "open"))
+        });
+        assert!(overlap.is_err());
+        assert_eq!(opened, 0);
     }
 
     #[test]
