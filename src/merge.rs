@@ -9,6 +9,11 @@
 //! a tombstone that hides the key), and every other version of the key is
 //! skipped.
 //!
+//! Backwards ([`Merge::backward`], over the backward sources) the stream
+//! runs in the reverse order: user key descending, oldest version first.
+//! [`VisibleBack`] resolves that for a reader: it reads every version of a
+//! key and keeps the newest at or below the snapshot.
+//!
 //! With a handful of sources (memtables, level-0 tables, one per deeper
 //! level) a linear scan for the smallest head beats a heap. Ties between
 //! sources (the same key and sequence number, which writes never make) go
@@ -26,12 +31,20 @@ use crate::sources::{KeyVersion, Source, internal_cmp};
 /// Sorted sources merged into one stream in internal-key order.
 pub(crate) struct Merge {
     sources: Vec<Box<dyn Source>>,
+    /// The order the sources run in: `Less` forwards, `Greater` backwards.
+    first: Ordering,
 }
 
 impl Merge {
     /// A merge of `sources`, which yield versions in internal-key order.
     pub fn new(sources: Vec<Box<dyn Source>>) -> Self {
-        Merge { sources }
+        Merge { sources, first: Ordering::Less }
+    }
+
+    /// A merge of backward `sources`, which yield versions in reverse
+    /// internal-key order; so does the merge.
+    pub fn backward(sources: Vec<Box<dyn Source>>) -> Self {
+        Merge { sources, first: Ordering::Greater }
     }
 
     /// The next version of the merged stream; `None` at the end.
@@ -43,7 +56,7 @@ impl Merge {
         for (i, s) in self.sources.iter().enumerate() {
             let Some(h) = s.head() else { continue };
             let better = match best.and_then(|b| self.sources.get(b)).and_then(|b| b.head()) {
-                Some(b) => internal_cmp(h, b) == Ordering::Less,
+                Some(b) => internal_cmp(h, b) == self.first,
                 None => true,
             };
             if better {
@@ -98,6 +111,69 @@ impl Visible {
             return Ok(Some(v));
         }
         Ok(None)
+    }
+}
+
+/// A backward merge as a reader at one sequence number sees it, down to a
+/// start bound: for each user key, last first, the newest version at or
+/// below the snapshot.
+pub(crate) struct VisibleBack {
+    merge: Merge,
+    snapshot: SeqNo,
+    start: Bound<Bytes>,
+    /// The first version of the next key, read while finishing a key.
+    peeked: Option<KeyVersion>,
+}
+
+impl VisibleBack {
+    /// `merge` (backward) as of `snapshot`, ending past `start`.
+    pub fn new(merge: Merge, snapshot: SeqNo, start: Bound<Bytes>) -> Self {
+        VisibleBack { merge, snapshot, start, peeked: None }
+    }
+
+    fn before_start(&self, key: &[u8]) -> bool {
+        match &self.start {
+            Bound::Included(s) => key < s.as_ref(),
+            Bound::Excluded(s) => key <= s.as_ref(),
+            Bound::Unbounded => false,
+        }
+    }
+
+    /// The version that decides the previous user key: the newest at or
+    /// below the snapshot, a value or a tombstone; `None` past the start.
+    ///
+    /// # Errors
+    /// A source's read error.
+    pub fn next_visible(&mut self) -> Result<Option<KeyVersion>> {
+        loop {
+            let first = match self.peeked.take() {
+                Some(v) => v,
+                None => match self.merge.next_version()? {
+                    Some(v) => v,
+                    None => return Ok(None),
+                },
+            };
+            // Before the start, stop at once: what follows is further before.
+            if self.before_start(&first.key) {
+                return Ok(None);
+            }
+            // A key's versions come oldest first: the last one the snapshot
+            // sees decides.
+            let key = first.key.clone();
+            let mut decides = (first.seq <= self.snapshot).then_some(first);
+            while let Some(v) = self.merge.next_version()? {
+                if v.key != key {
+                    self.peeked = Some(v);
+                    break;
+                }
+                if v.seq <= self.snapshot {
+                    decides = Some(v);
+                }
+            }
+            if decides.is_some() {
+                return Ok(decides);
+            }
+        }
     }
 }
 
@@ -165,6 +241,50 @@ mod tests {
             out.push((String::from_utf8(x.key.to_vec()).unwrap(), x.seq, x.kind));
         }
         out
+    }
+
+    /// The sources of `sources()`, read backwards.
+    fn backward_sources() -> Vec<Box<dyn Source>> {
+        vec![
+            Listed::boxed(&[("e", 12, V), ("c", 8, T), ("a", 9, V)]),
+            Listed::boxed(&[("e", 4, V), ("c", 2, V), ("b", 5, V), ("a", 3, V)]),
+            Listed::boxed(&[("d", 1, V), ("b", 7, T)]),
+        ]
+    }
+
+    fn visible_back(snapshot: SeqNo, start: Bound<Bytes>) -> Vec<(String, SeqNo, ValueKind)> {
+        let mut v = VisibleBack::new(Merge::backward(backward_sources()), snapshot, start);
+        let mut out = Vec::new();
+        while let Some(x) = v.next_visible().unwrap() {
+            out.push((String::from_utf8(x.key.to_vec()).unwrap(), x.seq, x.kind));
+        }
+        out
+    }
+
+    #[test]
+    fn backwards_a_reader_sees_what_it_sees_forwards_in_reverse() {
+        let mut m = Merge::backward(backward_sources());
+        let mut raw = Vec::new();
+        while let Some(v) = m.next_version().unwrap() {
+            raw.push((String::from_utf8(v.key.to_vec()).unwrap(), v.seq));
+        }
+        let want =
+            [("e", 4), ("e", 12), ("d", 1), ("c", 2), ("c", 8), ("b", 5), ("b", 7), ("a", 3), ("a", 9)];
+        assert_eq!(raw, want.map(|(k, s)| (k.to_string(), s)));
+        for snapshot in [0, 1, 2, 4, 5, 6, 7, 8, 9, 12, 100] {
+            let mut fwd = visible(snapshot, Bound::Unbounded);
+            fwd.reverse();
+            assert_eq!(visible_back(snapshot, Bound::Unbounded), fwd, "at {snapshot}");
+        }
+        let s = |k: &str, seq, kind| (k.to_string(), seq, kind);
+        assert_eq!(
+            visible_back(100, Bound::Included(Bytes::from_static(b"c"))),
+            [s("e", 12, V), s("d", 1, V), s("c", 8, T)]
+        );
+        assert_eq!(
+            visible_back(100, Bound::Excluded(Bytes::from_static(b"c"))),
+            [s("e", 12, V), s("d", 1, V)]
+        );
     }
 
     #[test]

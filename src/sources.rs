@@ -1,6 +1,7 @@
 //! Sorted sources of versions: a memtable, or the tables of one sorted run,
 //! each yielding versions in internal-key order (user key ascending, then
-//! newest first). [`crate::merge`] merges them for reads, flushes and
+//! newest first), or, read backwards, in the reverse of that order (user key
+//! descending, then oldest first). [`crate::merge`] merges them for reads, flushes and
 //! compactions.
 
 use std::cmp::Ordering;
@@ -12,7 +13,7 @@ use bytes::Bytes;
 use crate::Result;
 use crate::key::{MAX_SEQ, SeqNo, ValueKind};
 use crate::memtable::{MemEntry, Memtable, MemtableRange};
-use crate::table::TableIter;
+use crate::table::{TableIter, TableRevIter};
 use crate::tree::{Level, TableFile};
 
 /// One version of one key: its value or tombstone at one sequence number.
@@ -24,7 +25,8 @@ pub(crate) struct KeyVersion {
     pub value: Bytes,
 }
 
-/// A sorted stream of versions.
+/// A sorted stream of versions (in internal-key order, or its reverse for
+/// the backward sources).
 pub(crate) trait Source: Send {
     /// The current version; `None` once exhausted.
     fn head(&self) -> Option<&KeyVersion>;
@@ -120,6 +122,101 @@ impl Source for TablesSource {
         self.pull()?;
         if self.head.is_none() {
             self.open_next(None)?;
+        }
+        Ok(())
+    }
+}
+
+/// Reads a memtable backwards from an end bound.
+pub(crate) struct MemRevSource {
+    range: MemtableRange,
+    head: Option<KeyVersion>,
+}
+
+impl MemRevSource {
+    pub fn new(mem: &Arc<Memtable>, end: Bound<&[u8]>) -> Self {
+        let mut range = mem.range(Bound::Unbounded, end, MAX_SEQ);
+        let head = range.next_back().map(from_mem);
+        MemRevSource { range, head }
+    }
+}
+
+impl Source for MemRevSource {
+    fn head(&self) -> Option<&KeyVersion> {
+        self.head.as_ref()
+    }
+
+    fn advance(&mut self) -> Result<()> {
+        self.head = self.range.next_back().map(from_mem);
+        Ok(())
+    }
+}
+
+/// Reads the tables of one sorted run (or one level-0 table) backwards from
+/// an end bound, opening each table's reverse cursor only when reached.
+pub(crate) struct TablesRevSource {
+    tables: Vec<Arc<TableFile>>,
+    /// Tables not opened yet: the next is `left - 1`.
+    left: usize,
+    iter: Option<TableRevIter>,
+    head: Option<KeyVersion>,
+}
+
+impl TablesRevSource {
+    /// Starts at the last version whose user key is within `end`.
+    pub fn new(tables: Vec<Arc<TableFile>>, end: Bound<&[u8]>) -> Result<Self> {
+        // Tables sorted by smallest key: those starting within the bound.
+        let left = tables.partition_point(|t| match end {
+            Bound::Included(b) => t.record.smallest.as_slice() <= b,
+            Bound::Excluded(b) => t.record.smallest.as_slice() < b,
+            Bound::Unbounded => true,
+        });
+        let mut s = TablesRevSource { tables, left, iter: None, head: None };
+        s.open_previous(end)?;
+        Ok(s)
+    }
+
+    fn open_previous(&mut self, end: Bound<&[u8]>) -> Result<()> {
+        let mut end = end;
+        loop {
+            let Some(i) = self.left.checked_sub(1) else {
+                self.iter = None;
+                self.head = None;
+                return Ok(());
+            };
+            self.left = i;
+            let Some(t) = self.tables.get(i) else { return Ok(()) };
+            self.iter = Some(t.table.iter_rev(end)?);
+            self.pull()?;
+            if self.head.is_some() {
+                return Ok(());
+            }
+            // Only the first table read can hold keys past the bound.
+            end = Bound::Unbounded;
+        }
+    }
+
+    fn pull(&mut self) -> Result<()> {
+        self.head = match self.iter.as_mut().and_then(Iterator::next) {
+            Some(e) => {
+                let e = e?;
+                Some(KeyVersion { key: e.user_key, seq: e.seq, kind: e.kind, value: e.value })
+            }
+            None => None,
+        };
+        Ok(())
+    }
+}
+
+impl Source for TablesRevSource {
+    fn head(&self) -> Option<&KeyVersion> {
+        self.head.as_ref()
+    }
+
+    fn advance(&mut self) -> Result<()> {
+        self.pull()?;
+        if self.head.is_none() {
+            self.open_previous(Bound::Unbounded)?;
         }
         Ok(())
     }

@@ -1,7 +1,11 @@
-//! `range` and `prefix`: the merge of memtables and tables
-//! ([`crate::merge::Visible`]) as of one sequence number, within bounds.
-//! For each user key the version the snapshot sees decides: a value is
-//! yielded, a tombstone hides the key.
+//! `range` and `prefix`: the merge of memtables and tables as of one
+//! sequence number, within bounds, from either end. For each user key the
+//! version the snapshot sees decides: a value is yielded, a tombstone hides
+//! the key. Forwards the merge is [`crate::merge::Visible`]; backwards,
+//! [`crate::merge::VisibleBack`] over the sources read backwards, built the
+//! first time `next_back` is called. Both ends may be mixed, as on a
+//! `BTreeMap` range: each stops at the last key the other yielded, so every
+//! key comes once.
 //!
 //! The iterator owns `Arc`s of every memtable and table it reads, so a
 //! flush or compaction that replaces them does not disturb it. Memtables are
@@ -13,22 +17,31 @@ use std::sync::Arc;
 
 use bytes::Bytes;
 
-use crate::Result;
 use crate::key::{SeqNo, ValueKind};
-use crate::merge::{Merge, Visible};
-use crate::sources::{MemSource, Source, TablesSource};
+use crate::merge::{Merge, Visible, VisibleBack};
+use crate::sources::{MemRevSource, MemSource, Source, TablesRevSource, TablesSource};
+use crate::tree::SuperVersion;
+use crate::{Error, Result};
 
 use super::DbInner;
 
-/// Ascending key-value pairs of a range, as of one sequence number.
+/// The key-value pairs of a range, as of one sequence number: ascending
+/// from `next`, descending from `next_back` (`.rev()`), and both mixed.
 ///
 /// Yields `Err` at most once (a table read failed) and then ends.
 pub struct DbIter {
-    visible: Option<Visible>,
+    /// The memtables and tables the iterator reads, fixed when it was made.
+    sv: Option<Arc<SuperVersion>>,
     start: Bound<Bytes>,
+    end: Bound<Bytes>,
     snapshot: SeqNo,
+    front: Option<Visible>,
+    back: Option<VisibleBack>,
+    /// The last key each end yielded: the other end stops before it.
+    front_last: Option<Bytes>,
+    back_last: Option<Bytes>,
     done: bool,
-    error: Option<crate::Error>,
+    error: Option<Error>,
 }
 
 impl std::fmt::Debug for DbIter {
@@ -45,45 +58,39 @@ impl DbIter {
         (start, end): (Bound<Bytes>, Bound<Bytes>),
         snapshot: Option<SeqNo>,
     ) -> DbIter {
-        let mut it =
-            DbIter { visible: None, start, snapshot: snapshot.unwrap_or(0), done: false, error: None };
-        match inner.check_open().and_then(|()| it.sources(inner)) {
+        let mut it = DbIter {
+            sv: None,
+            start,
+            end,
+            snapshot: snapshot.unwrap_or(0),
+            front: None,
+            back: None,
+            front_last: None,
+            back_last: None,
+            done: false,
+            error: None,
+        };
+        if let Err(e) = inner.check_open() {
+            it.error = Some(e);
+            return it;
+        }
+        let sv = inner.current();
+        match forward_sources(&sv, &it.start) {
             Ok(sources) => {
                 // Read after the sources are fixed, so every write it admits
                 // is in them.
                 it.snapshot = snapshot.unwrap_or_else(|| inner.visible_seq());
-                it.visible = Some(Visible::new(Merge::new(sources), it.snapshot, end));
+                it.front = Some(Visible::new(Merge::new(sources), it.snapshot, it.end.clone()));
+                it.sv = Some(sv);
             }
             Err(e) => it.error = Some(e),
         }
         it
     }
 
-    fn sources(&self, inner: &DbInner) -> Result<Vec<Box<dyn Source>>> {
-        let seek: Bytes = match &self.start {
-            Bound::Included(k) | Bound::Excluded(k) => k.clone(),
-            Bound::Unbounded => Bytes::new(),
-        };
-        let sv = inner.current();
-        let mut sources: Vec<Box<dyn Source>> = Vec::new();
-        for m in std::iter::once(&sv.mem).chain(sv.imm.iter().rev()) {
-            sources.push(Box::new(MemSource::new(&m.mem, &seek)));
-        }
-        for (level, tables) in sv.tree.levels.iter().enumerate() {
-            if level == 0 {
-                for t in tables {
-                    sources.push(Box::new(TablesSource::new(vec![Arc::clone(t)], &seek)?));
-                }
-            } else if !tables.is_empty() {
-                sources.push(Box::new(TablesSource::new(tables.clone(), &seek)?));
-            }
-        }
-        Ok(sources)
-    }
-
-    fn step(&mut self) -> Result<Option<(Bytes, Bytes)>> {
-        let Some(visible) = self.visible.as_mut() else { return Ok(None) };
-        while let Some(v) = visible.next_visible()? {
+    fn step_front(&mut self) -> Result<Option<(Bytes, Bytes)>> {
+        let Some(front) = self.front.as_mut() else { return Ok(None) };
+        while let Some(v) = front.next_visible()? {
             // Sources start at the start key, so only an excluded start
             // itself comes before it.
             if v.kind == ValueKind::Value && !before(&self.start, &v.key) {
@@ -92,6 +99,103 @@ impl DbIter {
         }
         Ok(None)
     }
+
+    fn step_back(&mut self) -> Result<Option<(Bytes, Bytes)>> {
+        if self.back.is_none() {
+            let Some(sv) = &self.sv else { return Ok(None) };
+            let sources = backward_sources(sv, &self.end)?;
+            self.back = Some(VisibleBack::new(Merge::backward(sources), self.snapshot, self.start.clone()));
+        }
+        let Some(back) = self.back.as_mut() else { return Ok(None) };
+        while let Some(v) = back.next_visible()? {
+            if v.kind == ValueKind::Value {
+                return Ok(Some((v.key, v.value)));
+            }
+        }
+        Ok(None)
+    }
+
+    /// One item from either end: the error first if there is one, and the
+    /// end once the two ends meet.
+    fn take(&mut self, from_back: bool) -> Option<Result<(Bytes, Bytes)>> {
+        if self.done {
+            return None;
+        }
+        if let Some(e) = self.error.take() {
+            self.done = true;
+            return Some(Err(e));
+        }
+        let step = if from_back { self.step_back() } else { self.step_front() };
+        match step {
+            Ok(Some((key, value))) => {
+                let met = if from_back {
+                    self.front_last.as_ref().is_some_and(|f| key <= *f)
+                } else {
+                    self.back_last.as_ref().is_some_and(|b| key >= *b)
+                };
+                if met {
+                    self.done = true;
+                    return None;
+                }
+                *(if from_back { &mut self.back_last } else { &mut self.front_last }) = Some(key.clone());
+                Some(Ok((key, value)))
+            }
+            Ok(None) => {
+                self.done = true;
+                None
+            }
+            Err(e) => {
+                self.done = true;
+                Some(Err(e))
+            }
+        }
+    }
+}
+
+/// The sources a forward scan from `start` merges: every memtable, each
+/// level-0 table, and one run per deeper level.
+fn forward_sources(sv: &SuperVersion, start: &Bound<Bytes>) -> Result<Vec<Box<dyn Source>>> {
+    let seek: Bytes = match start {
+        Bound::Included(k) | Bound::Excluded(k) => k.clone(),
+        Bound::Unbounded => Bytes::new(),
+    };
+    let mut sources: Vec<Box<dyn Source>> = Vec::new();
+    for m in std::iter::once(&sv.mem).chain(sv.imm.iter().rev()) {
+        sources.push(Box::new(MemSource::new(&m.mem, &seek)));
+    }
+    for level in sv.tree.each_level() {
+        if level.number == 0 {
+            for t in level.tables {
+                sources.push(Box::new(TablesSource::new(vec![Arc::clone(t)], &seek)?));
+            }
+        } else if !level.tables.is_empty() {
+            sources.push(Box::new(TablesSource::new(level.tables.to_vec(), &seek)?));
+        }
+    }
+    Ok(sources)
+}
+
+/// The same sources read backwards from `end`.
+fn backward_sources(sv: &SuperVersion, end: &Bound<Bytes>) -> Result<Vec<Box<dyn Source>>> {
+    let end: Bound<&[u8]> = match end {
+        Bound::Included(k) => Bound::Included(k),
+        Bound::Excluded(k) => Bound::Excluded(k),
+        Bound::Unbounded => Bound::Unbounded,
+    };
+    let mut sources: Vec<Box<dyn Source>> = Vec::new();
+    for m in std::iter::once(&sv.mem).chain(sv.imm.iter().rev()) {
+        sources.push(Box::new(MemRevSource::new(&m.mem, end)));
+    }
+    for level in sv.tree.each_level() {
+        if level.number == 0 {
+            for t in level.tables {
+                sources.push(Box::new(TablesRevSource::new(vec![Arc::clone(t)], end)?));
+            }
+        } else if !level.tables.is_empty() {
+            sources.push(Box::new(TablesRevSource::new(level.tables.to_vec(), end)?));
+        }
+    }
+    Ok(sources)
 }
 
 /// Whether `key` lies before the range's `start`.
@@ -107,24 +211,13 @@ impl Iterator for DbIter {
     type Item = Result<(Bytes, Bytes)>;
 
     fn next(&mut self) -> Option<Self::Item> {
-        if self.done {
-            return None;
-        }
-        if let Some(e) = self.error.take() {
-            self.done = true;
-            return Some(Err(e));
-        }
-        match self.step() {
-            Ok(Some(kv)) => Some(Ok(kv)),
-            Ok(None) => {
-                self.done = true;
-                None
-            }
-            Err(e) => {
-                self.done = true;
-                Some(Err(e))
-            }
-        }
+        self.take(false)
+    }
+}
+
+impl DoubleEndedIterator for DbIter {
+    fn next_back(&mut self) -> Option<Self::Item> {
+        self.take(true)
     }
 }
 

@@ -27,21 +27,29 @@ pub struct MemEntry {
 }
 
 /// Iterates a key range of a [`Memtable`] in internal-key order, yielding
-/// only versions with sequence number `<= snapshot`.
+/// only versions with sequence number `<= snapshot`; from the back too
+/// (`next_back`: reverse internal-key order), and both ends mixed, meeting
+/// in the middle with every entry yielded once.
 ///
 /// It owns an `Arc` of the memtable and copies up to 128 entries per read
-/// lock, resuming after the last internal key it saw. Entries inserted while
+/// lock, resuming after (or, from the back, before) the last internal key
+/// it saw. Entries inserted while
 /// it runs appear if they sort after that point; they carry sequence numbers
 /// above any snapshot taken before them, so a snapshot iterator never yields
 /// them. (Values are `Bytes`, so copying an entry is a refcount bump.)
 #[derive(Debug)]
 pub struct MemtableRange {
     table: Arc<Memtable>,
+    /// The part of the range not read yet: `(resume, upper)`.
     resume: Bound<MemKey>,
     upper: Bound<MemKey>,
     snapshot: SeqNo,
+    /// Entries read from the front, in order.
     buf: VecDeque<MemEntry>,
+    /// Entries read from the back, in order (taken from its end).
+    back: VecDeque<MemEntry>,
     chunk: usize,
+    /// Nothing is left between `resume` and `upper`.
     exhausted: bool,
 }
 
@@ -64,7 +72,16 @@ impl MemtableRange {
             Bound::Excluded(k) => Bound::Excluded(at(k, u64::MAX)),
             Bound::Unbounded => Bound::Unbounded,
         };
-        MemtableRange { table, resume, upper, snapshot, buf: VecDeque::new(), chunk: CHUNK, exhausted: false }
+        MemtableRange {
+            table,
+            resume,
+            upper,
+            snapshot,
+            buf: VecDeque::new(),
+            back: VecDeque::new(),
+            chunk: CHUNK,
+            exhausted: false,
+        }
     }
 
     #[cfg(test)]
@@ -85,12 +102,7 @@ impl MemtableRange {
             scanned += 1;
             last = Some(k);
             if k.seq <= self.snapshot {
-                self.buf.push_back(MemEntry {
-                    user_key: k.user_key.clone(),
-                    seq: k.seq,
-                    kind: *kind,
-                    value: value.clone(),
-                });
+                self.buf.push_back(entry(k, *kind, value));
             }
         }
         if let Some(k) = last {
@@ -100,6 +112,34 @@ impl MemtableRange {
             self.exhausted = true;
         }
     }
+
+    /// As `refill`, from the back.
+    fn refill_back(&mut self) {
+        if is_empty(&self.resume, &self.upper) {
+            self.exhausted = true;
+            return;
+        }
+        let map = self.table.read_map();
+        let mut scanned = 0;
+        let mut last = None;
+        for (k, (kind, value)) in map.range((self.resume.clone(), self.upper.clone())).rev().take(self.chunk) {
+            scanned += 1;
+            last = Some(k);
+            if k.seq <= self.snapshot {
+                self.back.push_front(entry(k, *kind, value));
+            }
+        }
+        if let Some(k) = last {
+            self.upper = Bound::Excluded(k.clone());
+        }
+        if scanned < self.chunk {
+            self.exhausted = true;
+        }
+    }
+}
+
+fn entry(k: &MemKey, kind: ValueKind, value: &Bytes) -> MemEntry {
+    MemEntry { user_key: k.user_key.clone(), seq: k.seq, kind, value: value.clone() }
 }
 
 /// Whether the internal-key range is empty (`BTreeMap::range` panics on
@@ -122,9 +162,24 @@ impl Iterator for MemtableRange {
                 return Some(e);
             }
             if self.exhausted {
-                return None;
+                // The middle is read: what is left was read from the back.
+                return self.back.pop_front();
             }
             self.refill();
+        }
+    }
+}
+
+impl DoubleEndedIterator for MemtableRange {
+    fn next_back(&mut self) -> Option<MemEntry> {
+        loop {
+            if let Some(e) = self.back.pop_back() {
+                return Some(e);
+            }
+            if self.exhausted {
+                return self.buf.pop_back();
+            }
+            self.refill_back();
         }
     }
 }

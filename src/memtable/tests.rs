@@ -65,6 +65,7 @@ proptest! {
         lo in bound_strategy(),
         hi in bound_strategy(),
         chunk in 1usize..8,
+        ends in proptest::collection::vec(any::<bool>(), 0..64),
     ) {
         let m = Arc::new(Memtable::new());
         let mut model = Model::new();
@@ -87,7 +88,24 @@ proptest! {
             let (l, h) = (as_slice(&lo), as_slice(&hi));
             let got: Vec<(Vec<u8>, SeqNo)> =
                 m.range(l, h, snapshot).with_chunk(chunk).map(|e| (e.user_key.to_vec(), e.seq)).collect();
-            prop_assert_eq!(got, model_range(&model, l, h, snapshot));
+            let want = model_range(&model, l, h, snapshot);
+            prop_assert_eq!(&got, &want);
+            // Backwards: the same entries in reverse internal-key order.
+            let back: Vec<(Vec<u8>, SeqNo)> =
+                m.range(l, h, snapshot).with_chunk(chunk).rev().map(|e| (e.user_key.to_vec(), e.seq)).collect();
+            prop_assert_eq!(back, want.iter().rev().cloned().collect::<Vec<_>>());
+            // Both ends mixed meet in the middle: each entry once, the front
+            // ones in order, the back ones in reverse.
+            let mut it = m.range(l, h, snapshot).with_chunk(chunk);
+            let (mut front, mut rear) = (Vec::new(), Vec::new());
+            for &from_front in ends.iter().chain(std::iter::repeat(&true)) {
+                let e = if from_front { it.next() } else { it.next_back() };
+                let Some(e) = e else { break };
+                if from_front { front.push((e.user_key.to_vec(), e.seq)) } else { rear.push((e.user_key.to_vec(), e.seq)) }
+            }
+            prop_assert!(it.next().is_none() && it.next_back().is_none());
+            front.extend(rear.into_iter().rev());
+            prop_assert_eq!(front, want);
         }
     }
 }

@@ -32,6 +32,7 @@ pub mod internal_key;
 mod iter;
 pub mod properties;
 mod reader;
+mod rev_iter;
 mod stats;
 pub mod verify;
 
@@ -41,5 +42,6 @@ pub use format::{BlockHandle, FORMAT_VERSION, Footer};
 pub use iter::{TableEntry, TableIter};
 pub use properties::TableProperties;
 pub use reader::{FilterDetails, FilterStatus, Table};
+pub use rev_iter::TableRevIter;
 pub use stats::{CounterSnapshot, Entry, FilterAnswer, Lookup};
 pub use verify::{Problem, VerifyReport, verify_table};

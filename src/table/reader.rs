@@ -16,6 +16,7 @@ use super::format::{BlockHandle, BlockType, FOOTER_LEN, Footer, read_block};
 use super::index::Index;
 use super::internal_key::{MAX_SEQ, ValueKind, pack_trailer, parse_internal_key};
 use super::iter::TableIter;
+use super::rev_iter::TableRevIter;
 use super::properties::TableProperties;
 use super::stats::{CounterSnapshot, Entry, FilterAnswer, Lookup, TableCounters};
 use crate::filter::{FilterKind, hash_key};
@@ -231,6 +232,15 @@ impl Table {
     #[must_use]
     pub fn iter(&self) -> TableIter {
         TableIter::new(self.clone())
+    }
+
+    /// An iterator over the entries within `upper`, last first (reverse
+    /// internal-key order).
+    ///
+    /// # Errors
+    /// `Corruption` if the index or the first block read is damaged.
+    pub fn iter_rev(&self, upper: std::ops::Bound<&[u8]>) -> Result<TableRevIter> {
+        TableRevIter::new(self.clone(), upper)
     }
 
     /// The table's path.

@@ -1,0 +1,205 @@
+//! Every iterator runs both ways (issue 32): random puts, deletes, flushes,
+//! compactions and snapshots against a `BTreeMap` model, with a memtable
+//! and tables so small that every scan crosses memtables, level-0 tables
+//! and several deeper levels. For random ranges and prefixes, `.rev()`
+//! equals the model's reversed range, and a random mix of `next` and
+//! `next_back` yields exactly the model's keys, each once, meeting in the
+//! middle as a `BTreeMap` range does.
+
+mod common;
+
+use std::collections::BTreeMap;
+use std::ops::Bound;
+
+use bytes::Bytes;
+use proptest::prelude::*;
+use siftdb::{Db, DbIter, Options, WriteBatch};
+
+type Model = BTreeMap<Vec<u8>, Vec<u8>>;
+
+#[derive(Debug, Clone)]
+enum Op {
+    Put(Vec<u8>, Vec<u8>),
+    Delete(Vec<u8>),
+    Snapshot,
+    Flush,
+    Compact,
+}
+
+fn key() -> impl Strategy<Value = Vec<u8>> {
+    prop::collection::vec(prop::sample::select(vec![b'a', b'b', b'c', 0xff]), 0..4)
+}
+
+fn op() -> impl Strategy<Value = Op> {
+    prop_oneof![
+        8 => (key(), prop::collection::vec(any::<u8>(), 0..24)).prop_map(|(k, v)| Op::Put(k, v)),
+        3 => key().prop_map(Op::Delete),
+        1 => Just(Op::Snapshot),
+        1 => Just(Op::Flush),
+        1 => Just(Op::Compact),
+    ]
+}
+
+fn options() -> Options {
+    Options {
+        memtable_bytes: 300,
+        hash_salt: Some(3),
+        fs: common::no_sync_fs(),
+        block_bytes: 64,
+        l0_compaction_trigger: 2,
+        base_level_bytes: 200,
+        level_size_ratio: 2,
+        table_target_bytes: 150,
+        max_levels: 6,
+        ..Options::default()
+    }
+}
+
+/// What a scan is asked for.
+#[derive(Debug, Clone)]
+enum Scan {
+    Range(Bound<Vec<u8>>, Bound<Vec<u8>>),
+    Prefix(Vec<u8>),
+}
+
+fn bound() -> impl Strategy<Value = Bound<Vec<u8>>> {
+    prop_oneof![
+        1 => Just(Bound::Unbounded),
+        2 => key().prop_map(Bound::Included),
+        2 => key().prop_map(Bound::Excluded),
+    ]
+}
+
+fn scan() -> impl Strategy<Value = Scan> {
+    prop_oneof![
+        3 => (bound(), bound()).prop_map(|(a, b)| Scan::Range(a, b)),
+        1 => key().prop_map(Scan::Prefix),
+    ]
+}
+
+fn as_bytes(b: &Bound<Vec<u8>>) -> Bound<Bytes> {
+    match b {
+        Bound::Included(k) => Bound::Included(Bytes::copy_from_slice(k)),
+        Bound::Excluded(k) => Bound::Excluded(Bytes::copy_from_slice(k)),
+        Bound::Unbounded => Bound::Unbounded,
+    }
+}
+
+/// The model's pairs a scan covers, ascending.
+fn expected(model: &Model, scan: &Scan) -> Vec<(Vec<u8>, Vec<u8>)> {
+    let within = |k: &Vec<u8>| match scan {
+        Scan::Prefix(p) => k.starts_with(p),
+        Scan::Range(a, b) => {
+            let above = match a {
+                Bound::Included(a) => k >= a,
+                Bound::Excluded(a) => k > a,
+                Bound::Unbounded => true,
+            };
+            let below = match b {
+                Bound::Included(b) => k <= b,
+                Bound::Excluded(b) => k < b,
+                Bound::Unbounded => true,
+            };
+            above && below
+        }
+    };
+    model.iter().filter(|(k, _)| within(k)).map(|(k, v)| (k.clone(), v.clone())).collect()
+}
+
+fn open_scan(db: &Db, snapshot: Option<&siftdb::Snapshot>, scan: &Scan) -> DbIter {
+    match (scan, snapshot) {
+        (Scan::Prefix(p), None) => db.prefix(p),
+        (Scan::Prefix(p), Some(s)) => s.prefix(p),
+        (Scan::Range(a, b), None) => db.range((as_bytes(a), as_bytes(b))),
+        (Scan::Range(a, b), Some(s)) => s.range((as_bytes(a), as_bytes(b))),
+    }
+}
+
+fn pairs(it: impl Iterator<Item = siftdb::Result<(Bytes, Bytes)>>) -> Vec<(Vec<u8>, Vec<u8>)> {
+    it.map(|r| r.map(|(k, v)| (k.to_vec(), v.to_vec()))).collect::<siftdb::Result<_>>().unwrap()
+}
+
+/// `.rev()` is the model reversed, and a mix of ends yields every pair once.
+fn check_scan(
+    it: impl Fn() -> DbIter,
+    want: &[(Vec<u8>, Vec<u8>)],
+    ends: &[bool],
+) -> Result<(), TestCaseError> {
+    prop_assert_eq!(pairs(it()), want.to_vec());
+    let back = pairs(it().rev());
+    prop_assert_eq!(back, want.iter().rev().cloned().collect::<Vec<_>>());
+    let mut mixed = it();
+    let (mut front, mut rear) = (Vec::new(), Vec::new());
+    for &from_front in ends.iter().chain(std::iter::repeat(&true)) {
+        let item = if from_front { mixed.next() } else { mixed.next_back() };
+        let Some(item) = item else { break };
+        let (k, v) = item.unwrap();
+        if from_front { front.push((k.to_vec(), v.to_vec())) } else { rear.push((k.to_vec(), v.to_vec())) }
+    }
+    prop_assert!(mixed.next().is_none() && mixed.next_back().is_none());
+    front.extend(rear.into_iter().rev());
+    prop_assert_eq!(front, want.to_vec());
+    Ok(())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 64, ..ProptestConfig::default() })]
+
+    #[test]
+    fn every_scan_runs_both_ways(
+        ops in prop::collection::vec(op(), 1..150),
+        scans in prop::collection::vec((scan(), prop::collection::vec(any::<bool>(), 0..24)), 1..6),
+    ) {
+        let dir = tempfile::tempdir().unwrap();
+        let db = Db::open(dir.path(), options()).unwrap();
+        let mut model = Model::new();
+        let mut snapshots = Vec::new();
+        for op in &ops {
+            match op {
+                Op::Put(k, v) => {
+                    db.put(k, v).unwrap();
+                    model.insert(k.clone(), v.clone());
+                }
+                Op::Delete(k) => {
+                    let mut b = WriteBatch::new();
+                    b.delete(k);
+                    db.write(b).unwrap();
+                    model.remove(k);
+                }
+                Op::Snapshot => snapshots.push((db.snapshot(), model.clone())),
+                Op::Flush => db.flush().unwrap(),
+                Op::Compact => db.compact().unwrap(),
+            }
+        }
+        for (scan, ends) in &scans {
+            check_scan(|| open_scan(&db, None, scan), &expected(&model, scan), ends)?;
+            for (snap, then) in &snapshots {
+                check_scan(|| open_scan(&db, Some(snap), scan), &expected(then, scan), ends)?;
+            }
+        }
+    }
+}
+
+/// The newest first: a reverse scan of a settled tree, and one ending at
+/// a bound, over keys with many versions and deletions.
+#[test]
+fn newest_first_over_a_settled_tree() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = Db::open(dir.path(), options()).unwrap();
+    for round in 0..3u32 {
+        for i in 0..200u32 {
+            db.put(format!("event:{i:05}"), format!("{round}")).unwrap();
+        }
+    }
+    for i in (0..200u32).step_by(7) {
+        db.delete(format!("event:{i:05}")).unwrap();
+    }
+    db.compact().unwrap();
+    let last: Vec<_> = db.prefix("event:").rev().take(3).map(|r| r.unwrap().0).collect();
+    assert_eq!(last, [&b"event:00199"[..], &b"event:00198"[..], &b"event:00197"[..]]);
+    // 196 = 7 * 28 was deleted.
+    let before: Vec<_> = db.range(.."event:00197").rev().take(2).map(|r| r.unwrap().0).collect();
+    assert_eq!(before, [&b"event:00195"[..], &b"event:00194"[..]]);
+    assert_eq!(db.iter().rev().count(), db.iter().count());
+    assert!(db.iter().rev().all(|r| r.unwrap().1 == b"2"[..]));
+}
