@@ -13,7 +13,7 @@ use bytes::Bytes;
 use crate::Result;
 use crate::key::{MAX_SEQ, SeqNo, ValueKind};
 use crate::memtable::{MemEntry, Memtable, MemtableRange};
-use crate::table::{TableIter, TableRevIter};
+use crate::table::{TableEntry, TableIter, TableRevIter};
 use crate::tree::{Level, TableFile};
 
 /// One version of one key: its value or tombstone at one sequence number.
@@ -102,13 +102,7 @@ impl TablesSource {
     }
 
     fn pull(&mut self) -> Result<()> {
-        self.head = match self.iter.as_mut().and_then(Iterator::next) {
-            Some(e) => {
-                let e = e?;
-                Some(KeyVersion { key: e.user_key, seq: e.seq, kind: e.kind, value: e.value })
-            }
-            None => None,
-        };
+        self.head = next_version(self.iter.as_mut())?;
         Ok(())
     }
 }
@@ -153,25 +147,38 @@ impl Source for MemRevSource {
 }
 
 /// Reads the tables of one sorted run (or one level-0 table) backwards from
-/// an end bound, opening each table's reverse cursor only when reached.
+/// an end bound down to a start bound, opening each table's reverse cursor
+/// only when reached and no table or block wholly below the start.
 pub(crate) struct TablesRevSource {
     tables: Vec<Arc<TableFile>>,
     /// Tables not opened yet: the next is `left - 1`.
     left: usize,
+    /// Tables below this index end below the start bound.
+    skip: usize,
+    start: Bound<Bytes>,
     iter: Option<TableRevIter>,
     head: Option<KeyVersion>,
 }
 
 impl TablesRevSource {
-    /// Starts at the last version whose user key is within `end`.
-    pub fn new(tables: Vec<Arc<TableFile>>, end: Bound<&[u8]>) -> Result<Self> {
-        // Tables sorted by smallest key: those starting within the bound.
+    /// Starts at the last version whose user key lies within `bounds`
+    /// (lower, upper) and goes down to the lower bound.
+    pub fn new(tables: Vec<Arc<TableFile>>, bounds: (Bound<&[u8]>, Bound<&[u8]>)) -> Result<Self> {
+        let (start, end) = bounds;
+        // Tables sorted by smallest key: those starting within the end bound.
         let left = tables.partition_point(|t| match end {
             Bound::Included(b) => t.record.smallest.as_slice() <= b,
             Bound::Excluded(b) => t.record.smallest.as_slice() < b,
             Bound::Unbounded => true,
         });
-        let mut s = TablesRevSource { tables, left, iter: None, head: None };
+        // Tables ending below the start bound are never opened.
+        let skip = tables.partition_point(|t| match start {
+            Bound::Included(a) => t.record.largest.as_slice() < a,
+            Bound::Excluded(a) => t.record.largest.as_slice() <= a,
+            Bound::Unbounded => false,
+        });
+        let start = start.map(Bytes::copy_from_slice);
+        let mut s = TablesRevSource { tables, left, skip, start, iter: None, head: None };
         s.open_previous(end)?;
         Ok(s)
     }
@@ -179,31 +186,26 @@ impl TablesRevSource {
     fn open_previous(&mut self, end: Bound<&[u8]>) -> Result<()> {
         let mut end = end;
         loop {
-            let Some(i) = self.left.checked_sub(1) else {
+            let Some(i) = self.left.checked_sub(1).filter(|&i| i >= self.skip) else {
                 self.iter = None;
                 self.head = None;
                 return Ok(());
             };
             self.left = i;
             let Some(t) = self.tables.get(i) else { return Ok(()) };
-            self.iter = Some(t.table.iter_rev(end)?);
+            let start = self.start.as_ref().map(|a| &a[..]);
+            self.iter = Some(t.table.iter_rev((start, end))?);
             self.pull()?;
             if self.head.is_some() {
                 return Ok(());
             }
-            // Only the first table read can hold keys past the bound.
+            // Only the first table read can hold keys past the end bound.
             end = Bound::Unbounded;
         }
     }
 
     fn pull(&mut self) -> Result<()> {
-        self.head = match self.iter.as_mut().and_then(Iterator::next) {
-            Some(e) => {
-                let e = e?;
-                Some(KeyVersion { key: e.user_key, seq: e.seq, kind: e.kind, value: e.value })
-            }
-            None => None,
-        };
+        self.head = next_version(self.iter.as_mut())?;
         Ok(())
     }
 }
@@ -220,6 +222,12 @@ impl Source for TablesRevSource {
         }
         Ok(())
     }
+}
+
+/// The next entry of a table cursor, either way, as a key version.
+fn next_version(it: Option<&mut impl Iterator<Item = Result<TableEntry>>>) -> Result<Option<KeyVersion>> {
+    let Some(e) = it.and_then(Iterator::next).transpose()? else { return Ok(None) };
+    Ok(Some(KeyVersion { key: e.user_key, seq: e.seq, kind: e.kind, value: e.value }))
 }
 
 /// Newest-first internal order.

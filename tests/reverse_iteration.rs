@@ -203,3 +203,60 @@ fn newest_first_over_a_settled_tree() {
     assert_eq!(db.iter().rev().count(), db.iter().count());
     assert!(db.iter().rev().all(|r| r.unwrap().1 == b"2"[..]));
 }
+
+/// Data blocks a scan reads, from every level's tables.
+fn blocks_read(db: &Db, scan: impl FnOnce(&Db)) -> u64 {
+    let total = |db: &Db| db.stats().levels.iter().map(|l| l.table_blocks_read).sum::<u64>();
+    let before = total(db);
+    scan(db);
+    total(db) - before
+}
+
+/// A reverse scan reads each block of its range once and none below it.
+/// Against a forward scan of the same range it may read one block more per
+/// sorted run: a table's index holds each block's last key, so the block
+/// holding the last key below an excluded end is found only by reading the
+/// block after it when the end falls between two blocks (RocksDB's
+/// `SeekForPrev` does the same); a forward scan pays the same block at its
+/// own end when the range ends at a block's last key.
+#[test]
+fn reverse_scans_read_no_more_blocks_than_forward_ones() {
+    let dir = tempfile::tempdir().unwrap();
+    let opts = Options {
+        auto_compaction: false,
+        memtable_bytes: 1 << 16,
+        block_bytes: 256,
+        table_target_bytes: 4096,
+        ..options()
+    };
+    let db = Db::open(dir.path(), opts).unwrap();
+    for i in 0..3_000u32 {
+        db.put(format!("k{:05}", (i * 7919) % 3_000), format!("value-{i}")).unwrap();
+    }
+    db.compact().unwrap();
+    // Newer versions of a tenth of the keys, flushed to level 0 on top.
+    for i in (0..3_000u32).step_by(10) {
+        db.put(format!("k{i:05}"), "newer").unwrap();
+    }
+    db.flush().unwrap();
+    assert!(db.stats().levels.iter().filter(|l| l.tables > 0).count() >= 2, "{}", db.stats());
+    let runs = db.stats().levels.iter().filter(|l| l.tables > 0).count() as u64;
+    let ranges: [(&str, &str); 4] =
+        [("k00000", "k99999"), ("k01000", "k01100"), ("k02990", "k03000"), ("k00500", "k00501")];
+    for (a, b) in ranges {
+        let forward = blocks_read(&db, |db| assert!(db.range(a..b).count() > 0));
+        let backward = blocks_read(&db, |db| assert!(db.range(a..b).rev().count() > 0));
+        assert!(forward > 0, "{a}..{b}");
+        assert!(backward <= forward + runs, "{a}..{b}: backward {backward} blocks, forward {forward}");
+    }
+    // Over the whole tree no end falls between blocks: exactly as many.
+    let forward = blocks_read(&db, |db| assert_eq!(db.iter().count(), 3_000));
+    let backward = blocks_read(&db, |db| assert_eq!(db.iter().rev().count(), 3_000));
+    assert_eq!(backward, forward);
+    // The newest ten of everything read only the last blocks, not the table.
+    let all = blocks_read(&db, |db| assert_eq!(db.iter().count(), 3_000));
+    let last_ten = blocks_read(&db, |db| assert_eq!(db.iter().rev().take(10).count(), 10));
+    // At most the last block or two of each table the scan opens.
+    let tables: u64 = db.stats().levels.iter().map(|l| l.tables).sum();
+    assert!(last_ten * 10 < all && last_ten <= 2 * tables, "last ten read {last_ten} blocks of {all}");
+}

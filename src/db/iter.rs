@@ -2,8 +2,8 @@
 //! sequence number, within bounds, from either end. For each user key the
 //! version the snapshot sees decides: a value is yielded, a tombstone hides
 //! the key. Forwards the merge is [`crate::merge::Visible`]; backwards,
-//! [`crate::merge::VisibleBack`] over the sources read backwards, built the
-//! first time `next_back` is called. Both ends may be mixed, as on a
+//! [`crate::merge::VisibleBack`] over the sources read backwards. Each end
+//! opens its sources when it is first read. Both ends may be mixed, as on a
 //! `BTreeMap` range: each stops at the last key the other yielded, so every
 //! key comes once.
 //!
@@ -74,21 +74,21 @@ impl DbIter {
             it.error = Some(e);
             return it;
         }
-        let sv = inner.current();
-        match forward_sources(&sv, &it.start) {
-            Ok(sources) => {
-                // Read after the sources are fixed, so every write it admits
-                // is in them.
-                it.snapshot = snapshot.unwrap_or_else(|| inner.visible_seq());
-                it.front = Some(Visible::new(Merge::new(sources), it.snapshot, it.end.clone()));
-                it.sv = Some(sv);
-            }
-            Err(e) => it.error = Some(e),
-        }
+        // The snapshot is read after the tree is fixed, as a point read
+        // does, so every write it admits is in what the iterator reads.
+        it.sv = Some(inner.current());
+        it.snapshot = snapshot.unwrap_or_else(|| inner.visible_seq());
         it
     }
 
     fn step_front(&mut self) -> Result<Option<(Bytes, Bytes)>> {
+        // Each end's sources are opened when that end is first read, so a
+        // reverse scan reads no block at the range's start.
+        if self.front.is_none() {
+            let Some(sv) = &self.sv else { return Ok(None) };
+            let sources = forward_sources(sv, &self.start)?;
+            self.front = Some(Visible::new(Merge::new(sources), self.snapshot, self.end.clone()));
+        }
         let Some(front) = self.front.as_mut() else { return Ok(None) };
         while let Some(v) = front.next_visible()? {
             // Sources start at the start key, so only an excluded start
@@ -103,7 +103,7 @@ impl DbIter {
     fn step_back(&mut self) -> Result<Option<(Bytes, Bytes)>> {
         if self.back.is_none() {
             let Some(sv) = &self.sv else { return Ok(None) };
-            let sources = backward_sources(sv, &self.end)?;
+            let sources = backward_sources(sv, &self.start, &self.end)?;
             self.back = Some(VisibleBack::new(Merge::backward(sources), self.snapshot, self.start.clone()));
         }
         let Some(back) = self.back.as_mut() else { return Ok(None) };
@@ -175,13 +175,13 @@ fn forward_sources(sv: &SuperVersion, start: &Bound<Bytes>) -> Result<Vec<Box<dy
     Ok(sources)
 }
 
-/// The same sources read backwards from `end`.
-fn backward_sources(sv: &SuperVersion, end: &Bound<Bytes>) -> Result<Vec<Box<dyn Source>>> {
-    let end: Bound<&[u8]> = match end {
-        Bound::Included(k) => Bound::Included(k),
-        Bound::Excluded(k) => Bound::Excluded(k),
-        Bound::Unbounded => Bound::Unbounded,
-    };
+/// The same sources read backwards from `end` down to `start`.
+fn backward_sources(
+    sv: &SuperVersion,
+    start: &Bound<Bytes>,
+    end: &Bound<Bytes>,
+) -> Result<Vec<Box<dyn Source>>> {
+    let (start, end) = (start.as_ref().map(|k| &k[..]), end.as_ref().map(|k| &k[..]));
     let mut sources: Vec<Box<dyn Source>> = Vec::new();
     for m in std::iter::once(&sv.mem).chain(sv.imm.iter().rev()) {
         sources.push(Box::new(MemRevSource::new(&m.mem, end)));
@@ -189,10 +189,10 @@ fn backward_sources(sv: &SuperVersion, end: &Bound<Bytes>) -> Result<Vec<Box<dyn
     for level in sv.tree.each_level() {
         if level.number == 0 {
             for t in level.tables {
-                sources.push(Box::new(TablesRevSource::new(vec![Arc::clone(t)], end)?));
+                sources.push(Box::new(TablesRevSource::new(vec![Arc::clone(t)], (start, end))?));
             }
         } else if !level.tables.is_empty() {
-            sources.push(Box::new(TablesRevSource::new(level.tables.to_vec(), end)?));
+            sources.push(Box::new(TablesRevSource::new(level.tables.to_vec(), (start, end))?));
         }
     }
     Ok(sources)

@@ -64,6 +64,10 @@ pub struct LevelStats {
     pub data_blocks_read: u64,
     /// Bytes of data blocks read by point lookups.
     pub bytes_read: u64,
+    /// Data blocks read from the level's live tables by every reader
+    /// (lookups, scans in either direction, compactions) since each table
+    /// was opened: what a scan costs shows as its change.
+    pub table_blocks_read: u64,
 }
 
 impl LevelStats {
@@ -94,6 +98,7 @@ impl LevelStats {
             probes_without_filter: self.probes_without_filter.saturating_sub(earlier.probes_without_filter),
             data_blocks_read: self.data_blocks_read.saturating_sub(earlier.data_blocks_read),
             bytes_read: self.bytes_read.saturating_sub(earlier.bytes_read),
+            table_blocks_read: self.table_blocks_read.saturating_sub(earlier.table_blocks_read),
             ..self.clone()
         }
     }
@@ -439,6 +444,7 @@ impl super::DbInner {
             l.keys = tables.iter().map(|t| t.record.entries).sum();
             l.bytes = tables.iter().map(|t| t.record.file_size).sum();
             l.filter_bytes = tables.iter().map(|t| t.record.filter_bytes).sum();
+            l.table_blocks_read = tables.iter().map(|t| t.table.counters().data_blocks_read).sum();
             l.filters_dropped = tables.iter().filter(|t| t.table.filter_dropped()).count() as u64;
             l.filter_fallbacks = tables.iter().filter(|t| t.table.filter_fell_back()).count() as u64;
             // A level below the deepest the plan covers is planned as if

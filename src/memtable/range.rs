@@ -91,46 +91,37 @@ impl MemtableRange {
     }
 
     fn refill(&mut self) {
-        if is_empty(&self.resume, &self.upper) {
-            self.exhausted = true;
-            return;
-        }
-        let map = self.table.read_map();
-        let mut scanned = 0;
-        let mut last = None;
-        for (k, (kind, value)) in map.range((self.resume.clone(), self.upper.clone())).take(self.chunk) {
-            scanned += 1;
-            last = Some(k);
-            if k.seq <= self.snapshot {
-                self.buf.push_back(entry(k, *kind, value));
-            }
-        }
-        if let Some(k) = last {
-            self.resume = Bound::Excluded(k.clone());
-        }
-        if scanned < self.chunk {
-            self.exhausted = true;
-        }
+        self.read_chunk(false);
     }
 
-    /// As `refill`, from the back.
     fn refill_back(&mut self) {
+        self.read_chunk(true);
+    }
+
+    /// Copies up to a chunk of the unread middle, from its front or its
+    /// back, under one read lock.
+    fn read_chunk(&mut self, from_back: bool) {
         if is_empty(&self.resume, &self.upper) {
             self.exhausted = true;
             return;
         }
         let map = self.table.read_map();
+        let range = map.range((self.resume.clone(), self.upper.clone()));
+        let chunk: Box<dyn Iterator<Item = _>> =
+            if from_back { Box::new(range.rev().take(self.chunk)) } else { Box::new(range.take(self.chunk)) };
         let mut scanned = 0;
         let mut last = None;
-        for (k, (kind, value)) in map.range((self.resume.clone(), self.upper.clone())).rev().take(self.chunk) {
+        for (k, (kind, value)) in chunk {
             scanned += 1;
             last = Some(k);
             if k.seq <= self.snapshot {
-                self.back.push_front(entry(k, *kind, value));
+                let e = entry(k, *kind, value);
+                if from_back { self.back.push_front(e) } else { self.buf.push_back(e) }
             }
         }
         if let Some(k) = last {
-            self.upper = Bound::Excluded(k.clone());
+            let seen = Bound::Excluded(k.clone());
+            if from_back { self.upper = seen } else { self.resume = seen }
         }
         if scanned < self.chunk {
             self.exhausted = true;

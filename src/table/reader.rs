@@ -234,13 +234,13 @@ impl Table {
         TableIter::new(self.clone())
     }
 
-    /// An iterator over the entries within `upper`, last first (reverse
-    /// internal-key order).
+    /// An iterator over the entries whose user keys lie within `bounds`
+    /// (lower, upper), last first (reverse internal-key order).
     ///
     /// # Errors
     /// `Corruption` if the index or the first block read is damaged.
-    pub fn iter_rev(&self, upper: std::ops::Bound<&[u8]>) -> Result<TableRevIter> {
-        TableRevIter::new(self.clone(), upper)
+    pub fn iter_rev(&self, bounds: (std::ops::Bound<&[u8]>, std::ops::Bound<&[u8]>)) -> Result<TableRevIter> {
+        TableRevIter::new(self.clone(), bounds)
     }
 
     /// The table's path.

@@ -9,6 +9,8 @@
 //! scan reaches them: a scan that stops at its lower bound reads no block
 //! below the one holding it.
 
+use std::ops::Bound;
+
 use bytes::Bytes;
 
 use super::iter::TableEntry;
@@ -24,7 +26,7 @@ use crate::{Error, Result};
 /// # fn demo(table: &siftdb::table::Table) -> siftdb::Result<()> {
 /// use std::ops::Bound;
 /// // The last ten entries below "m", last first.
-/// for entry in table.iter_rev(Bound::Excluded(b"m"))?.take(10) {
+/// for entry in table.iter_rev((Bound::Unbounded, Bound::Excluded(b"m")))?.take(10) {
 ///     let e = entry?;
 ///     println!("{:?}@{}", e.user_key, e.seq);
 /// }
@@ -38,16 +40,19 @@ pub struct TableRevIter {
     entries: Vec<TableEntry>,
     /// Blocks below the current one still to read: the next is `below - 1`.
     below: usize,
+    /// The scan's lower bound: entries below it are not yielded, and once a
+    /// block starts below it no lower block is read.
+    lower: Bound<Vec<u8>>,
     done: bool,
 }
 
 impl TableRevIter {
-    /// A cursor at the last entry whose user key is within `upper`.
+    /// A cursor at the last entry whose user key is within `upper`, going
+    /// down to `lower`.
     ///
     /// # Errors
     /// `Corruption` if the index or the first block read is damaged.
-    pub fn new(table: Table, upper: std::ops::Bound<&[u8]>) -> Result<Self> {
-        use std::ops::Bound;
+    pub fn new(table: Table, (lower, upper): (Bound<&[u8]>, Bound<&[u8]>)) -> Result<Self> {
         let blocks = table.index().len();
         // The block that can hold the last entry within the bound: the
         // first whose last key is at or after the bound's last internal
@@ -62,7 +67,8 @@ impl TableRevIter {
             None => None,
         };
         let start = found.map_or(blocks, |(i, _)| i + 1);
-        let mut it = TableRevIter { table, entries: Vec::new(), below: start, done: false };
+        let lower = lower.map(<[u8]>::to_vec);
+        let mut it = TableRevIter { table, entries: Vec::new(), below: start, lower, done: false };
         // Only the first block can hold entries past the bound.
         if it.load_previous()? {
             it.entries.retain(|e| match upper {
@@ -88,8 +94,15 @@ impl TableRevIter {
             entries.push(TableEntry { user_key: Bytes::copy_from_slice(user), seq, kind, value: it.value() });
             it.advance().map_err(|e| in_file(e, handle.offset))?;
         }
+        let above = |k: &[u8]| match &self.lower {
+            Bound::Included(l) => k >= l.as_slice(),
+            Bound::Excluded(l) => k > l.as_slice(),
+            Bound::Unbounded => true,
+        };
+        // A block that starts below the bound is the last one the scan needs.
+        self.below = if entries.first().is_some_and(|e| !above(&e.user_key)) { 0 } else { i };
+        entries.retain(|e| above(&e.user_key));
         self.entries = entries;
-        self.below = i;
         Ok(true)
     }
 
@@ -164,12 +177,12 @@ mod tests {
         let rev = |keep: &dyn Fn(&[u8]) -> bool| -> Vec<_> {
             model.iter().filter(|(k, _, _)| keep(k)).rev().cloned().collect()
         };
-        assert_eq!(collect(TableRevIter::new(t.clone(), Bound::Unbounded).unwrap()), rev(&|_| true));
+        assert_eq!(collect(TableRevIter::new(t.clone(), (Bound::Unbounded, Bound::Unbounded)).unwrap()), rev(&|_| true));
         for probe in ["k000", "k001", "k003", "k150", "k299", "k2995", "a", "z", "k15"] {
             let b = probe.as_bytes();
-            let ex = collect(TableRevIter::new(t.clone(), Bound::Excluded(b)).unwrap());
+            let ex = collect(TableRevIter::new(t.clone(), (Bound::Unbounded, Bound::Excluded(b))).unwrap());
             assert_eq!(ex, rev(&|k| k < b), "< {probe}");
-            let inc = collect(TableRevIter::new(t.clone(), Bound::Included(b)).unwrap());
+            let inc = collect(TableRevIter::new(t.clone(), (Bound::Unbounded, Bound::Included(b))).unwrap());
             assert_eq!(inc, rev(&|k| k <= b), "<= {probe}");
         }
     }
@@ -179,10 +192,36 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let (t, _) = table(dir.path());
         let before = t.counters().data_blocks_read;
-        let first: Vec<_> = TableRevIter::new(t.clone(), Bound::Excluded(b"k200")).unwrap().take(3).collect();
+        let first: Vec<_> = TableRevIter::new(t.clone(), (Bound::Unbounded, Bound::Excluded(b"k200"))).unwrap().take(3).collect();
         assert_eq!(first.len(), 3);
         // The block holding k199's versions, and at most the one below it.
         assert!(t.counters().data_blocks_read - before <= 2, "{}", t.counters().data_blocks_read - before);
+    }
+
+    /// Down to a lower bound: only the entries above it, and no block
+    /// below the one holding it is read.
+    #[test]
+    fn a_lower_bound_stops_the_scan_at_its_block() {
+        let dir = tempfile::tempdir().unwrap();
+        let (t, model) = table(dir.path());
+        for (lo, hi) in [("k100", "k110"), ("k000", "k005"), ("k1505", "k151"), ("k298", "z")] {
+            let (l, h) = (lo.as_bytes(), hi.as_bytes());
+            let before = t.counters().data_blocks_read;
+            let got = collect(TableRevIter::new(t.clone(), (Bound::Included(l), Bound::Excluded(h))).unwrap());
+            let read = t.counters().data_blocks_read - before;
+            let want: Vec<_> = model.iter().filter(|(k, _, _)| k.as_slice() >= l && k.as_slice() < h).rev().cloned().collect();
+            assert_eq!(got, want, "{lo}..{hi}");
+            // The blocks a forward scan of the range reads, at most.
+            let before = t.counters().data_blocks_read;
+            let mut fwd = t.iter();
+            fwd.seek(l).unwrap();
+            let n = fwd.take_while(|e| e.as_ref().is_ok_and(|e| e.user_key.as_ref() < h)).count();
+            assert!(n >= got.len());
+            let forward = t.counters().data_blocks_read - before;
+            assert!(read <= forward, "{lo}..{hi}: {read} blocks back, {forward} forward");
+            let excl = collect(TableRevIter::new(t.clone(), (Bound::Excluded(l), Bound::Excluded(h))).unwrap());
+            assert!(excl.iter().all(|(k, _, _)| k.as_slice() > l), "{lo}..{hi}");
+        }
     }
 
     #[test]
@@ -196,7 +235,7 @@ mod tests {
         bytes[40] ^= 0xff;
         std::fs::write(&path, &bytes).unwrap();
         let t = Table::open(&StdFs, &path).unwrap();
-        let mut it = TableRevIter::new(t, Bound::Unbounded).unwrap();
+        let mut it = TableRevIter::new(t, (Bound::Unbounded, Bound::Unbounded)).unwrap();
         let mut saw_error = false;
         for e in it.by_ref() {
             if let Err(e) = e {
