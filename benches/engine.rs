@@ -14,6 +14,10 @@
 //! Only the puts are timed: opening, and the flush and compaction that follow,
 //! are not (the `siftdb bench` tool reports its load and settle separately).
 //!
+//! `scan-forward-100` / `scan-reverse-100`: on the same loaded databases,
+//! 100 pairs from a seeded random key, ascending from it or descending
+//! below it (values read in both engines).
+//!
 //! Run: `cargo bench --bench engine`.
 
 use std::hint::black_box;
@@ -27,6 +31,8 @@ use siftdb::{Db, FilterKind, Options, WriteBatch};
 const KEYS: u64 = 200_000;
 const BATCH: usize = 256;
 const FILL_KEYS: u64 = 50_000;
+/// Pairs per short scan.
+const SCAN: usize = 100;
 
 fn mix(mut z: u64) -> u64 {
     z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
@@ -130,6 +136,48 @@ fn lookups_bench(c: &mut Criterion) {
                     .iter()
                     .filter(|k| ks.get(black_box(k.as_slice())).expect("get").is_some())
                     .count()
+            });
+        });
+        g.finish();
+    }
+
+    // Short scans from seeded random points, forwards and backwards, in
+    // both engines: the same keys in each direction.
+    let starts: Vec<[u8; 16]> = (0..256u64).map(|i| key(mix(i ^ 0x5eed) % KEYS)).collect();
+    for k in starts.iter().take(8) {
+        let fwd = sift.range(&k[..]..).take(SCAN).count();
+        assert_eq!(fwd, ks.range(&k[..]..).take(SCAN).count());
+        assert_eq!(
+            sift.range(..&k[..]).rev().take(SCAN).count(),
+            ks.range(..&k[..]).rev().take(SCAN).count()
+        );
+    }
+    for (name, reverse) in [("forward", false), ("reverse", true)] {
+        let mut g = c.benchmark_group(format!("scan-{name}-{SCAN}/{KEYS}"));
+        g.throughput(Throughput::Elements(SCAN as u64));
+        let mut at = 0;
+        g.bench_function("siftdb", |b| {
+            b.iter(|| {
+                at = (at + 1) % starts.len();
+                let k = &starts[at][..];
+                let it = if reverse { sift.range(..k) } else { sift.range(k..) };
+                if reverse {
+                    it.rev().take(SCAN).filter_map(Result::ok).count()
+                } else {
+                    it.take(SCAN).filter_map(Result::ok).count()
+                }
+            });
+        });
+        let mut at = 0;
+        g.bench_function("fjall", |b| {
+            b.iter(|| {
+                at = (at + 1) % starts.len();
+                let k = &starts[at][..];
+                if reverse {
+                    ks.range(..k).rev().take(SCAN).filter_map(|g| g.into_inner().ok()).count()
+                } else {
+                    ks.range(k..).take(SCAN).filter_map(|g| g.into_inner().ok()).count()
+                }
             });
         });
         g.finish();

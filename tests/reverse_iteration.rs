@@ -212,13 +212,10 @@ fn blocks_read(db: &Db, scan: impl FnOnce(&Db)) -> u64 {
     total(db) - before
 }
 
-/// A reverse scan reads each block of its range once and none below it.
-/// Against a forward scan of the same range it may read one block more per
-/// sorted run: a table's index holds each block's last key, so the block
-/// holding the last key below an excluded end is found only by reading the
-/// block after it when the end falls between two blocks (RocksDB's
-/// `SeekForPrev` does the same); a forward scan pays the same block at its
-/// own end when the range ends at a block's last key.
+/// A reverse scan reads no more data blocks than a forward scan of the
+/// same range: each block once, and none wholly below the range (a table's
+/// index holds each block's last key, so such a block is skipped unread).
+/// Without that check, 32 of 204 ranges here read one block more backwards.
 #[test]
 fn reverse_scans_read_no_more_blocks_than_forward_ones() {
     let dir = tempfile::tempdir().unwrap();
@@ -240,14 +237,22 @@ fn reverse_scans_read_no_more_blocks_than_forward_ones() {
     }
     db.flush().unwrap();
     assert!(db.stats().levels.iter().filter(|l| l.tables > 0).count() >= 2, "{}", db.stats());
-    let runs = db.stats().levels.iter().filter(|l| l.tables > 0).count() as u64;
-    let ranges: [(&str, &str); 4] =
-        [("k00000", "k99999"), ("k01000", "k01100"), ("k02990", "k03000"), ("k00500", "k00501")];
-    for (a, b) in ranges {
+    let mut ranges: Vec<(String, String)> =
+        [("k00000", "k99999"), ("k01000", "k01100"), ("k02990", "k03000"), ("k00500", "k00501")]
+            .map(|(a, b)| (a.to_string(), b.to_string()))
+            .to_vec();
+    // And ranges of every length from every part of the key space.
+    for i in 0..200u32 {
+        let a = (i * 7919) % 3_000;
+        let len = 1 + (i * 104_729) % 400;
+        ranges.push((format!("k{a:05}"), format!("k{:05}", a + len)));
+    }
+    for (a, b) in &ranges {
+        let (a, b) = (a.as_str(), b.as_str());
         let forward = blocks_read(&db, |db| assert!(db.range(a..b).count() > 0));
         let backward = blocks_read(&db, |db| assert!(db.range(a..b).rev().count() > 0));
         assert!(forward > 0, "{a}..{b}");
-        assert!(backward <= forward + runs, "{a}..{b}: backward {backward} blocks, forward {forward}");
+        assert!(backward <= forward, "{a}..{b}: backward {backward} blocks, forward {forward}");
     }
     // Over the whole tree no end falls between blocks: exactly as many.
     let forward = blocks_read(&db, |db| assert_eq!(db.iter().count(), 3_000));

@@ -5,9 +5,9 @@
 //! entry by entry would decode each restart run once per entry; instead a
 //! block is decoded forwards once, into a vector, and the vector is walked
 //! back (a block holds ~4 KiB, so the vector is small and short-lived).
-//! Blocks are read one at a time, newest position first, and only when the
-//! scan reaches them: a scan that stops at its lower bound reads no block
-//! below the one holding it.
+//! Blocks are read one at a time, last first, and only when the scan
+//! reaches them: a block whose last key (in the index) lies below the
+//! scan's lower bound is never read.
 
 use std::ops::Bound;
 
@@ -85,7 +85,14 @@ impl TableRevIter {
         let Some(i) = self.below.checked_sub(1) else { return Ok(false) };
         let path = self.table.path().to_path_buf();
         let in_file = |e: Error, base: u64| e.at_file(&path, base);
-        let (_, handle) = self.table.index().entry(i).map_err(|e| in_file(e, 0))?;
+        let (last, handle) = self.table.index().entry(i).map_err(|e| in_file(e, 0))?;
+        // The index holds each block's last key: a block ending below the
+        // bound holds nothing the scan wants, and is not read.
+        let (last_user, _, _) = parse_internal_key(last).map_err(|e| in_file(e, 0))?;
+        if !self.above(last_user) {
+            self.below = 0;
+            return Ok(false);
+        }
         let mut it = self.table.read_data_block(handle)?.cursor();
         it.seek_to_first().map_err(|e| in_file(e, handle.offset))?;
         let mut entries = Vec::new();
@@ -94,16 +101,20 @@ impl TableRevIter {
             entries.push(TableEntry { user_key: Bytes::copy_from_slice(user), seq, kind, value: it.value() });
             it.advance().map_err(|e| in_file(e, handle.offset))?;
         }
-        let above = |k: &[u8]| match &self.lower {
-            Bound::Included(l) => k >= l.as_slice(),
-            Bound::Excluded(l) => k > l.as_slice(),
-            Bound::Unbounded => true,
-        };
         // A block that starts below the bound is the last one the scan needs.
-        self.below = if entries.first().is_some_and(|e| !above(&e.user_key)) { 0 } else { i };
-        entries.retain(|e| above(&e.user_key));
+        self.below = if entries.first().is_some_and(|e| !self.above(&e.user_key)) { 0 } else { i };
+        entries.retain(|e| self.above(&e.user_key));
         self.entries = entries;
         Ok(true)
+    }
+
+    /// Whether `key` is at or above the scan's lower bound.
+    fn above(&self, key: &[u8]) -> bool {
+        match &self.lower {
+            Bound::Included(l) => key >= l.as_slice(),
+            Bound::Excluded(l) => key > l.as_slice(),
+            Bound::Unbounded => true,
+        }
     }
 
     fn step(&mut self) -> Result<Option<TableEntry>> {
