@@ -391,6 +391,7 @@ pub fn check_table_file(data: &[u8]) -> bool {
             clean = false;
         }
     }
+    let mut forward = Vec::new();
     for (n, entry) in table.iter().enumerate() {
         assert!(n < 1 << 22, "iteration does not end");
         let Some(e) = expect_corruption(entry) else {
@@ -398,6 +399,39 @@ pub fn check_table_file(data: &[u8]) -> bool {
             break;
         };
         assert!(e.seq <= MAX_SEQ);
+        forward.push((e.user_key, e.seq));
+    }
+    // Backwards, from the end and from each probe key: damage is
+    // corruption, and a table read cleanly both ways reads the same
+    // entries in reverse.
+    let forward_clean = clean;
+    let bounds = std::iter::once(None).chain(table_probe_keys().map(Some));
+    for bound in bounds {
+        let upper = bound.as_deref().map_or(std::ops::Bound::Unbounded, std::ops::Bound::Excluded);
+        let Some(it) = expect_corruption(table.iter_rev((std::ops::Bound::Unbounded, upper))) else {
+            clean = false;
+            continue;
+        };
+        let mut backward = Vec::new();
+        let mut whole = true;
+        for (n, entry) in it.enumerate() {
+            assert!(n < 1 << 22, "reverse iteration does not end");
+            let Some(e) = expect_corruption(entry) else {
+                whole = false;
+                break;
+            };
+            backward.push((e.user_key, e.seq));
+        }
+        clean &= whole;
+        if whole && forward_clean {
+            let want: Vec<_> = forward
+                .iter()
+                .filter(|(k, _)| bound.as_deref().is_none_or(|b| k.as_ref() < b))
+                .rev()
+                .cloned()
+                .collect();
+            assert_eq!(backward, want, "reverse iteration disagrees with forward");
+        }
     }
     let _ = table.filter_details();
     clean
