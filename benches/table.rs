@@ -86,5 +86,66 @@ fn bench_get(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, bench_build, bench_get);
+/// Reading one data block backwards (issue 32): decoding the whole block
+/// once and walking it back (what `TableRevIter` does), against decoding
+/// one restart run at a time from the last, for the last 1, 8 and all
+/// entries. A 4 KiB block of 16-byte keys and 100-byte values, restart
+/// every 16 entries.
+fn bench_block_reverse(c: &mut Criterion) {
+    use siftdb::table::block::{Block, BlockIter};
+    use siftdb::table::block_builder::BlockBuilder;
+    use siftdb::table::internal_key::internal_key;
+
+    let mut b = BlockBuilder::new(16);
+    let mut i = 0u64;
+    while b.estimated_size() < 4096 {
+        b.add(&internal_key(&key(i), 7, ValueKind::Value), &[b'v'; VALUE_BYTES]);
+        i += 1;
+    }
+    let block = Block::new(bytes::Bytes::from(b.finish())).expect("block");
+    let entry = |it: &BlockIter| (bytes::Bytes::copy_from_slice(it.key()), it.value());
+    let whole = |take: usize| {
+        let mut it = block.cursor();
+        it.seek_to_first().expect("first");
+        let mut all = Vec::new();
+        while it.valid() {
+            all.push(entry(&it));
+            it.advance().expect("advance");
+        }
+        all.into_iter().rev().take(take).count()
+    };
+    let by_run = |take: usize| {
+        let mut it = block.cursor();
+        let mut run = Vec::new();
+        let mut got = 0;
+        for r in (0..block.num_restarts()).rev() {
+            run.clear();
+            it.seek_to_restart(r).expect("restart");
+            loop {
+                run.push(entry(&it));
+                if it.ends_run(r).expect("run end") {
+                    break;
+                }
+                it.advance().expect("advance");
+            }
+            while let Some(e) = run.pop() {
+                black_box(e);
+                got += 1;
+                if got == take {
+                    return got;
+                }
+            }
+        }
+        got
+    };
+    let mut g = c.benchmark_group(format!("block_reverse/{i}"));
+    for take in [1, 8, usize::MAX] {
+        let label = if take == usize::MAX { "all".to_string() } else { take.to_string() };
+        g.bench_function(BenchmarkId::new("whole", &label), |b| b.iter(|| whole(black_box(take))));
+        g.bench_function(BenchmarkId::new("by_run", &label), |b| b.iter(|| by_run(black_box(take))));
+    }
+    g.finish();
+}
+
+criterion_group!(benches, bench_build, bench_get, bench_block_reverse);
 criterion_main!(benches);

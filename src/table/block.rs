@@ -175,6 +175,29 @@ impl BlockIter {
         Ok(())
     }
 
+    /// Positions the cursor at restart point `i` (the first entry of its
+    /// run of prefix-compressed entries).
+    ///
+    /// # Errors
+    /// `Corruption` if the restart offset or the entry is malformed.
+    pub fn seek_to_restart(&mut self, i: usize) -> Result<()> {
+        self.next = self.block.restart(i)?;
+        self.key.clear();
+        self.advance()
+    }
+
+    /// Whether the current entry is the last of restart run `i` (the next
+    /// entry starts run `i + 1`, or the block ends).
+    ///
+    /// # Errors
+    /// `Corruption` if the restart offset is malformed.
+    pub fn ends_run(&self, i: usize) -> Result<bool> {
+        if i + 1 >= self.block.num_restarts {
+            return Ok(self.next >= self.block.entries_end);
+        }
+        Ok(self.next >= self.block.restart(i + 1)?)
+    }
+
     /// Positions the cursor at the first entry, if any.
     ///
     /// # Errors
@@ -231,6 +254,38 @@ mod tests {
             b.add(&key, format!("v{i}").as_bytes());
         }
         Bytes::from(b.finish())
+    }
+
+    /// Each restart run, decoded from its restart point, is the block's
+    /// entries in order: the runs back to front are the block reversed.
+    #[test]
+    fn runs_decoded_from_their_restarts_cover_the_block() {
+        for (n, interval) in [(100, 1), (100, 3), (100, 16), (7, 16), (1, 4)] {
+            let block = Block::new(build(n, interval)).unwrap();
+            let mut it = block.cursor();
+            it.seek_to_first().unwrap();
+            let mut all = Vec::new();
+            while it.valid() {
+                all.push(it.key().to_vec());
+                it.advance().unwrap();
+            }
+            let mut back = Vec::new();
+            for r in (0..block.num_restarts()).rev() {
+                let mut run = Vec::new();
+                it.seek_to_restart(r).unwrap();
+                loop {
+                    run.push(it.key().to_vec());
+                    if it.ends_run(r).unwrap() {
+                        break;
+                    }
+                    it.advance().unwrap();
+                }
+                back.extend(run.into_iter().rev());
+            }
+            all.reverse();
+            assert_eq!(back, all, "{n} entries, restart every {interval}");
+        }
+        assert!(Block::new(build(10, 4)).unwrap().cursor().seek_to_restart(99).is_err());
     }
 
     #[test]
