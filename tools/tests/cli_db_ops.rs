@@ -42,6 +42,15 @@ fn put_get_delete_scan_flush_compact_round_trip() {
     assert_eq!(v["count"], 0);
     let (_, v) = run_json(&["db", "scan", d, "--limit", "1", "--json"]);
     assert_eq!((v["count"].as_u64(), v["truncated"].as_bool()), (Some(1), Some(true)));
+    // Last first: the whole range reversed, and --limit takes its end.
+    let (_, v) = run_json(&["db", "scan", d, "--reverse", "--json"]);
+    let keys: Vec<&str> =
+        v["entries"].as_array().unwrap().iter().map(|e| e["key"].as_str().unwrap()).collect();
+    assert_eq!(keys, ["banana", "\\x00\\xff"]);
+    let (_, v) = run_json(&["db", "scan", d, "--reverse", "--limit", "1", "--json"]);
+    assert_eq!(v["entries"][0]["key"], "banana");
+    let (_, v) = run_json(&["db", "scan", d, "--reverse", "--from", "a", "--to", "c", "--json"]);
+    assert_eq!((v["count"].as_u64(), v["entries"][0]["key"].as_str()), (Some(1), Some("banana")));
     let (code, v) = run_json(&["db", "compact", d, "--json"]);
     assert_eq!((code, v["op"].as_str()), (0, Some("compact")));
     let (code, v) = run_json(&["db", "verify", d, "--json"]);

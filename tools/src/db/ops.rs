@@ -72,6 +72,9 @@ pub struct ScanArgs {
     /// Show at most this many entries (at least 1; omit for no limit).
     #[arg(long, value_parser = crate::numbers::limit)]
     limit: Option<usize>,
+    /// Last key first (with `--limit N`: the last N keys of the range).
+    #[arg(long)]
+    reverse: bool,
 }
 
 /// How a command opens the database.
@@ -224,8 +227,8 @@ fn report(c: &Common, op: &str, mut doc: Value) {
     }
 }
 
-/// Runs `db scan`: live keys in order (tombstones and older versions
-/// hidden), printed as they are read. A damaged table ends the scan after
+/// Runs `db scan`: live keys in order, or last first with `--reverse`
+/// (tombstones and older versions hidden), printed as they are read. A damaged table ends the scan after
 /// the keys before the damage, with the problem reported (exit 1).
 ///
 /// # Errors
@@ -242,6 +245,8 @@ pub fn scan(a: &ScanArgs) -> Result<Outcome, String> {
         Some(p) => db.prefix(p),
         None => db.range((lo, hi)),
     };
+    let iter: Box<dyn Iterator<Item = <siftdb::DbIter as Iterator>::Item>> =
+        if a.reverse { Box::new(iter.rev()) } else { Box::new(iter) };
     let mut sink = EntrySink::new(c.json, a.limit);
     let mut error = None;
     for kv in iter {
@@ -252,11 +257,16 @@ pub fn scan(a: &ScanArgs) -> Result<Outcome, String> {
                 break;
             }
         };
-        if from.as_deref().is_some_and(|f| k.as_ref() < f) {
-            continue;
-        }
-        if to.as_deref().is_some_and(|t| k.as_ref() >= t) {
+        // With a prefix too, `--from` and `--to` bound the keys shown: the
+        // scan skips keys short of the bound it starts at and ends past the
+        // other.
+        let below = from.as_deref().is_some_and(|f| k.as_ref() < f);
+        let past = to.as_deref().is_some_and(|t| k.as_ref() >= t);
+        if (below && a.reverse) || (past && !a.reverse) {
             break;
+        }
+        if below || past {
+            continue;
         }
         let doc = || entry_json(&k, None, ValueKind::Value, &v, c.hex);
         if !sink.offer(doc, || format!("{} = {}", show(&k, c.hex), show(&v, c.hex))) {
