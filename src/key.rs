@@ -19,6 +19,7 @@
 //! ```
 
 use std::cmp::Ordering;
+use std::ops::Bound;
 
 use crate::{Error, Result};
 
@@ -92,6 +93,24 @@ pub fn pack_trailer(seq: SeqNo, kind: ValueKind) -> Result<u64> {
 pub fn unpack_trailer(trailer: u64, offset: u64) -> Result<(SeqNo, ValueKind)> {
     let kind = ValueKind::from_u8((trailer & 0xff) as u8, offset)?;
     Ok((trailer >> 8, kind))
+}
+
+/// Whether `key` lies before a range's `start` bound.
+pub(crate) fn before_start<K: AsRef<[u8]>>(start: &Bound<K>, key: &[u8]) -> bool {
+    match start {
+        Bound::Included(s) => key < s.as_ref(),
+        Bound::Excluded(s) => key <= s.as_ref(),
+        Bound::Unbounded => false,
+    }
+}
+
+/// Whether `key` lies past a range's `end` bound.
+pub(crate) fn past_end<K: AsRef<[u8]>>(end: &Bound<K>, key: &[u8]) -> bool {
+    match end {
+        Bound::Included(e) => key > e.as_ref(),
+        Bound::Excluded(e) => key >= e.as_ref(),
+        Bound::Unbounded => false,
+    }
 }
 
 #[cfg(test)]

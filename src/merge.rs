@@ -25,7 +25,7 @@ use std::ops::Bound;
 use bytes::Bytes;
 
 use crate::Result;
-use crate::key::SeqNo;
+use crate::key::{SeqNo, before_start, past_end};
 use crate::sources::{KeyVersion, Source, internal_cmp};
 
 /// Sorted sources merged into one stream in internal-key order.
@@ -84,14 +84,6 @@ impl Visible {
         Visible { merge, snapshot, end, last_key: None }
     }
 
-    fn past_end(&self, key: &[u8]) -> bool {
-        match &self.end {
-            Bound::Included(e) => key > e.as_ref(),
-            Bound::Excluded(e) => key >= e.as_ref(),
-            Bound::Unbounded => false,
-        }
-    }
-
     /// The version that decides the next user key: the newest at or below
     /// the snapshot, a value or a tombstone; `None` past the end bound.
     ///
@@ -101,7 +93,7 @@ impl Visible {
         while let Some(v) = self.merge.next_version()? {
             // Past the end, stop at once, even on a version the snapshot
             // cannot see: what follows is further past it.
-            if self.past_end(&v.key) {
+            if past_end(&self.end, &v.key) {
                 return Ok(None);
             }
             if v.seq > self.snapshot || self.last_key.as_ref() == Some(&v.key) {
@@ -131,14 +123,6 @@ impl VisibleBack {
         VisibleBack { merge, snapshot, start, peeked: None }
     }
 
-    fn before_start(&self, key: &[u8]) -> bool {
-        match &self.start {
-            Bound::Included(s) => key < s.as_ref(),
-            Bound::Excluded(s) => key <= s.as_ref(),
-            Bound::Unbounded => false,
-        }
-    }
-
     /// The version that decides the previous user key: the newest at or
     /// below the snapshot, a value or a tombstone; `None` past the start.
     ///
@@ -154,7 +138,7 @@ impl VisibleBack {
                 },
             };
             // Before the start, stop at once: what follows is further before.
-            if self.before_start(&first.key) {
+            if before_start(&self.start, &first.key) {
                 return Ok(None);
             }
             // A key's versions come oldest first: the last one the snapshot

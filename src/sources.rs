@@ -11,7 +11,7 @@ use std::sync::Arc;
 use bytes::Bytes;
 
 use crate::Result;
-use crate::key::{MAX_SEQ, SeqNo, ValueKind};
+use crate::key::{MAX_SEQ, SeqNo, ValueKind, before_start, past_end};
 use crate::memtable::{MemEntry, Memtable, MemtableRange};
 use crate::table::{TableEntry, TableIter, TableRevIter};
 use crate::tree::{Level, TableFile};
@@ -166,17 +166,9 @@ impl TablesRevSource {
     pub fn new(tables: Vec<Arc<TableFile>>, bounds: (Bound<&[u8]>, Bound<&[u8]>)) -> Result<Self> {
         let (start, end) = bounds;
         // Tables sorted by smallest key: those starting within the end bound.
-        let left = tables.partition_point(|t| match end {
-            Bound::Included(b) => t.record.smallest.as_slice() <= b,
-            Bound::Excluded(b) => t.record.smallest.as_slice() < b,
-            Bound::Unbounded => true,
-        });
+        let left = tables.partition_point(|t| !past_end(&end, &t.record.smallest));
         // Tables ending below the start bound are never opened.
-        let skip = tables.partition_point(|t| match start {
-            Bound::Included(a) => t.record.largest.as_slice() < a,
-            Bound::Excluded(a) => t.record.largest.as_slice() <= a,
-            Bound::Unbounded => false,
-        });
+        let skip = tables.partition_point(|t| before_start(&start, &t.record.largest));
         let start = start.map(Bytes::copy_from_slice);
         let mut s = TablesRevSource { tables, left, skip, start, iter: None, head: None };
         s.open_previous(end)?;

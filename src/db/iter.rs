@@ -17,7 +17,7 @@ use std::sync::Arc;
 
 use bytes::Bytes;
 
-use crate::key::{SeqNo, ValueKind};
+use crate::key::{SeqNo, ValueKind, before_start};
 use crate::merge::{Merge, Visible, VisibleBack};
 use crate::sources::{MemRevSource, MemSource, Source, TablesRevSource, TablesSource};
 use crate::tree::SuperVersion;
@@ -52,7 +52,7 @@ impl std::fmt::Debug for DbIter {
 
 impl DbIter {
     /// An iterator as of `snapshot`, or (`None`) of the newest visible
-    /// write, read after the sources are fixed (see `DbInner::get_at`).
+    /// write, read after the tree is fixed (see `DbInner::get_at`).
     pub(crate) fn new(
         inner: &DbInner,
         (start, end): (Bound<Bytes>, Bound<Bytes>),
@@ -93,7 +93,7 @@ impl DbIter {
         while let Some(v) = front.next_visible()? {
             // Sources start at the start key, so only an excluded start
             // itself comes before it.
-            if v.kind == ValueKind::Value && !before(&self.start, &v.key) {
+            if v.kind == ValueKind::Value && !before_start(&self.start, &v.key) {
                 return Ok(Some((v.key, v.value)));
             }
         }
@@ -196,15 +196,6 @@ fn backward_sources(
         }
     }
     Ok(sources)
-}
-
-/// Whether `key` lies before the range's `start`.
-fn before(start: &Bound<Bytes>, key: &[u8]) -> bool {
-    match start {
-        Bound::Included(s) => key < s.as_ref(),
-        Bound::Excluded(s) => key <= s.as_ref(),
-        Bound::Unbounded => false,
-    }
 }
 
 impl Iterator for DbIter {

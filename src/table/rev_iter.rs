@@ -21,6 +21,7 @@ use super::block::{Block, BlockIter};
 use super::internal_key::{MAX_SEQ, ValueKind, pack_trailer, parse_internal_key, split_internal_key};
 use super::iter::TableEntry;
 use super::reader::Table;
+use crate::key::{before_start, past_end};
 use crate::{Error, Result};
 
 /// Yields a table's entries in reverse internal-key order (user key
@@ -121,17 +122,12 @@ impl TableRevIter {
     /// bound: up to the last whose restart key is within it.
     fn runs_within_upper(&self) -> Result<usize> {
         let Some((block, _, offset)) = &self.block else { return Ok(0) };
-        let within = |user: &[u8]| match &self.upper {
-            Bound::Included(b) => user <= b.as_slice(),
-            Bound::Excluded(b) => user < b.as_slice(),
-            Bound::Unbounded => true,
-        };
         let (mut lo, mut hi) = (0usize, block.num_restarts());
         while lo < hi {
             let mid = lo + (hi - lo) / 2;
             let (k, _) = block.restart_entry(mid).map_err(|e| self.in_file(e, *offset))?;
             let (user, _) = split_internal_key(k).map_err(|e| self.in_file(e, *offset))?;
-            if within(user) { lo = mid + 1 } else { hi = mid }
+            if past_end(&self.upper, user) { hi = mid } else { lo = mid + 1 }
         }
         Ok(lo)
     }
@@ -158,17 +154,13 @@ impl TableRevIter {
             self.below = 0;
         }
         let (lower, upper) = (&self.lower, &self.upper);
-        self.entries.retain(|e| within(lower, upper, &e.user_key));
+        self.entries.retain(|e| !before_start(lower, &e.user_key) && !past_end(upper, &e.user_key));
         Ok(())
     }
 
     /// Whether `key` is at or above the scan's lower bound.
     fn above(&self, key: &[u8]) -> bool {
-        match &self.lower {
-            Bound::Included(l) => key >= l.as_slice(),
-            Bound::Excluded(l) => key > l.as_slice(),
-            Bound::Unbounded => true,
-        }
+        !before_start(&self.lower, key)
     }
 
     fn step(&mut self) -> Result<Option<TableEntry>> {
@@ -188,20 +180,6 @@ impl TableRevIter {
     }
 }
 
-/// Whether `key` lies within both bounds.
-fn within(lower: &Bound<Vec<u8>>, upper: &Bound<Vec<u8>>, key: &[u8]) -> bool {
-    let above = match lower {
-        Bound::Included(l) => key >= l.as_slice(),
-        Bound::Excluded(l) => key > l.as_slice(),
-        Bound::Unbounded => true,
-    };
-    let below = match upper {
-        Bound::Included(u) => key <= u.as_slice(),
-        Bound::Excluded(u) => key < u.as_slice(),
-        Bound::Unbounded => true,
-    };
-    above && below
-}
 
 impl Iterator for TableRevIter {
     type Item = Result<TableEntry>;
