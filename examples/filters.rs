@@ -3,7 +3,7 @@
 //!
 //! `cargo run --release --example filters`
 
-use siftdb::filter::{BinaryFuse8, BlockedBloom, Filter, hash_key};
+use siftdb::filter::{BinaryFuse8, BlockedBloom, Filter, FilterCodec, hash_key};
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let keys: Vec<u64> = (0..100_000u64).map(|i| hash_key(7, &i.to_le_bytes())).collect();

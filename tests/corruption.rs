@@ -20,8 +20,8 @@ use std::path::{Path, PathBuf};
 
 use siftdb::ValueKind;
 use siftdb::filter::{
-    BinaryFuse8, BinaryFuse16, BlockedBloom, Bloom, CountingBloom, CuckooFilter, Filter, FilterKind, Xor8,
-    Xor16, hash_key,
+    BinaryFuse8, BinaryFuse16, BlockedBloom, Bloom, CountingBloom, CuckooFilter, Filter, FilterCodec,
+    FilterKind, Xor8, Xor16, hash_key,
 };
 use siftdb::fs::StdFs;
 use siftdb::manifest::{VersionEdit, VersionSet, replay};

@@ -10,13 +10,7 @@ use siftdb::{Db, FilterKind, Options};
 
 #[test]
 fn each_level_carries_the_policy_kind() {
-    let kinds = vec![
-        FilterKind::BlockedBloom { bits_per_key: 10.0 },
-        FilterKind::Bloom { bits_per_key: 8.0 },
-        FilterKind::Xor8,
-        FilterKind::BinaryFuse8,
-        FilterKind::BinaryFuse16,
-    ];
+    let kinds = FilterKind::ALL.to_vec();
     let policy = FilterPolicy::per_level(kinds.clone());
     let opts = Options {
         memtable_bytes: 2048,

@@ -31,14 +31,15 @@ use siftdb::filter::BlockedBloom;
 use siftdb::policy::{FilterPolicy, table_filter_bytes};
 use siftdb::{Db, FilterKind, Options, TableInfo, WriteBatch};
 
-/// Every kind a table could be upgraded to.
-const STRONGER: [FilterKind; 5] = [
-    FilterKind::Xor8,
-    FilterKind::Xor16,
-    FilterKind::BinaryFuse8,
-    FilterKind::BinaryFuse16,
-    FilterKind::BlockedBloom { bits_per_key: 48.0 },
-];
+/// Every kind a table could be upgraded to: each fixed-rate kind, and a
+/// Bloom filter past any plan's bits per key.
+fn stronger() -> impl Iterator<Item = FilterKind> {
+    FilterKind::ALL
+        .iter()
+        .copied()
+        .filter(FilterKind::is_static)
+        .chain([FilterKind::BlockedBloom { bits_per_key: 48.0 }])
+}
 
 /// A tree shape, in tables of level 1 and keys of ~48 bytes on disk.
 #[derive(Debug, Clone, Copy)]
@@ -190,7 +191,7 @@ fn check(s: Shape, bits: f64) -> Result<(), TestCaseError> {
     let one_table_fits = tables.iter().any(|t| {
         let n = mean_size(t.level);
         let built = table_filter_bytes(t.filter, n) as f64;
-        STRONGER.iter().any(|&k| {
+        stronger().any(|k| {
             let step = table_filter_bytes(k, n) as f64 - built;
             k.theoretical_fpr() < t.filter.theoretical_fpr()
                 && step <= slack_bytes
@@ -211,12 +212,12 @@ fn check(s: Shape, bits: f64) -> Result<(), TestCaseError> {
     }
 
     let monkey = summed_fpr(&tables, &|t: &TableInfo| t.filter_fpr);
-    let mut uniforms: Vec<(String, f64)> =
-        [FilterKind::Xor8, FilterKind::Xor16, FilterKind::BinaryFuse8, FilterKind::BinaryFuse16]
-            .into_iter()
-            .filter(|&k| uniform_bytes(&tables, k) <= spent_bytes)
-            .map(|k| (k.to_string(), summed_fpr(&tables, &|_| k.theoretical_fpr())))
-            .collect();
+    let mut uniforms: Vec<(String, f64)> = FilterKind::ALL
+        .iter()
+        .copied()
+        .filter(|k| k.is_static() && uniform_bytes(&tables, *k) <= spent_bytes)
+        .map(|k| (k.to_string(), summed_fpr(&tables, &|_| k.theoretical_fpr())))
+        .collect();
     if let Some(b) = bloom_within(&tables, spent_bytes) {
         uniforms.push((format!("blocked-bloom:{b}"), summed_fpr(&tables, &|t| bloom_rate(b, t.entries))));
     }

@@ -37,9 +37,10 @@
 //! computes is then below `A`, so a decoded filter cannot panic.
 
 use super::fingerprint::Fingerprint;
+use super::kind::{KindSpec, decoder};
 use super::peel::{self, Layout};
 use super::three_wise::{GEOMETRY_OFFSET, ThreeWise};
-use super::{BuildError, Filter};
+use super::{BuildError, Filter, FilterCodec};
 use crate::{Error, Result};
 const MAX_SEGMENT_LENGTH_LOG2: u32 = 18;
 /// Geometry bytes: log2 of the segment length, then the segment count.
@@ -130,7 +131,7 @@ unsafe impl Layout for Segments {
 /// A binary fuse filter with fingerprints of type `F` (`u8` or `u16`).
 ///
 /// ```
-/// use siftdb::filter::{hash_key, BinaryFuse8, Filter};
+/// use siftdb::filter::{hash_key, BinaryFuse8, Filter, FilterCodec};
 /// let hashes: Vec<u64> = (0..1000u32).map(|i| hash_key(0, &i.to_le_bytes())).collect();
 /// let f = BinaryFuse8::build(&hashes).unwrap();
 /// assert!(hashes.iter().all(|&h| f.contains(h)));
@@ -195,11 +196,12 @@ impl<F: Fingerprint> BinaryFuse<F> {
     pub fn fingerprint_bits(&self) -> u32 {
         F::BITS
     }
+}
 
+impl<F: Fingerprint> FilterCodec for BinaryFuse<F> {
     /// Serialises the filter (format in the module docs).
-    #[must_use]
     #[expect(clippy::cast_possible_truncation, reason = "the log2 is at most 18")]
-    pub fn encode(&self) -> Vec<u8> {
+    fn encode(&self) -> Vec<u8> {
         let segments = &self.0.layout;
         let mut geometry = [0u8; GEOMETRY_LEN];
         geometry[0] = segments.segment_length_log2 as u8;
@@ -207,19 +209,11 @@ impl<F: Fingerprint> BinaryFuse<F> {
         self.0.encode(Self::KIND, &geometry)
     }
 
-    /// The length of [`BinaryFuse::encode`] for a filter of `distinct_keys`
-    /// keys, without building it; `None` beyond 2^31 keys.
-    #[must_use]
-    pub fn encoded_len(distinct_keys: usize) -> Option<usize> {
-        let segments = Segments::for_keys(distinct_keys).ok()?;
-        Some(ThreeWise::<F, Segments>::encoded_len(GEOMETRY_LEN, segments.cells_len()))
-    }
-
     /// Parses an encoded filter.
     ///
     /// # Errors
     /// `Corruption` for bytes that are not a valid encoding of this type.
-    pub fn decode(bytes: &[u8]) -> Result<Self> {
+    fn decode(bytes: &[u8]) -> Result<Self> {
         ThreeWise::decode(bytes, Self::KIND, "binary fuse", |r| {
             let log2 = r.u8()?;
             let segment_count = r.u32()?;
@@ -231,6 +225,25 @@ impl<F: Fingerprint> BinaryFuse<F> {
             })
         })
         .map(BinaryFuse)
+    }
+
+    /// The length of [`FilterCodec::encode`] for a filter of `distinct_keys`
+    /// keys, without building it (the rate is fixed, so `bits_per_key` is
+    /// ignored); `None` beyond 2^31 keys.
+    fn encoded_len(distinct_keys: usize, _bits_per_key: f64) -> Option<usize> {
+        let segments = Segments::for_keys(distinct_keys).ok()?;
+        Some(ThreeWise::<F, Segments>::encoded_len(GEOMETRY_LEN, segments.cells_len()))
+    }
+
+    fn parameters(&self) -> Vec<(&'static str, u64)> {
+        vec![
+            ("fingerprint_bits", u64::from(F::BITS)),
+            ("filter_seed", self.0.seed),
+            ("keys", u64::from(self.0.keys)),
+            ("cells", self.cells() as u64),
+            ("segment_length", self.segment_length() as u64),
+            ("segment_count", self.segment_count() as u64),
+        ]
     }
 }
 
@@ -248,6 +261,32 @@ impl<F: Fingerprint> Filter for BinaryFuse<F> {
         ThreeWise::<F, Segments>::theoretical_fpr()
     }
 }
+
+/// The table filter kind `fuse8`: filter-block tag 5.
+pub(crate) static FUSE8: KindSpec = KindSpec {
+    tag: 5,
+    name: "fuse8",
+    aliases: &["binary-fuse8"],
+    is_static: true,
+    nominal_bits_per_key: |_| 1.125 * 8.0,
+    theoretical_fpr: |_| (-8.0f64).exp2(),
+    encoded_len: <BinaryFuse8 as FilterCodec>::encoded_len,
+    build: |hashes, _, _| Ok(Box::new(BinaryFuse8::build(hashes)?)),
+    decode: decoder::<BinaryFuse8>,
+};
+
+/// The table filter kind `fuse16`: filter-block tag 6.
+pub(crate) static FUSE16: KindSpec = KindSpec {
+    tag: 6,
+    name: "fuse16",
+    aliases: &["binary-fuse16"],
+    is_static: true,
+    nominal_bits_per_key: |_| 1.125 * 16.0,
+    theoretical_fpr: |_| (-16.0f64).exp2(),
+    encoded_len: <BinaryFuse16 as FilterCodec>::encoded_len,
+    build: |hashes, _, _| Ok(Box::new(BinaryFuse16::build(hashes)?)),
+    decode: decoder::<BinaryFuse16>,
+};
 
 #[cfg(test)]
 mod tests {
@@ -268,12 +307,6 @@ mod tests {
         }
         fn damage_first_cell_of(&mut self, hash: u64) {
             self.0.damage_first_cell_of(hash);
-        }
-        fn encode(&self) -> Vec<u8> {
-            BinaryFuse::encode(self)
-        }
-        fn decode(bytes: &[u8]) -> Result<Self> {
-            BinaryFuse::decode(bytes)
         }
         fn distinct_keys(&self) -> usize {
             self.keys()

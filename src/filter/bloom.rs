@@ -31,8 +31,8 @@
 //!
 //! Unused bits past `size` in the last word (or nibble) must be zero.
 
-use super::Filter;
-use super::kind::check_bits_per_key;
+use super::kind::{KindSpec, check_bits_per_key, decoder};
+use super::{Filter, FilterCodec};
 use crate::codec::{Reader, seal, unseal};
 use crate::{Error, Result};
 
@@ -227,7 +227,7 @@ impl BloomParams {
 /// A classic Bloom filter.
 ///
 /// ```
-/// use siftdb::filter::{hash_key, Bloom, Filter};
+/// use siftdb::filter::{hash_key, Bloom, Filter, FilterCodec};
 /// let mut f = Bloom::new(100, 10.0);
 /// f.insert(hash_key(0, b"k"));
 /// assert!(f.contains(hash_key(0, b"k")));
@@ -297,13 +297,6 @@ impl Bloom {
         Bloom { words: vec![0; words_for(bits)], bits, k: params.k.clamp(1, MAX_PROBES), keys: 0 }
     }
 
-    /// The length of `Bloom::new(expected_keys, bits_per_key).encode()`,
-    /// without building the filter (what a table's filter block will cost).
-    #[must_use]
-    pub fn encoded_len(expected_keys: usize, bits_per_key: f64) -> usize {
-        FRAME_BYTES + words_for(scaled_size(expected_keys, bits_per_key).max(64)) * 8
-    }
-
     /// Adds a hash.
     #[inline]
     pub fn insert(&mut self, hash: u64) {
@@ -339,10 +332,11 @@ impl Bloom {
     pub fn bits_per_key(&self) -> f64 {
         self.bits as f64 / self.keys as f64
     }
+}
 
+impl FilterCodec for Bloom {
     /// Serialises the filter (format in the module doc).
-    #[must_use]
-    pub fn encode(&self) -> Vec<u8> {
+    fn encode(&self) -> Vec<u8> {
         let header = Header { k: self.k, size: self.bits, keys: self.keys };
         let mut out = put_header(Variant::Classic, header, self.words.len() * 8);
         for w in &self.words {
@@ -355,7 +349,7 @@ impl Bloom {
     ///
     /// # Errors
     /// `Corruption` for bytes that are not a valid encoding.
-    pub fn decode(bytes: &[u8]) -> Result<Self> {
+    fn decode(bytes: &[u8]) -> Result<Self> {
         let (h, mut r) = read_header(bytes, Variant::Classic, |bits| {
             usize::try_from(bits.div_ceil(64)).ok()?.checked_mul(8)
         })?;
@@ -369,6 +363,16 @@ impl Bloom {
         }
         r.finish()?;
         Ok(Bloom { words, bits: h.size, k: h.k, keys: h.keys })
+    }
+
+    /// The length of `Bloom::new(expected_keys, bits_per_key).encode()`,
+    /// without building the filter (what a table's filter block will cost).
+    fn encoded_len(expected_keys: usize, bits_per_key: f64) -> Option<usize> {
+        Some(FRAME_BYTES + words_for(scaled_size(expected_keys, bits_per_key).max(64)) * 8)
+    }
+
+    fn parameters(&self) -> Vec<(&'static str, u64)> {
+        vec![("probes", u64::from(self.k)), ("bits", self.bits), ("keys_inserted", self.keys)]
     }
 }
 
@@ -392,10 +396,34 @@ impl Filter for Bloom {
     }
 }
 
+/// The table filter kind `bloom:B`: filter-block tag 1.
+pub(crate) static KIND: KindSpec = KindSpec {
+    tag: 1,
+    name: "bloom",
+    aliases: &[],
+    is_static: false,
+    nominal_bits_per_key: |bits_per_key| bits_per_key,
+    // (1 − e^(−k/b))^k at the k `Bloom::new` picks for b bits per key.
+    theoretical_fpr: |bits_per_key| {
+        let k = classic_probes(bits_per_key);
+        (1.0 - (-f64::from(k) / bits_per_key).exp()).powi(k.cast_signed())
+    },
+    encoded_len: <Bloom as FilterCodec>::encoded_len,
+    build: |hashes, bits_per_key, _carry| {
+        let mut f = Bloom::new(hashes.len(), bits_per_key);
+        for &h in hashes {
+            f.insert(h);
+        }
+        Ok(Box::new(f))
+    },
+    decode: decoder::<Bloom>,
+};
+
 #[cfg(test)]
 #[expect(clippy::cast_precision_loss, reason = "rates over counts far below 2^52")]
 pub(super) mod tests {
     use super::*;
+    use crate::filter::codec_tests::round_trip_and_sweep;
     use crate::filter::hash_key;
 
     /// `n` distinct hashes from `hash_key` under `seed`.
@@ -485,24 +513,8 @@ pub(super) mod tests {
         for &h in &hs {
             f.insert(h);
         }
-        let enc = f.encode();
-        let g = Bloom::decode(&enc).unwrap();
-        assert_eq!(g.encode(), enc);
-        assert!(hs.iter().all(|&h| g.contains(h)));
+        let g: Bloom = round_trip_and_sweep(&f.encode(), &hs);
         assert_eq!((g.num_bits(), g.num_probes(), g.keys_inserted()), (160, 6, 20));
-        for i in 0..enc.len() {
-            for flip in [0x01, 0x80, 0xff] {
-                let mut bad = enc.clone();
-                bad[i] ^= flip;
-                match Bloom::decode(&bad) {
-                    Err(e) => assert!(e.is_corruption(), "{e}"),
-                    Ok(g) => assert!(hs.iter().all(|&h| g.contains(h)), "flip at {i}"),
-                }
-            }
-        }
-        for len in 0..enc.len() {
-            assert!(Bloom::decode(&enc[..len]).unwrap_err().is_corruption(), "len {len}");
-        }
     }
 
     #[test]

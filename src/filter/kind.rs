@@ -3,43 +3,135 @@
 use std::fmt;
 use std::str::FromStr;
 
-use super::{BlockedBloom, Bloom};
+use super::codec::StoredFilter;
+use super::{AnyFilter, BuildError, FilterCodec};
 use crate::{Error, Result};
 
-/// Which filter a table carries.
-///
-/// Parses from and displays as the names the CLI uses: `none`, `bloom:10`,
-/// `blocked-bloom:10`, `xor8`, `xor16`, `fuse8`, `fuse16`.
-///
-/// ```
-/// use siftdb::filter::FilterKind;
-/// let k: FilterKind = "blocked-bloom:10".parse().unwrap();
-/// assert_eq!(k, FilterKind::BlockedBloom { bits_per_key: 10.0 });
-/// assert_eq!(k.to_string(), "blocked-bloom:10");
-/// ```
-#[derive(Debug, Clone, Copy, PartialEq)]
-#[non_exhaustive]
-pub enum FilterKind {
-    /// No filter: every lookup reads the table's index and a data block.
-    None,
+/// The registry's rows: one line a kind, naming its `FilterKind` variant
+/// (with `{ bits_per_key }` when it is sized by bits per key) and the
+/// [`KindSpec`] its own module defines. Adding a kind is its module, its
+/// spec and one line here: the enum, [`FilterKind::ALL`], parsing, display,
+/// the filter-block tag, sizing, building and decoding all follow.
+macro_rules! filter_kinds {
+    ($( $(#[$doc:meta])* $variant:ident $({ $bits:ident })? => $spec:path, )*) => {
+        /// Which filter a table carries.
+        ///
+        /// Parses from and displays as the names the CLI uses: `none`,
+        /// `bloom:10`, `blocked-bloom:10`, `xor8`, `xor16`, `fuse8`, `fuse16`.
+        ///
+        /// ```
+        /// use siftdb::filter::FilterKind;
+        /// let k: FilterKind = "blocked-bloom:10".parse().unwrap();
+        /// assert_eq!(k, FilterKind::BlockedBloom { bits_per_key: 10.0 });
+        /// assert_eq!(k.to_string(), "blocked-bloom:10");
+        /// ```
+        #[derive(Debug, Clone, Copy, PartialEq)]
+        #[non_exhaustive]
+        pub enum FilterKind {
+            /// No filter: every lookup reads the table's index and a data block.
+            None,
+            $(
+                $(#[$doc])*
+                $variant $({
+                    /// Bits of filter per distinct key.
+                    $bits: f64
+                })?,
+            )*
+        }
+
+        impl FilterKind {
+            /// Every kind a table can carry (the sized ones at
+            /// [`EXAMPLE_BITS_PER_KEY`]), `None` left out: what tests and
+            /// benches iterate.
+            pub const ALL: &'static [FilterKind] =
+                &[$( FilterKind::$variant $({ $bits: EXAMPLE_BITS_PER_KEY })?, )*];
+
+            /// The registry entry, `None` for [`FilterKind::None`].
+            fn spec(&self) -> Option<&'static KindSpec> {
+                match self {
+                    FilterKind::None => None,
+                    $( FilterKind::$variant { .. } => Some(&$spec), )*
+                }
+            }
+
+            /// The bits-per-key parameter of a sized kind.
+            fn parameter(&self) -> Option<f64> {
+                match *self {
+                    $($( FilterKind::$variant { $bits } => Some($bits), )?)*
+                    _ => None,
+                }
+            }
+
+            /// The kind `spec` describes, at `bits_per_key` if it is sized.
+            #[allow(unused_variables, reason = "fixed-rate rows ignore the parameter")]
+            fn from_spec(spec: &KindSpec, bits_per_key: f64) -> FilterKind {
+                $(
+                    if std::ptr::eq(spec, &$spec) {
+                        return FilterKind::$variant $({ $bits: bits_per_key })?;
+                    }
+                )*
+                FilterKind::None
+            }
+
+            fn specs() -> impl Iterator<Item = &'static KindSpec> {
+                [$( &$spec, )*].into_iter()
+            }
+        }
+    };
+}
+
+filter_kinds! {
     /// Classic Bloom filter.
-    Bloom {
-        /// Bits of filter per distinct key.
-        bits_per_key: f64,
-    },
+    Bloom { bits_per_key } => super::bloom::KIND,
     /// Cache-line blocked Bloom filter.
-    BlockedBloom {
-        /// Bits of filter per distinct key.
-        bits_per_key: f64,
-    },
+    BlockedBloom { bits_per_key } => super::blocked_bloom::KIND,
     /// Xor filter, 8-bit fingerprints (ε ≈ 0.39%, ~9.84 bits/key).
-    Xor8,
+    Xor8 => super::xor::XOR8,
     /// Xor filter, 16-bit fingerprints (ε ≈ 0.0015%, ~19.7 bits/key).
-    Xor16,
+    Xor16 => super::xor::XOR16,
     /// Binary fuse filter, 8-bit fingerprints (ε ≈ 0.39%, ~9.0 bits/key).
-    BinaryFuse8,
+    BinaryFuse8 => super::binary_fuse::FUSE8,
     /// Binary fuse filter, 16-bit fingerprints (ε ≈ 0.0015%, ~18 bits/key).
-    BinaryFuse16,
+    BinaryFuse16 => super::binary_fuse::FUSE16,
+}
+
+/// The bits per key [`FilterKind::ALL`] lists the sized kinds at.
+pub const EXAMPLE_BITS_PER_KEY: f64 = 10.0;
+
+/// What siftdb needs to know of one filter kind to store it in tables:
+/// one `static` per kind, in the kind's own module, named in the
+/// `filter_kinds!` table above.
+pub(crate) struct KindSpec {
+    /// The filter-block tag (`table/filter_block.rs`); never reused.
+    pub(crate) tag: u8,
+    /// The name it parses from and displays as (`bloom`, `xor8`).
+    pub(crate) name: &'static str,
+    /// Other names it parses from.
+    pub(crate) aliases: &'static [&'static str],
+    /// Built once from the whole key set, at a fixed rate: such a build may
+    /// fail (and a table then falls back to blocked Bloom).
+    pub(crate) is_static: bool,
+    /// Bits per key for a large key set, given the kind's parameter.
+    pub(crate) nominal_bits_per_key: fn(f64) -> f64,
+    /// The rate theory gives at full load, given the kind's parameter.
+    pub(crate) theoretical_fpr: fn(f64) -> f64,
+    /// [`FilterCodec::encoded_len`].
+    pub(crate) encoded_len: fn(usize, f64) -> Option<usize>,
+    /// Builds from distinct hashes at a parameter, with a carry of filter
+    /// bits its level is owed ([`FilterKind::build_with_carry`]).
+    pub(crate) build: fn(&[u64], f64, i64) -> Built,
+    /// [`FilterCodec::decode`].
+    pub(crate) decode: fn(&[u8]) -> Result<Box<dyn StoredFilter>>,
+}
+
+/// What [`KindSpec::build`] returns.
+pub(crate) type Built = std::result::Result<Box<dyn StoredFilter>, BuildError>;
+
+/// `T`'s decoder as a [`KindSpec::decode`].
+pub(crate) fn decoder<T: FilterCodec + Send + Sync + fmt::Debug + 'static>(
+    bytes: &[u8],
+) -> Result<Box<dyn StoredFilter>> {
+    Ok(Box::new(T::decode(bytes)?))
 }
 
 /// The fewest bits per key a Bloom-family filter (classic, blocked,
@@ -69,7 +161,7 @@ pub fn check_bits_per_key(bits_per_key: f64) -> Result<f64> {
 }
 
 impl FilterKind {
-    /// Checks the kind's parameters (a Bloom kind's bits per key, see
+    /// Checks the kind's parameters (a sized kind's bits per key, see
     /// [`check_bits_per_key`]); the variants' fields are public, so a kind
     /// built in code is checked where it is used: `TableBuilder::create`
     /// and `Db::open` call this.
@@ -77,13 +169,28 @@ impl FilterKind {
     /// # Errors
     /// `InvalidArgument` naming the kind and what is wrong.
     pub fn validate(&self) -> Result<()> {
-        match *self {
-            FilterKind::Bloom { bits_per_key } | FilterKind::BlockedBloom { bits_per_key } => {
-                check_bits_per_key(bits_per_key)
-                    .map(|_| ())
-                    .map_err(|e| Error::InvalidArgument(format!("filter {self}: {}", message(&e))))
-            }
-            _ => Ok(()),
+        match self.parameter() {
+            Some(bits_per_key) => check_bits_per_key(bits_per_key)
+                .map(|_| ())
+                .map_err(|e| Error::InvalidArgument(format!("filter {self}: {}", message(&e)))),
+            None => Ok(()),
+        }
+    }
+
+    /// The bits-per-key parameter of a kind sized by it (`bloom:B`,
+    /// `blocked-bloom:B`); `None` for fixed-rate kinds and `None`.
+    #[must_use]
+    pub fn bits_per_key(&self) -> Option<f64> {
+        self.parameter()
+    }
+
+    /// This kind at `bits_per_key`, if it is sized by bits per key; a
+    /// fixed-rate kind (and `None`) is returned as it is.
+    #[must_use]
+    pub fn at_bits_per_key(self, bits_per_key: f64) -> FilterKind {
+        match self.spec() {
+            Some(spec) if self.parameter().is_some() => Self::from_spec(spec, bits_per_key),
+            _ => self,
         }
     }
 
@@ -91,42 +198,87 @@ impl FilterKind {
     /// fail to peel and fall back to a blocked Bloom filter).
     #[must_use]
     pub fn is_static(&self) -> bool {
-        matches!(
-            self,
-            FilterKind::Xor8 | FilterKind::Xor16 | FilterKind::BinaryFuse8 | FilterKind::BinaryFuse16
-        )
+        self.spec().is_some_and(|s| s.is_static)
     }
-}
 
-impl FilterKind {
+    /// The tag a table's filter block stores for this kind; `None` for
+    /// [`FilterKind::None`].
+    #[must_use]
+    pub fn tag(&self) -> Option<u8> {
+        self.spec().map(|s| s.tag)
+    }
+
+    /// The kind stored under filter-block `tag` with parameter
+    /// `bits_per_key` (ignored by fixed-rate kinds); `None` for a tag this
+    /// build does not know.
+    #[must_use]
+    pub fn of_tag(tag: u8, bits_per_key: f64) -> Option<FilterKind> {
+        Self::specs().find(|s| s.tag == tag).map(|s| Self::from_spec(s, bits_per_key))
+    }
+
     /// The false-positive rate theory predicts for a filter of this kind at
     /// full load (1 for `None`).
     #[must_use]
     pub fn theoretical_fpr(&self) -> f64 {
-        match *self {
-            FilterKind::None => 1.0,
-            FilterKind::Bloom { bits_per_key } => {
-                let k = Bloom::probes_for_bits_per_key(bits_per_key);
-                (1.0 - (-f64::from(k) / bits_per_key).exp()).powi(k.cast_signed())
-            }
-            FilterKind::BlockedBloom { bits_per_key } => BlockedBloom::fpr_for_bits_per_key(bits_per_key),
-            FilterKind::Xor8 | FilterKind::BinaryFuse8 => 1.0 / 256.0,
-            FilterKind::Xor16 | FilterKind::BinaryFuse16 => 1.0 / 65536.0,
-        }
+        self.spec().map_or(1.0, |s| (s.theoretical_fpr)(self.parameter().unwrap_or(0.0)))
     }
 
     /// Bits per key a filter of this kind occupies for a large key set
     /// (xor: 1.23 cells per key; binary fuse: about 1.125).
     #[must_use]
     pub fn nominal_bits_per_key(&self) -> f64 {
-        match *self {
-            FilterKind::None => 0.0,
-            FilterKind::Bloom { bits_per_key } | FilterKind::BlockedBloom { bits_per_key } => bits_per_key,
-            FilterKind::Xor8 => 1.23 * 8.0,
-            FilterKind::Xor16 => 1.23 * 16.0,
-            FilterKind::BinaryFuse8 => 1.125 * 8.0,
-            FilterKind::BinaryFuse16 => 1.125 * 16.0,
-        }
+        self.spec().map_or(0.0, |s| (s.nominal_bits_per_key)(self.parameter().unwrap_or(0.0)))
+    }
+
+    /// Bytes of this kind's encoding ([`FilterCodec::encode`]) when built
+    /// from `keys` distinct keys: `Some(0)` for `None`, `None` when the
+    /// kind cannot hold that many.
+    #[must_use]
+    pub fn encoded_len(&self, keys: usize) -> Option<usize> {
+        self.spec().map_or(Some(0), |s| (s.encoded_len)(keys, self.parameter().unwrap_or(0.0)))
+    }
+
+    /// Builds a filter of this kind from `hashes`, one per distinct key
+    /// (a Bloom kind counts duplicates as keys; a static kind removes them).
+    ///
+    /// # Errors
+    /// What the kind's own build reports (a static filter that does not
+    /// peel, one that fails validation, too many keys);
+    /// [`BuildError::Injected`] for [`FilterKind::None`], which has no filter.
+    pub fn build(&self, hashes: &[u64]) -> std::result::Result<AnyFilter, BuildError> {
+        self.build_with_carry(hashes, 0)
+    }
+
+    /// [`FilterKind::build`] for a table whose level is owed `carry_bits`
+    /// filter bits (negative: it is over its budget). A blocked Bloom
+    /// filter then takes a 64-byte block more or less than the smallest at
+    /// its bits per key (see [`BlockedBloom::blocks_with_carry`]); other
+    /// kinds ignore the carry.
+    ///
+    /// # Errors
+    /// As [`FilterKind::build`].
+    ///
+    /// [`BlockedBloom::blocks_with_carry`]: super::BlockedBloom::blocks_with_carry
+    pub fn build_with_carry(
+        &self,
+        hashes: &[u64],
+        carry_bits: i64,
+    ) -> std::result::Result<AnyFilter, BuildError> {
+        let spec = self.spec().ok_or(BuildError::Injected)?;
+        let inner = (spec.build)(hashes, self.parameter().unwrap_or(0.0), carry_bits)?;
+        Ok(AnyFilter::from_boxed(*self, inner))
+    }
+
+    /// Parses a filter of this kind from its encoding.
+    ///
+    /// # Errors
+    /// `Corruption` for bytes that are not a valid encoding of this kind;
+    /// `InvalidArgument` for [`FilterKind::None`].
+    pub fn decode(&self, bytes: &[u8]) -> Result<AnyFilter> {
+        let spec = self
+            .spec()
+            .ok_or_else(|| Error::InvalidArgument("filter kind none has no encoding".to_owned()))?;
+        Ok(AnyFilter::from_boxed(*self, (spec.decode)(bytes)?))
     }
 }
 
@@ -140,14 +292,10 @@ fn message(e: &Error) -> String {
 
 impl fmt::Display for FilterKind {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            FilterKind::None => write!(f, "none"),
-            FilterKind::Bloom { bits_per_key } => write!(f, "bloom:{bits_per_key}"),
-            FilterKind::BlockedBloom { bits_per_key } => write!(f, "blocked-bloom:{bits_per_key}"),
-            FilterKind::Xor8 => write!(f, "xor8"),
-            FilterKind::Xor16 => write!(f, "xor16"),
-            FilterKind::BinaryFuse8 => write!(f, "fuse8"),
-            FilterKind::BinaryFuse16 => write!(f, "fuse16"),
+        match (self.spec(), self.parameter()) {
+            (None, _) => write!(f, "none"),
+            (Some(s), Some(bits_per_key)) => write!(f, "{}:{bits_per_key}", s.name),
+            (Some(s), None) => write!(f, "{}", s.name),
         }
     }
 }
@@ -160,33 +308,44 @@ impl FromStr for FilterKind {
             Some((n, a)) => (n, Some(a)),
             None => (s, None),
         };
-        let bits = |arg: Option<&str>| -> Result<f64> {
-            let a = arg.unwrap_or("10");
-            a.parse::<f64>().ok().and_then(|b| check_bits_per_key(b).ok()).ok_or_else(|| {
-                Error::InvalidArgument(format!(
-                    "filter '{s}': bits per key must be a number from {MIN_BITS_PER_KEY} to \
-                     {MAX_BITS_PER_KEY}, got '{a}'"
-                ))
-            })
-        };
-        let no_arg = |kind: FilterKind| -> Result<FilterKind> {
-            match arg {
-                None => Ok(kind),
+        if name == "none" {
+            return match arg {
+                None => Ok(FilterKind::None),
                 Some(_) => Err(Error::InvalidArgument(format!("filter '{s}' takes no parameter"))),
-            }
-        };
-        match name {
-            "none" => no_arg(FilterKind::None),
-            "bloom" => Ok(FilterKind::Bloom { bits_per_key: bits(arg)? }),
-            "blocked-bloom" | "blocked" => Ok(FilterKind::BlockedBloom { bits_per_key: bits(arg)? }),
-            "xor8" => no_arg(FilterKind::Xor8),
-            "xor16" => no_arg(FilterKind::Xor16),
-            "fuse8" | "binary-fuse8" => no_arg(FilterKind::BinaryFuse8),
-            "fuse16" | "binary-fuse16" => no_arg(FilterKind::BinaryFuse16),
-            _ => Err(Error::InvalidArgument(format!(
-                "unknown filter '{s}' (expected none, bloom:B, blocked-bloom:B, xor8, xor16, fuse8, fuse16)"
-            ))),
+            };
         }
+        let Some(spec) = Self::specs().find(|k| k.name == name || k.aliases.contains(&name)) else {
+            let names: Vec<String> = Self::ALL
+                .iter()
+                .map(|k| if k.parameter().is_some() { format!("{}:B", k.spec_name()) } else { k.to_string() })
+                .collect();
+            return Err(Error::InvalidArgument(format!(
+                "unknown filter '{s}' (expected none, {})",
+                names.join(", ")
+            )));
+        };
+        let sized = Self::from_spec(spec, EXAMPLE_BITS_PER_KEY).parameter().is_some();
+        match (sized, arg) {
+            (false, None) => Ok(Self::from_spec(spec, 0.0)),
+            (false, Some(_)) => Err(Error::InvalidArgument(format!("filter '{s}' takes no parameter"))),
+            (true, arg) => {
+                let a = arg.unwrap_or("10");
+                let bits =
+                    a.parse::<f64>().ok().and_then(|b| check_bits_per_key(b).ok()).ok_or_else(|| {
+                        Error::InvalidArgument(format!(
+                            "filter '{s}': bits per key must be a number from {MIN_BITS_PER_KEY} to \
+                         {MAX_BITS_PER_KEY}, got '{a}'"
+                        ))
+                    })?;
+                Ok(Self::from_spec(spec, bits))
+            }
+        }
+    }
+}
+
+impl FilterKind {
+    fn spec_name(&self) -> &'static str {
+        self.spec().map_or("none", |s| s.name)
     }
 }
 
@@ -196,15 +355,8 @@ mod tests {
 
     #[test]
     fn names_round_trip() {
-        for k in [
-            FilterKind::None,
-            FilterKind::Bloom { bits_per_key: 10.0 },
-            FilterKind::BlockedBloom { bits_per_key: 7.5 },
-            FilterKind::Xor8,
-            FilterKind::Xor16,
-            FilterKind::BinaryFuse8,
-            FilterKind::BinaryFuse16,
-        ] {
+        let odd = [FilterKind::None, FilterKind::BlockedBloom { bits_per_key: 7.5 }];
+        for &k in FilterKind::ALL.iter().chain(&odd) {
             assert_eq!(k.to_string().parse::<FilterKind>().unwrap(), k);
         }
     }

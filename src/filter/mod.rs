@@ -24,6 +24,9 @@ mod binary_fuse;
 mod blocked_bloom;
 mod bloom;
 mod build_error;
+mod codec;
+#[cfg(test)]
+mod codec_tests;
 mod counting_bloom;
 mod cuckoo;
 mod fingerprint;
@@ -41,6 +44,7 @@ pub use blocked_bloom::BlockedBloom;
 pub(crate) use bloom::FRAME_BYTES as BLOOM_FRAME_BYTES;
 pub use bloom::{Bloom, BloomParams};
 pub use build_error::{BuildError, Full};
+pub use codec::{AnyFilter, FilterCodec};
 pub use counting_bloom::CountingBloom;
 pub use cuckoo::CuckooFilter;
 pub use fingerprint::Fingerprint;

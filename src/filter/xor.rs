@@ -26,9 +26,10 @@
 //! then in bounds, so a decoded filter cannot panic.
 
 use super::fingerprint::Fingerprint;
+use super::kind::{KindSpec, decoder};
 use super::peel::{self, Layout};
 use super::three_wise::{GEOMETRY_OFFSET, ThreeWise};
-use super::{BuildError, Filter};
+use super::{BuildError, Filter, FilterCodec};
 use crate::{Error, Result};
 
 /// The three blocks of cells. Invariant (relied on by unsafe code through
@@ -88,7 +89,7 @@ unsafe impl Layout for Blocks {
 /// An xor filter with fingerprints of type `F` (`u8` or `u16`).
 ///
 /// ```
-/// use siftdb::filter::{hash_key, Filter, Xor8};
+/// use siftdb::filter::{hash_key, Filter, FilterCodec, Xor8};
 /// let hashes: Vec<u64> = (0..1000u32).map(|i| hash_key(0, &i.to_le_bytes())).collect();
 /// let f = Xor8::build(&hashes).unwrap();
 /// assert!(hashes.iter().all(|&h| f.contains(h)));
@@ -147,26 +148,19 @@ impl<F: Fingerprint> Xor<F> {
     pub fn fingerprint_bits(&self) -> u32 {
         F::BITS
     }
+}
 
+impl<F: Fingerprint> FilterCodec for Xor<F> {
     /// Serialises the filter (format in the module docs).
-    #[must_use]
-    pub fn encode(&self) -> Vec<u8> {
+    fn encode(&self) -> Vec<u8> {
         self.0.encode(Self::KIND, &self.0.layout.block_length.to_le_bytes())
-    }
-
-    /// The length of [`Xor::encode`] for a filter of `distinct_keys` keys,
-    /// without building it; `None` beyond 2^31 keys.
-    #[must_use]
-    pub fn encoded_len(distinct_keys: usize) -> Option<usize> {
-        let blocks = Blocks::for_keys(distinct_keys).ok()?;
-        Some(ThreeWise::<F, Blocks>::encoded_len(std::mem::size_of::<u32>(), blocks.cells_len()))
     }
 
     /// Parses an encoded filter.
     ///
     /// # Errors
     /// `Corruption` for bytes that are not a valid encoding of this type.
-    pub fn decode(bytes: &[u8]) -> Result<Self> {
+    fn decode(bytes: &[u8]) -> Result<Self> {
         ThreeWise::decode(bytes, Self::KIND, "xor", |r| {
             let block_length = r.u32()?;
             Blocks::new(block_length).ok_or_else(|| {
@@ -174,6 +168,24 @@ impl<F: Fingerprint> Xor<F> {
             })
         })
         .map(Xor)
+    }
+
+    /// The length of [`FilterCodec::encode`] for a filter of `distinct_keys` keys,
+    /// without building it (the rate is fixed, so `bits_per_key` is
+    /// ignored); `None` beyond 2^31 keys.
+    fn encoded_len(distinct_keys: usize, _bits_per_key: f64) -> Option<usize> {
+        let blocks = Blocks::for_keys(distinct_keys).ok()?;
+        Some(ThreeWise::<F, Blocks>::encoded_len(std::mem::size_of::<u32>(), blocks.cells_len()))
+    }
+
+    fn parameters(&self) -> Vec<(&'static str, u64)> {
+        vec![
+            ("fingerprint_bits", u64::from(F::BITS)),
+            ("filter_seed", self.0.seed),
+            ("keys", u64::from(self.0.keys)),
+            ("cells", self.cells() as u64),
+            ("block_length", u64::from(self.0.layout.block_length)),
+        ]
     }
 }
 
@@ -191,6 +203,32 @@ impl<F: Fingerprint> Filter for Xor<F> {
         ThreeWise::<F, Blocks>::theoretical_fpr()
     }
 }
+
+/// The table filter kind `xor8`: filter-block tag 3.
+pub(crate) static XOR8: KindSpec = KindSpec {
+    tag: 3,
+    name: "xor8",
+    aliases: &[],
+    is_static: true,
+    nominal_bits_per_key: |_| 1.23 * 8.0,
+    theoretical_fpr: |_| (-8.0f64).exp2(),
+    encoded_len: <Xor8 as FilterCodec>::encoded_len,
+    build: |hashes, _, _| Ok(Box::new(Xor8::build(hashes)?)),
+    decode: decoder::<Xor8>,
+};
+
+/// The table filter kind `xor16`: filter-block tag 4.
+pub(crate) static XOR16: KindSpec = KindSpec {
+    tag: 4,
+    name: "xor16",
+    aliases: &[],
+    is_static: true,
+    nominal_bits_per_key: |_| 1.23 * 16.0,
+    theoretical_fpr: |_| (-16.0f64).exp2(),
+    encoded_len: <Xor16 as FilterCodec>::encoded_len,
+    build: |hashes, _, _| Ok(Box::new(Xor16::build(hashes)?)),
+    decode: decoder::<Xor16>,
+};
 
 #[cfg(test)]
 mod tests {
@@ -210,12 +248,6 @@ mod tests {
         }
         fn damage_first_cell_of(&mut self, hash: u64) {
             self.0.damage_first_cell_of(hash);
-        }
-        fn encode(&self) -> Vec<u8> {
-            Xor::encode(self)
-        }
-        fn decode(bytes: &[u8]) -> Result<Self> {
-            Xor::decode(bytes)
         }
         fn distinct_keys(&self) -> usize {
             self.keys()

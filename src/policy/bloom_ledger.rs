@@ -11,13 +11,12 @@
 //! of its blocked-Bloom tables at, less what they took. A new
 //! table is told that balance (`TableOptions::bloom_carry_bits`) and takes
 //! one block more or less than ceil(n·b/512) to pay it back
-//! ([`bloom_blocks`](crate::table::filter_block::bloom_blocks)), so the
+//! ([`BlockedBloom::blocks_with_carry`](crate::filter::BlockedBloom::blocks_with_carry)), so the
 //! level ends within about a block of its plan, however its tables round.
 
 use super::LevelFilter;
 use super::cost::{TABLE_FILTER_OVERHEAD, expected_blocked_bloom_bits};
-use crate::filter::{BLOOM_FRAME_BYTES, FilterKind};
-use crate::table::filter_block::bloom_blocks;
+use crate::filter::{BLOOM_FRAME_BYTES, BlockedBloom, FilterKind};
 
 /// A carry past this many bits is not paid back at once: one table moves
 /// one block, and a balance this large means tables of another era.
@@ -80,7 +79,7 @@ impl BloomLedger {
     #[must_use]
     pub fn next_filter_bytes(&self, keys: u64) -> u64 {
         let kind = FilterKind::BlockedBloom { bits_per_key: self.bits_per_key };
-        let blocks = bloom_blocks(
+        let blocks = BlockedBloom::blocks_with_carry(
             usize::try_from(keys).unwrap_or(usize::MAX),
             self.bits_per_key,
             self.carry_bits(kind),

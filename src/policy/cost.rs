@@ -18,9 +18,7 @@
 //! Each filter prices itself (`encoded_len`, from the same sizing code its
 //! constructor uses); a test checks the prices against filters actually built.
 
-use crate::filter::{
-    BLOOM_FRAME_BYTES, BinaryFuse8, BinaryFuse16, BlockedBloom, Bloom, FilterKind, Xor8, Xor16,
-};
+use crate::filter::{BLOOM_FRAME_BYTES, BlockedBloom, FilterKind};
 use crate::table::filter_block::FILTER_HEADER_LEN;
 use crate::table::format::BLOCK_TRAILER_LEN;
 
@@ -35,16 +33,7 @@ pub fn filter_encoding_bytes(kind: FilterKind, keys: u64) -> u64 {
     // Each filter sizes itself; a key count too large for a static filter
     // prices it out.
     let n = usize::try_from(keys).unwrap_or(usize::MAX);
-    let len = match kind {
-        FilterKind::None => Some(0),
-        FilterKind::Bloom { bits_per_key } => Some(Bloom::encoded_len(n, bits_per_key)),
-        FilterKind::BlockedBloom { bits_per_key } => Some(BlockedBloom::encoded_len(n, bits_per_key)),
-        FilterKind::Xor8 => Xor8::encoded_len(n),
-        FilterKind::Xor16 => Xor16::encoded_len(n),
-        FilterKind::BinaryFuse8 => BinaryFuse8::encoded_len(n),
-        FilterKind::BinaryFuse16 => BinaryFuse16::encoded_len(n),
-    };
-    len.map_or(u64::MAX, |l| l as u64)
+    kind.encoded_len(n).map_or(u64::MAX, |l| l as u64)
 }
 
 /// Bytes of the filter block (trailer included) a table with `keys`
@@ -90,7 +79,7 @@ pub fn expected_blocked_bloom_bits(bits_per_key: f64, table_keys: f64) -> f64 {
 /// The highest rate a table of `keys` keys planned at blocked Bloom
 /// `bits_per_key` may carry under a budget: one block below the smallest
 /// filter at that many bits (what
-/// [`bloom_blocks`](crate::table::filter_block::bloom_blocks) may build to
+/// [`BlockedBloom::blocks_with_carry`] may build to
 /// keep its level on budget), at least one block.
 #[must_use]
 #[expect(clippy::cast_precision_loss, reason = "block and key counts far below 2^52")]
@@ -100,9 +89,11 @@ pub(crate) fn budgeted_bloom_max_fpr(bits_per_key: f64, keys: u64) -> f64 {
     BlockedBloom::fpr_for_bits_per_key((fewest as f64 * 512.0 / n as f64).min(64.0))
 }
 
-/// The static kinds a level may carry, each at a fixed rate.
-pub(crate) const STATIC_KINDS: [FilterKind; 4] =
-    [FilterKind::Xor8, FilterKind::Xor16, FilterKind::BinaryFuse8, FilterKind::BinaryFuse16];
+/// The static kinds a level may carry, each at a fixed rate, in
+/// [`FilterKind::ALL`]'s order.
+pub(crate) fn static_kinds() -> impl Iterator<Item = FilterKind> + Clone {
+    FilterKind::ALL.iter().copied().filter(FilterKind::is_static)
+}
 
 /// `x` rounded up to the next hundredth (parameters stay readable in
 /// `Display` and cost at most 0.01 bits/key more than the exact value).
@@ -150,7 +141,7 @@ pub fn cheapest_kind_for(target: f64, table_keys: u64) -> FilterKind {
     let keys = table_keys.max(1);
     let bloom_bits = ceil_hundredth(BlockedBloom::bits_per_key_for_fpr(target)).clamp(1.0, 64.0);
     let bloom = FilterKind::BlockedBloom { bits_per_key: fill_last_block(bloom_bits, keys) };
-    let candidates = std::iter::once(bloom).chain(STATIC_KINDS);
+    let candidates = std::iter::once(bloom).chain(static_kinds());
     let meets = |k: &FilterKind| k.theoretical_fpr() <= target * 1.0001;
     candidates
         .clone()
@@ -186,20 +177,14 @@ mod tests {
 
     #[test]
     fn sizes_equal_built_table_filter_blocks() {
-        let kinds = [
-            FilterKind::Bloom { bits_per_key: 10.0 },
+        let odd = [
             FilterKind::Bloom { bits_per_key: 3.33 },
-            FilterKind::BlockedBloom { bits_per_key: 10.0 },
             FilterKind::BlockedBloom { bits_per_key: 7.77 },
             FilterKind::BlockedBloom { bits_per_key: 1.0 },
-            FilterKind::Xor8,
-            FilterKind::Xor16,
-            FilterKind::BinaryFuse8,
-            FilterKind::BinaryFuse16,
         ];
         for n in key_counts() {
             let all = hashes(n);
-            for kind in kinds {
+            for &kind in FilterKind::ALL.iter().chain(&odd) {
                 let built = build_filter_block(kind, 7, &mut all.clone(), false, 0);
                 assert_eq!(built.kind, kind, "{kind} at {n} keys fell back: {:?}", built.fallback_reason);
                 let real = (built.block.len() + BLOCK_TRAILER_LEN) as u64;
@@ -212,25 +197,10 @@ mod tests {
 
     #[test]
     fn sizes_equal_the_filters_own_encodings() {
-        use crate::filter::{BinaryFuse8, BinaryFuse16, BlockedBloom, Bloom, Xor8, Xor16};
         for n in [1u64, 2, 3, 100, 1800, 60_000] {
             let hs = hashes(n);
-            let count = usize::try_from(n).unwrap();
-            let mut bloom = Bloom::new(count, 9.5);
-            let mut blocked = BlockedBloom::new(count, 9.5);
-            for &h in &hs {
-                bloom.insert(h);
-                blocked.insert(h);
-            }
-            let pairs = [
-                (FilterKind::Bloom { bits_per_key: 9.5 }, bloom.encode().len()),
-                (FilterKind::BlockedBloom { bits_per_key: 9.5 }, blocked.encode().len()),
-                (FilterKind::Xor8, Xor8::build(&hs).unwrap().encode().len()),
-                (FilterKind::Xor16, Xor16::build(&hs).unwrap().encode().len()),
-                (FilterKind::BinaryFuse8, BinaryFuse8::build(&hs).unwrap().encode().len()),
-                (FilterKind::BinaryFuse16, BinaryFuse16::build(&hs).unwrap().encode().len()),
-            ];
-            for (kind, len) in pairs {
+            for &kind in FilterKind::ALL {
+                let len = kind.build(&hs).unwrap().encode().len();
                 assert_eq!(filter_encoding_bytes(kind, n), len as u64, "{kind} at {n} keys");
             }
         }
@@ -275,7 +245,7 @@ mod tests {
                 let kind = cheapest_kind_for(target, n);
                 let bytes = table_filter_bytes(kind, n);
                 if kind.theoretical_fpr() <= target * 1.0001 {
-                    for other in STATIC_KINDS {
+                    for other in static_kinds() {
                         if other.theoretical_fpr() <= target {
                             assert!(
                                 table_filter_bytes(other, n) >= bytes,

@@ -300,15 +300,9 @@ mod tests {
     use proptest::prelude::*;
 
     fn kind() -> impl Strategy<Value = FilterKind> {
-        prop_oneof![
-            Just(FilterKind::None),
-            Just(FilterKind::Xor8),
-            Just(FilterKind::Xor16),
-            Just(FilterKind::BinaryFuse8),
-            Just(FilterKind::BinaryFuse16),
-            (1.0f64..=64.0).prop_map(|b| FilterKind::Bloom { bits_per_key: b }),
-            (1.0f64..=64.0).prop_map(|b| FilterKind::BlockedBloom { bits_per_key: b }),
-        ]
+        let kinds: Vec<FilterKind> =
+            std::iter::once(FilterKind::None).chain(FilterKind::ALL.iter().copied()).collect();
+        (proptest::sample::select(kinds), 1.0f64..=64.0).prop_map(|(k, b)| k.at_bits_per_key(b))
     }
 
     fn policy() -> impl Strategy<Value = FilterPolicy> {

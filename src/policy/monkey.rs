@@ -29,7 +29,7 @@ use std::sync::OnceLock;
 
 use parking_lot::Mutex;
 
-use super::cost::{STATIC_KINDS, expected_blocked_bloom_bits, table_filter_bits_per_key};
+use super::cost::{expected_blocked_bloom_bits, static_kinds, table_filter_bits_per_key};
 use super::{LevelFilter, Mix};
 use crate::filter::{BlockedBloom, FilterKind};
 
@@ -519,7 +519,7 @@ fn best_mix(
     best.map(|(_, i, stronger, share)| (i, stronger, share))
 }
 
-/// Each fixed-rate kind (`STATIC_KINDS`, in order) priced for each level's
+/// Each fixed-rate kind (`static_kinds()`, in order) priced for each level's
 /// table size: `[level][kind]`.
 fn static_options(levels: &[LevelModel]) -> Vec<Vec<LevelFilter>> {
     levels
@@ -527,9 +527,8 @@ fn static_options(levels: &[LevelModel]) -> Vec<Vec<LevelFilter>> {
         .map(|l| {
             #[expect(clippy::cast_possible_truncation, clippy::cast_sign_loss, reason = "a key count")]
             let n = l.table_keys.round() as u64;
-            STATIC_KINDS
-                .iter()
-                .map(|&kind| LevelFilter {
+            static_kinds()
+                .map(|kind| LevelFilter {
                     kind,
                     target_fpr: kind.theoretical_fpr(),
                     bits_per_key: table_filter_bits_per_key(kind, n),
@@ -553,7 +552,7 @@ fn uniform_plans(
         levels.iter().map(|l| if valid(l) { choose(l) } else { LevelFilter::NONE }).collect()
     };
     let statics = static_options(levels);
-    let mut out: Vec<Vec<LevelFilter>> = (0..STATIC_KINDS.len())
+    let mut out: Vec<Vec<LevelFilter>> = (0..static_kinds().count())
         .map(|k| {
             levels
                 .iter()

@@ -41,7 +41,7 @@ pub struct TableOptions {
     pub seed: u64,
     /// Filter bits the table's level is owed (negative: over budget), for a
     /// blocked-Bloom filter to give or take up to one 64-byte block
-    /// ([`bloom_blocks`](super::filter_block::bloom_blocks)); 0, the
+    /// ([`BlockedBloom::blocks_with_carry`](crate::filter::BlockedBloom::blocks_with_carry)); 0, the
     /// default, builds the smallest filter at the kind's bits per key.
     pub bloom_carry_bits: i64,
     /// Test hook: make a static (xor, fuse) filter build fail, to exercise
@@ -340,7 +340,6 @@ impl TableBuilder {
         p.filter_bytes = if filter.is_null() { 0 } else { filter.size_with_trailer() };
         p.filter_kind = kind.to_string();
         p.filter_requested = self.opts.filter.to_string();
-        p.filter_bits_per_key = kind.nominal_bits_per_key();
         p.filter_fallback_reason.clone_from(&fallback_reason);
         p.level = self.opts.level;
         p.created_unix_secs = SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs());

@@ -2,7 +2,8 @@
 //! distinct user keys.
 //!
 //! ```text
-//! offset  0: kind tag        u8   1 bloom, 2 blocked bloom, 3 xor8, 4 xor16, 5 fuse8, 6 fuse16
+//! offset  0: kind tag        u8   FilterKind::tag: 1 bloom, 2 blocked bloom,
+//!                                 3 xor8, 4 xor16, 5 fuse8, 6 fuse16
 //! offset  1: format version  u8   currently 1
 //! offset  2: hash seed       u64 LE  (keys are probed as hash_key(seed, user_key))
 //! offset 10: bits per key    f64 LE  (the configured or nominal parameter)
@@ -20,41 +21,13 @@
 //! about the same size, and the reason is kept for the properties block.
 
 use crate::codec::Reader;
-use crate::filter::{
-    BinaryFuse8, BinaryFuse16, BlockedBloom, Bloom, BuildError, Filter, FilterKind, Xor8, Xor16,
-};
+use crate::filter::{AnyFilter, BuildError, Filter, FilterKind};
 use crate::{Error, Result};
 
 /// The filter-block layout this code writes.
 pub const FILTER_FORMAT_VERSION: u8 = 1;
 /// Bytes before the filter's own encoding.
 pub const FILTER_HEADER_LEN: usize = 26;
-
-/// The kind tag stored for `kind`, or `None` for [`FilterKind::None`].
-#[must_use]
-pub fn kind_tag(kind: FilterKind) -> Option<u8> {
-    match kind {
-        FilterKind::None => None,
-        FilterKind::Bloom { .. } => Some(1),
-        FilterKind::BlockedBloom { .. } => Some(2),
-        FilterKind::Xor8 => Some(3),
-        FilterKind::Xor16 => Some(4),
-        FilterKind::BinaryFuse8 => Some(5),
-        FilterKind::BinaryFuse16 => Some(6),
-    }
-}
-
-fn kind_of_tag(tag: u8, bits_per_key: f64) -> Option<FilterKind> {
-    Some(match tag {
-        1 => FilterKind::Bloom { bits_per_key },
-        2 => FilterKind::BlockedBloom { bits_per_key },
-        3 => FilterKind::Xor8,
-        4 => FilterKind::Xor16,
-        5 => FilterKind::BinaryFuse8,
-        6 => FilterKind::BinaryFuse16,
-        _ => return None,
-    })
-}
 
 /// The parsed header of a filter block.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -81,50 +54,13 @@ impl FilterHeader {
     }
 }
 
-/// A decoded filter of any kind.
-#[derive(Debug, Clone)]
-enum AnyFilter {
-    Bloom(Bloom),
-    BlockedBloom(BlockedBloom),
-    Xor8(Xor8),
-    Xor16(Xor16),
-    BinaryFuse8(BinaryFuse8),
-    BinaryFuse16(BinaryFuse16),
-    /// A kind or version this build does not know: answers "may contain".
-    Unknown,
-}
-
-impl AnyFilter {
-    fn as_filter(&self) -> Option<&dyn Filter> {
-        Some(match self {
-            AnyFilter::Bloom(f) => f,
-            AnyFilter::BlockedBloom(f) => f,
-            AnyFilter::Xor8(f) => f,
-            AnyFilter::Xor16(f) => f,
-            AnyFilter::BinaryFuse8(f) => f,
-            AnyFilter::BinaryFuse16(f) => f,
-            AnyFilter::Unknown => return None,
-        })
-    }
-
-    fn decode(tag: u8, body: &[u8]) -> Result<Self> {
-        Ok(match tag {
-            1 => AnyFilter::Bloom(Bloom::decode(body)?),
-            2 => AnyFilter::BlockedBloom(BlockedBloom::decode(body)?),
-            3 => AnyFilter::Xor8(Xor8::decode(body)?),
-            4 => AnyFilter::Xor16(Xor16::decode(body)?),
-            5 => AnyFilter::BinaryFuse8(BinaryFuse8::decode(body)?),
-            6 => AnyFilter::BinaryFuse16(BinaryFuse16::decode(body)?),
-            _ => AnyFilter::Unknown,
-        })
-    }
-}
-
 /// A table's filter, ready to probe.
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 pub struct TableFilter {
     header: FilterHeader,
-    filter: AnyFilter,
+    /// `None` for a kind or version this build does not know: the table
+    /// then answers "may contain" for every key.
+    filter: Option<AnyFilter>,
     block_bytes: usize,
 }
 
@@ -145,10 +81,11 @@ impl TableFilter {
             keys: r.u64()?,
         };
         let body = block.get(FILTER_HEADER_LEN..).unwrap_or_default();
-        let filter = if header.version == FILTER_FORMAT_VERSION {
-            AnyFilter::decode(header.tag, body).map_err(|e| rebase(e, FILTER_HEADER_LEN))?
-        } else {
-            AnyFilter::Unknown
+        let filter = match FilterKind::of_tag(header.tag, header.bits_per_key) {
+            Some(kind) if header.version == FILTER_FORMAT_VERSION => {
+                Some(kind.decode(body).map_err(|e| rebase(e, FILTER_HEADER_LEN))?)
+            }
+            _ => None,
         };
         Ok(TableFilter { header, filter, block_bytes: block.len() })
     }
@@ -163,7 +100,7 @@ impl TableFilter {
     #[must_use]
     #[inline]
     pub fn may_contain(&self, hash: u64) -> bool {
-        self.filter.as_filter().is_none_or(|f| f.contains(hash))
+        self.filter.as_ref().is_none_or(|f| f.contains(hash))
     }
 
     /// The stored header.
@@ -175,10 +112,7 @@ impl TableFilter {
     /// The kind, or `None` for a kind or version this build cannot read.
     #[must_use]
     pub fn kind(&self) -> Option<FilterKind> {
-        match self.filter {
-            AnyFilter::Unknown => None,
-            _ => kind_of_tag(self.header.tag, self.header.bits_per_key),
-        }
+        self.filter.as_ref().map(AnyFilter::kind)
     }
 
     /// Bytes of the filter block, header included.
@@ -190,7 +124,7 @@ impl TableFilter {
     /// The false-positive rate theory predicts, if the kind is known.
     #[must_use]
     pub fn theoretical_fpr(&self) -> Option<f64> {
-        self.filter.as_filter().map(Filter::theoretical_fpr)
+        self.filter.as_ref().map(Filter::theoretical_fpr)
     }
 }
 
@@ -214,38 +148,12 @@ pub struct BuiltFilter {
     pub fallback_reason: Option<String>,
 }
 
-/// The 64-byte blocks of a table's blocked-Bloom filter at `bits_per_key`
-/// over `keys` keys, when its level is owed `carry_bits` filter bits
-/// (negative: it is over its budget).
-///
-/// Without a carry this is ceil(n · b / 512), the smallest filter with at
-/// least b bits per key, so a table's filter bytes are exactly
-/// [`BlockedBloom::encoded_len`]'s. With one, a table may take one block
-/// more or less than that, so that a level of tables whose sizes all round
-/// the same way still spends its planned bits on average (error diffusion,
-/// as in halftoning): the level stays within about a block of its budget
-/// instead of up to a block per table off it.
-#[must_use]
-#[expect(
-    clippy::cast_precision_loss,
-    clippy::cast_possible_truncation,
-    clippy::cast_sign_loss,
-    reason = "block counts far below 2^52, the ceiling taken of a positive value"
-)]
-pub fn bloom_blocks(keys: usize, bits_per_key: f64, carry_bits: i64) -> usize {
-    let ceil = BlockedBloom::blocks_for(keys, bits_per_key);
-    if carry_bits == 0 {
-        return ceil;
-    }
-    let want = ((keys as f64 * bits_per_key + carry_bits as f64) / 512.0).ceil().max(1.0) as usize;
-    want.clamp(ceil.saturating_sub(1).max(1), ceil + 1)
-}
-
 /// Builds, encodes and validates the filter block for `hashes` (one per
 /// distinct user key, under `seed`), falling back as described in the
 /// module docs. `inject_failure` makes a static build fail, for tests;
-/// `carry_bits` sizes a blocked-Bloom filter ([`bloom_blocks`]; 0 for the
-/// smallest at its bits per key).
+/// `carry_bits` sizes a blocked-Bloom filter
+/// ([`BlockedBloom::blocks_with_carry`](crate::filter::BlockedBloom::blocks_with_carry);
+/// 0 for the smallest at its bits per key).
 #[must_use]
 pub fn build_filter_block(
     kind: FilterKind,
@@ -283,29 +191,8 @@ fn try_build(kind: FilterKind, seed: u64, hashes: &[u64], inject: bool, carry: i
     if inject {
         return Err(BuildError::Injected.to_string());
     }
-    let body = match kind {
-        FilterKind::None => return Ok(Vec::new()),
-        FilterKind::Bloom { bits_per_key } => {
-            let mut f = Bloom::new(hashes.len(), bits_per_key);
-            for &h in hashes {
-                f.insert(h);
-            }
-            f.encode()
-        }
-        FilterKind::BlockedBloom { bits_per_key } => {
-            let blocks = bloom_blocks(hashes.len(), bits_per_key, carry);
-            let mut f = BlockedBloom::with_blocks(blocks, hashes.len());
-            for &h in hashes {
-                f.insert(h);
-            }
-            f.encode()
-        }
-        FilterKind::Xor8 => Xor8::build(hashes).map_err(|e| e.to_string())?.encode(),
-        FilterKind::Xor16 => Xor16::build(hashes).map_err(|e| e.to_string())?.encode(),
-        FilterKind::BinaryFuse8 => BinaryFuse8::build(hashes).map_err(|e| e.to_string())?.encode(),
-        FilterKind::BinaryFuse16 => BinaryFuse16::build(hashes).map_err(|e| e.to_string())?.encode(),
-    };
-    let Some(tag) = kind_tag(kind) else { return Ok(Vec::new()) };
+    let Some(tag) = kind.tag() else { return Ok(Vec::new()) };
+    let body = kind.build_with_carry(hashes, carry).map_err(|e| e.to_string())?.encode();
     let header = FilterHeader {
         tag,
         version: FILTER_FORMAT_VERSION,
@@ -329,6 +216,7 @@ fn try_build(kind: FilterKind, seed: u64, hashes: &[u64], inject: bool, carry: i
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::filter::{BlockedBloom, FilterCodec};
 
     #[test]
     fn none_and_empty_inputs_write_no_filter() {
@@ -343,20 +231,20 @@ mod tests {
     fn bloom_blocks_move_at_most_one_block_from_the_smallest_filter() {
         for (n, b) in [(1usize, 10.0), (100, 1.0), (1000, 2.7), (1600, 1.1), (60_000, 9.9)] {
             let ceil = BlockedBloom::blocks_for(n, b);
-            assert_eq!(bloom_blocks(n, b, 0), ceil, "{n} at {b}");
+            assert_eq!(BlockedBloom::blocks_with_carry(n, b, 0), ceil, "{n} at {b}");
             for carry in [-100_000i64, -700, -1, 1, 300, 700, 100_000] {
-                let got = bloom_blocks(n, b, carry);
+                let got = BlockedBloom::blocks_with_carry(n, b, carry);
                 assert!(got >= 1 && got.abs_diff(ceil) <= 1, "{n} at {b}, carry {carry}: {got} vs {ceil}");
             }
-            assert!(bloom_blocks(n, b, 100_000) > ceil);
-            assert_eq!(bloom_blocks(n, b, -100_000), ceil.saturating_sub(1).max(1));
+            assert!(BlockedBloom::blocks_with_carry(n, b, 100_000) > ceil);
+            assert_eq!(BlockedBloom::blocks_with_carry(n, b, -100_000), ceil.saturating_sub(1).max(1));
         }
         // A carried filter still holds every key.
         let mut hashes: Vec<u64> = (0..1000u64).map(|i| i.wrapping_mul(0x9e37_79b9_7f4a_7c15)).collect();
         let kind = FilterKind::BlockedBloom { bits_per_key: 2.7 };
         let built = build_filter_block(kind, 1, &mut hashes, false, -600);
         assert_eq!(built.kind, kind);
-        assert_eq!(built.block.len(), FILTER_HEADER_LEN + BlockedBloom::encoded_len(1000, 2.7) - 64);
+        assert_eq!(built.block.len(), FILTER_HEADER_LEN + BlockedBloom::encoded_len(1000, 2.7).unwrap() - 64);
     }
 
     #[test]

@@ -23,7 +23,7 @@
 //! | 9 | index bytes | varint |
 //! | 10 | filter bytes | varint |
 //! | 11 | filter kind actually used | UTF-8, as `FilterKind` displays |
-//! | 12 | filter bits per key (parameter) | f64 LE |
+//! | 12 | (retired: the filter's bits per key, which the kinds in 11 and 17 and the filter block's header carry; skipped when read) | f64 LE |
 //! | 13 | filter fallback reason | UTF-8 (absent if none) |
 //! | 14 | level at creation | varint |
 //! | 15 | creation time, unix seconds | varint |
@@ -62,8 +62,6 @@ pub struct TableProperties {
     pub filter_kind: String,
     /// The filter kind the options asked for.
     pub filter_requested: String,
-    /// The filter's bits-per-key parameter.
-    pub filter_bits_per_key: f64,
     /// Why the requested filter was not used, if it was not.
     pub filter_fallback_reason: Option<String>,
     /// LSM level the table was written for.
@@ -103,7 +101,6 @@ impl TableProperties {
         put_u64_field(&mut out, 9, self.index_bytes);
         put_u64_field(&mut out, 10, self.filter_bytes);
         put_field(&mut out, 11, self.filter_kind.as_bytes());
-        put_field(&mut out, 12, &self.filter_bits_per_key.to_le_bytes());
         if let Some(r) = &self.filter_fallback_reason {
             put_field(&mut out, 13, r.as_bytes());
         }
@@ -153,11 +150,6 @@ impl TableProperties {
                 9 => p.index_bytes = num().map_err(fix)?,
                 10 => p.filter_bytes = num().map_err(fix)?,
                 11 => p.filter_kind = text()?,
-                12 => {
-                    let mut vr = Reader::new(value);
-                    p.filter_bits_per_key = vr.f64().map_err(fix)?;
-                    vr.finish().map_err(fix)?;
-                }
                 13 => p.filter_fallback_reason = Some(text()?),
                 14 => {
                     p.level = u32::try_from(num().map_err(fix)?)
@@ -192,7 +184,6 @@ mod tests {
             data_blocks: 1,
             filter_kind: "blocked-bloom:9.84".into(),
             filter_requested: "xor8".into(),
-            filter_bits_per_key: 9.84,
             filter_fallback_reason: Some("xor8: injected build failure".into()),
             level: 2,
             created_unix_secs: 1_700_000_000,
@@ -205,6 +196,15 @@ mod tests {
         let mut enc = p.encode();
         assert_eq!(TableProperties::decode(&enc).unwrap(), p);
         put_field(&mut enc, 1000, b"a field from the future");
+        assert_eq!(TableProperties::decode(&enc).unwrap(), p);
+    }
+
+    #[test]
+    fn tables_written_with_the_retired_bits_per_key_field_still_read() {
+        let p = sample();
+        let mut enc = p.encode();
+        assert!(!enc.windows(8).any(|w| w == 9.84f64.to_le_bytes()), "field 12 is no longer written");
+        put_field(&mut enc, 12, &9.84f64.to_le_bytes());
         assert_eq!(TableProperties::decode(&enc).unwrap(), p);
     }
 

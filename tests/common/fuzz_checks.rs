@@ -14,7 +14,8 @@
 
 use siftdb::codec::seal;
 use siftdb::filter::{
-    BinaryFuse8, BinaryFuse16, BlockedBloom, Bloom, CountingBloom, CuckooFilter, Filter, Xor8, Xor16,
+    BinaryFuse8, BinaryFuse16, BlockedBloom, Bloom, CountingBloom, CuckooFilter, Filter, FilterCodec, Xor8,
+    Xor16,
 };
 use siftdb::key::MAX_SEQ;
 use siftdb::manifest::{VersionEdit, replay};

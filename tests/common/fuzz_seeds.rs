@@ -8,8 +8,8 @@
 use siftdb::ValueKind;
 use siftdb::WriteBatch;
 use siftdb::filter::{
-    BinaryFuse8, BinaryFuse16, BlockedBloom, Bloom, CountingBloom, CuckooFilter, FilterKind, Xor8, Xor16,
-    hash_key,
+    BinaryFuse8, BinaryFuse16, BlockedBloom, Bloom, CountingBloom, CuckooFilter, FilterCodec, FilterKind,
+    Xor8, Xor16, hash_key,
 };
 use siftdb::fs::StdFs;
 use siftdb::manifest::{TableRecord, VersionEdit, current_contents};
@@ -60,18 +60,14 @@ pub fn seeds() -> Vec<(&'static str, String, Vec<u8>)> {
     out.push(("wal_reader", "manifest".into(), manifest));
     out.push(("current_file", "manifest1".into(), current_contents(1).into_bytes()));
     out.push(("current_file", "manifest123456789".into(), current_contents(123_456_789).into_bytes()));
-    for (name, filter) in [
-        ("fuse8", FilterKind::BinaryFuse8),
-        ("bloom", FilterKind::Bloom { bits_per_key: 10.0 }),
-        ("xor16", FilterKind::Xor16),
-        ("nofilter", FilterKind::None),
-    ] {
+    let kinds = std::iter::once(FilterKind::None).chain(FilterKind::ALL.iter().copied());
+    for (name, filter) in kinds.map(|k| (k.to_string().replace(':', "_"), k)) {
         let file = sample_table(filter);
         let footer = Footer::decode(&file).unwrap();
         let contents =
             |h: BlockHandle| file[h.offset as usize..(h.offset + u64::from(h.size)) as usize].to_vec();
         if filter != FilterKind::None {
-            out.push(("table_filter_block", name.into(), contents(footer.filter)));
+            out.push(("table_filter_block", name.clone(), contents(footer.filter)));
         }
         if name == "fuse8" {
             out.push(("table_index", "index".into(), contents(footer.index)));
@@ -80,8 +76,8 @@ pub fn seeds() -> Vec<(&'static str, String, Vec<u8>)> {
             let first_data = BlockHandle { offset: 0, size: first_data_block_size(&file) };
             out.push(("table_block", "data".into(), contents(first_data)));
         }
-        out.push(("table_footer", name.into(), file.clone()));
-        out.push(("table_file", name.into(), file));
+        out.push(("table_footer", name.clone(), file.clone()));
+        out.push(("table_file", name.clone(), file));
     }
     out.extend(engine_seeds());
     out

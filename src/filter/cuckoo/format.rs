@@ -25,6 +25,7 @@
 use super::buckets::Buckets;
 use super::{CuckooFilter, StashEntry};
 use crate::codec::{Reader, seal, unseal};
+use crate::filter::FilterCodec;
 use crate::{Error, Result};
 
 /// First byte of an encoded cuckoo filter.
@@ -36,10 +37,9 @@ const HEADER_LEN: usize = 20;
 /// Bytes per stash entry.
 const STASH_ENTRY_LEN: usize = 10;
 
-impl CuckooFilter {
+impl FilterCodec for CuckooFilter {
     /// Serialises the filter (see the format module for the layout).
-    #[must_use]
-    pub fn encode(&self) -> Vec<u8> {
+    fn encode(&self) -> Vec<u8> {
         let data = self.buckets.data();
         let mut out = Vec::with_capacity(HEADER_LEN + STASH_ENTRY_LEN * self.stash.len() + data.len() + 4);
         out.push(KIND);
@@ -65,7 +65,7 @@ impl CuckooFilter {
     /// `Corruption`, with the offending offset, for bytes that are not a
     /// valid encoding: bad checksum, unknown kind or version, out-of-range
     /// fields, a length that disagrees with the buffer or with the contents.
-    pub fn decode(bytes: &[u8]) -> Result<Self> {
+    fn decode(bytes: &[u8]) -> Result<Self> {
         let body = unseal(bytes)?;
         let mut r = Reader::new(body);
         let kind = r.u8()?;
@@ -133,5 +133,21 @@ impl CuckooFilter {
         filter.len = len;
         filter.stash = stash;
         Ok(filter)
+    }
+
+    /// `None`: a cuckoo filter is sized by its capacity and fingerprint
+    /// width ([`CuckooFilter::new`]), not by bits per key.
+    fn encoded_len(_keys: usize, _bits_per_key: f64) -> Option<usize> {
+        None
+    }
+
+    fn parameters(&self) -> Vec<(&'static str, u64)> {
+        vec![
+            ("fingerprint_bits", u64::from(self.fingerprint_bits())),
+            ("buckets", self.num_buckets() as u64),
+            ("capacity", self.capacity() as u64),
+            ("keys", self.len() as u64),
+            ("stash", self.stash.len() as u64),
+        ]
     }
 }

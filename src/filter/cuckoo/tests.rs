@@ -12,6 +12,7 @@ use proptest::prelude::*;
 
 use super::format::{KIND, VERSION};
 use super::*;
+use crate::filter::FilterCodec;
 
 /// splitmix64: a stream of well-mixed hashes, distinct for distinct inputs.
 fn mix(mut z: u64) -> u64 {

@@ -1,10 +1,10 @@
 //! A table's filter in full: the parameters inside the filter's own
-//! encoding, decoded through the filter types' accessors.
+//! encoding, as the filter reports them ([`siftdb::filter::FilterCodec::parameters`]).
 
 use std::path::Path;
 
-use serde_json::{Value, json};
-use siftdb::filter::{BinaryFuse, BlockedBloom, Bloom, Filter, Fingerprint, Xor};
+use serde_json::{Map, Value};
+use siftdb::filter::Filter;
 use siftdb::table::filter_block::{FILTER_HEADER_LEN, TableFilter};
 use siftdb::table::format::Footer;
 
@@ -22,58 +22,12 @@ pub fn filter_params(path: &Path) -> Option<Value> {
     }
     let start = usize::try_from(footer.filter.offset).ok()?;
     let block = file.get(start..start.checked_add(footer.filter.size as usize)?)?;
-    let header = TableFilter::decode(block).ok()?.header();
+    let kind = TableFilter::decode(block).ok()?.kind()?;
     let body = block.get(FILTER_HEADER_LEN..)?;
-    match header.tag {
-        1 => Bloom::decode(body).ok().map(|f| {
-            json!({
-                "probes": f.num_probes(),
-                "bits": f.num_bits(),
-                "keys_inserted": f.keys_inserted(),
-                "encoded_bytes": body.len(),
-                "in_memory_bytes": f.size_bytes(),
-            })
-        }),
-        2 => BlockedBloom::decode(body).ok().map(|f| {
-            json!({
-                "probes": f.num_probes(),
-                "blocks": f.num_blocks(),
-                "block_bits": 512,
-                "bits": f.num_bits(),
-                "keys_inserted": f.keys_inserted(),
-                "encoded_bytes": body.len(),
-                "in_memory_bytes": f.size_bytes(),
-            })
-        }),
-        3 => Xor::<u8>::decode(body).ok().map(|f| xor_params(&f, body.len())),
-        4 => Xor::<u16>::decode(body).ok().map(|f| xor_params(&f, body.len())),
-        5 => BinaryFuse::<u8>::decode(body).ok().map(|f| fuse_params(&f, body.len())),
-        6 => BinaryFuse::<u16>::decode(body).ok().map(|f| fuse_params(&f, body.len())),
-        _ => None,
-    }
-}
-
-fn xor_params<F: Fingerprint>(f: &Xor<F>, encoded: usize) -> Value {
-    json!({
-        "fingerprint_bits": f.fingerprint_bits(),
-        "filter_seed": f.seed(),
-        "keys": f.keys(),
-        "cells": f.cells(),
-        "block_length": f.block_length(),
-        "encoded_bytes": encoded,
-        "in_memory_bytes": f.size_bytes(),
-    })
-}
-
-fn fuse_params<F: Fingerprint>(f: &BinaryFuse<F>, encoded: usize) -> Value {
-    json!({
-        "fingerprint_bits": f.fingerprint_bits(),
-        "filter_seed": f.seed(),
-        "keys": f.keys(),
-        "cells": f.cells(),
-        "segment_length": f.segment_length(),
-        "segment_count": f.segment_count(),
-        "encoded_bytes": encoded,
-        "in_memory_bytes": f.size_bytes(),
-    })
+    let filter = kind.decode(body).ok()?;
+    let mut out: Map<String, Value> =
+        filter.parameters().into_iter().map(|(name, v)| (name.to_owned(), Value::from(v))).collect();
+    out.insert("encoded_bytes".to_owned(), Value::from(body.len()));
+    out.insert("in_memory_bytes".to_owned(), Value::from(filter.size_bytes()));
+    Some(Value::Object(out))
 }

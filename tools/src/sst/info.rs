@@ -46,7 +46,7 @@ pub fn filter_json(table: &Table) -> Value {
         "header_version": d.header.map(|h| h.version),
         "header_kind_tag": d.header.map(|h| h.tag),
         "keys": d.header.map(|h| h.keys),
-        "bits_per_key_parameter": table.properties().filter_bits_per_key,
+        "bits_per_key_parameter": d.header.map(|h| h.bits_per_key),
         "bytes": d.block_bytes,
         "bits_per_key": d.bits_per_key,
         "theoretical_fpr": d.theoretical_fpr,
