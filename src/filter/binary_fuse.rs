@@ -36,21 +36,23 @@
 //! that the fingerprint section is exactly `A·B` bytes; every index a query
 //! computes is then below `A`, so a decoded filter cannot panic.
 
+use super::BuildError;
 use super::fingerprint::Fingerprint;
-use super::kind::{KindSpec, decoder};
+use super::kind::KindSpec;
 use super::peel::{self, Layout};
-use super::three_wise::{GEOMETRY_OFFSET, ThreeWise};
-use super::{BuildError, Filter, FilterCodec};
+use super::three_wise::{GEOMETRY_OFFSET, Geometry, ThreeWise, kind_spec};
+use crate::codec::Reader;
 use crate::{Error, Result};
 const MAX_SEGMENT_LENGTH_LOG2: u32 = 18;
 /// Geometry bytes: log2 of the segment length, then the segment count.
 const GEOMETRY_LEN: usize = 5;
 
-/// Segment geometry, with the derived values a query needs precomputed.
-/// Invariant (relied on by unsafe code through [`Layout`]): the fields are
-/// consistent and `array_length < 2^32`; build it with [`Segments::new`] only.
+/// The binary fuse filter's layout: segment geometry, with the derived
+/// values a query needs precomputed. Only the filter builds it. Invariant
+/// (relied on by unsafe code through `Layout`): the fields are consistent
+/// and `array_length < 2^32`; build it with `FuseLayout::new` only.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-struct Segments {
+pub struct FuseLayout {
     segment_length_log2: u32,
     segment_count: u32,
     segment_length: u32,
@@ -60,7 +62,7 @@ struct Segments {
     array_length: u32,
 }
 
-impl Segments {
+impl FuseLayout {
     /// `None` when the array would not have 32-bit indices or the
     /// parameters are out of range.
     fn new(segment_length_log2: u32, segment_count: u32) -> Option<Self> {
@@ -69,7 +71,7 @@ impl Segments {
         }
         let segment_length = 1u32 << segment_length_log2;
         let array_length = u32::try_from((u64::from(segment_count) + 2) << segment_length_log2).ok()?;
-        Some(Segments {
+        Some(FuseLayout {
             segment_length_log2,
             segment_count,
             segment_length,
@@ -100,14 +102,14 @@ impl Segments {
         };
         let segments = wanted_cells.div_ceil(1 << log2);
         let segment_count = u32::try_from(segments.saturating_sub(2).max(1)).map_err(|_| too_many.clone())?;
-        Segments::new(log2, segment_count).ok_or(too_many)
+        FuseLayout::new(log2, segment_count).ok_or(too_many)
     }
 }
 
 // SAFETY: h0 < segment_count·L; h1 and h2 add L and 2L and then only change
 // bits below L, staying in the segments one and two after h0's, so every
 // index is below (segment_count + 2)·L = array_length = cells_len.
-unsafe impl Layout for Segments {
+unsafe impl Layout for FuseLayout {
     const LOCAL: bool = true;
 
     #[inline]
@@ -128,7 +130,8 @@ unsafe impl Layout for Segments {
     }
 }
 
-/// A binary fuse filter with fingerprints of type `F` (`u8` or `u16`).
+/// A binary fuse filter with fingerprints of type `F` (`u8` or `u16`):
+/// the 3-wise filter on overlapping segments.
 ///
 /// ```
 /// use siftdb::filter::{hash_key, BinaryFuse8, Filter, FilterCodec};
@@ -138,8 +141,7 @@ unsafe impl Layout for Segments {
 /// let again = BinaryFuse8::decode(&f.encode()).unwrap();
 /// assert!(hashes.iter().all(|&h| again.contains(h)));
 /// ```
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct BinaryFuse<F>(ThreeWise<F, Segments>);
+pub type BinaryFuse<F> = ThreeWise<F, FuseLayout>;
 
 /// Binary fuse filter with 8-bit fingerprints: ε = 2^−8, ~9.0 bits/key.
 pub type BinaryFuse8 = BinaryFuse<u8>;
@@ -147,175 +149,70 @@ pub type BinaryFuse8 = BinaryFuse<u8>;
 pub type BinaryFuse16 = BinaryFuse<u16>;
 
 impl<F: Fingerprint> BinaryFuse<F> {
-    #[expect(clippy::cast_possible_truncation, reason = "BITS / 8 is 1 or 2")]
-    const KIND: u8 = 0x20 | (F::BITS / 8) as u8;
-
-    /// Builds the filter from a set of hashes (duplicates allowed, and
-    /// removed), then checks that it contains every one of them.
-    ///
-    /// # Errors
-    /// [`BuildError::PeelingFailed`] when no seed of 100 peels,
-    /// [`BuildError::ValidationFailed`] if the result rejects an input hash,
-    /// [`BuildError::TooManyKeys`] beyond 2^31 keys.
-    pub fn build(hashes: &[u64]) -> std::result::Result<Self, BuildError> {
-        ThreeWise::build(hashes, peel::MAX_ATTEMPTS, Segments::for_keys).map(BinaryFuse)
-    }
-
-    /// The seed the input hashes are remixed with.
-    #[must_use]
-    pub fn seed(&self) -> u64 {
-        self.0.seed
-    }
-
-    /// Distinct keys the filter was built from.
-    #[must_use]
-    pub fn keys(&self) -> usize {
-        self.0.keys as usize
-    }
-
     /// Cells per segment (a power of two).
     #[must_use]
     pub fn segment_length(&self) -> usize {
-        self.0.layout.segment_length as usize
+        self.layout.segment_length as usize
     }
 
     /// Segments a key's first cell may fall in; the array holds two more.
     #[must_use]
     pub fn segment_count(&self) -> usize {
-        self.0.layout.segment_count as usize
-    }
-
-    /// Cells (fingerprints) in the array.
-    #[must_use]
-    pub fn cells(&self) -> usize {
-        self.0.fingerprints.len()
-    }
-
-    /// Bits per fingerprint.
-    #[must_use]
-    pub fn fingerprint_bits(&self) -> u32 {
-        F::BITS
+        self.layout.segment_count as usize
     }
 }
 
-impl<F: Fingerprint> FilterCodec for BinaryFuse<F> {
-    /// Serialises the filter (format in the module docs).
-    #[expect(clippy::cast_possible_truncation, reason = "the log2 is at most 18")]
-    fn encode(&self) -> Vec<u8> {
-        let segments = &self.0.layout;
-        let mut geometry = [0u8; GEOMETRY_LEN];
-        geometry[0] = segments.segment_length_log2 as u8;
-        geometry[1..].copy_from_slice(&segments.segment_count.to_le_bytes());
-        self.0.encode(Self::KIND, &geometry)
+impl Geometry for FuseLayout {
+    const KIND_BASE: u8 = 0x20;
+    const NAME: &'static str = "binary fuse";
+    const CELLS_PER_KEY: f64 = 1.125;
+    const LEN: usize = GEOMETRY_LEN;
+
+    fn for_keys(n: usize) -> std::result::Result<Self, BuildError> {
+        FuseLayout::for_keys(n)
     }
 
-    /// Parses an encoded filter.
-    ///
-    /// # Errors
-    /// `Corruption` for bytes that are not a valid encoding of this type.
-    fn decode(bytes: &[u8]) -> Result<Self> {
-        ThreeWise::decode(bytes, Self::KIND, "binary fuse", |r| {
-            let log2 = r.u8()?;
-            let segment_count = r.u32()?;
-            Segments::new(u32::from(log2), segment_count).ok_or_else(|| {
-                Error::corruption(
-                    GEOMETRY_OFFSET,
-                    format!("impossible geometry: 2^{log2}-cell segments, {segment_count} segments"),
-                )
-            })
+    fn write(&self, out: &mut Vec<u8>) {
+        #[expect(clippy::cast_possible_truncation, reason = "the log2 is at most 18")]
+        out.push(self.segment_length_log2 as u8);
+        out.extend_from_slice(&self.segment_count.to_le_bytes());
+    }
+
+    fn read(r: &mut Reader<'_>) -> Result<Self> {
+        let log2 = r.u8()?;
+        let segment_count = r.u32()?;
+        FuseLayout::new(u32::from(log2), segment_count).ok_or_else(|| {
+            Error::corruption(
+                GEOMETRY_OFFSET,
+                format!("impossible geometry: 2^{log2}-cell segments, {segment_count} segments"),
+            )
         })
-        .map(BinaryFuse)
-    }
-
-    /// The length of [`FilterCodec::encode`] for a filter of `distinct_keys`
-    /// keys, without building it (the rate is fixed, so `bits_per_key` is
-    /// ignored); `None` beyond 2^31 keys.
-    fn encoded_len(distinct_keys: usize, _bits_per_key: f64) -> Option<usize> {
-        let segments = Segments::for_keys(distinct_keys).ok()?;
-        Some(ThreeWise::<F, Segments>::encoded_len(GEOMETRY_LEN, segments.cells_len()))
     }
 
     fn parameters(&self) -> Vec<(&'static str, u64)> {
         vec![
-            ("fingerprint_bits", u64::from(F::BITS)),
-            ("filter_seed", self.0.seed),
-            ("keys", u64::from(self.0.keys)),
-            ("cells", self.cells() as u64),
-            ("segment_length", self.segment_length() as u64),
-            ("segment_count", self.segment_count() as u64),
+            ("segment_length", u64::from(self.segment_length)),
+            ("segment_count", u64::from(self.segment_count)),
         ]
     }
-}
 
-impl<F: Fingerprint> Filter for BinaryFuse<F> {
-    #[inline]
-    fn contains(&self, hash: u64) -> bool {
-        self.0.contains(hash)
-    }
-
-    fn size_bytes(&self) -> usize {
-        self.0.size_bytes()
-    }
-
-    fn theoretical_fpr(&self) -> f64 {
-        ThreeWise::<F, Segments>::theoretical_fpr()
+    #[cfg(test)]
+    fn cramped() -> Self {
+        FuseLayout::new(0, 1).unwrap_or_else(|| unreachable!("one segment of one cell is valid"))
     }
 }
 
 /// The table filter kind `fuse8`: filter-block tag 5.
-pub(crate) static FUSE8: KindSpec = KindSpec {
-    tag: 5,
-    name: "fuse8",
-    aliases: &["binary-fuse8"],
-    is_static: true,
-    nominal_bits_per_key: |_| 1.125 * 8.0,
-    theoretical_fpr: |_| (-8.0f64).exp2(),
-    encoded_len: <BinaryFuse8 as FilterCodec>::encoded_len,
-    build: |hashes, _, _| Ok(Box::new(BinaryFuse8::build(hashes)?)),
-    decode: decoder::<BinaryFuse8>,
-};
+pub(crate) static FUSE8: KindSpec = kind_spec::<u8, FuseLayout>(5, "fuse8", &["binary-fuse8"]);
 
 /// The table filter kind `fuse16`: filter-block tag 6.
-pub(crate) static FUSE16: KindSpec = KindSpec {
-    tag: 6,
-    name: "fuse16",
-    aliases: &["binary-fuse16"],
-    is_static: true,
-    nominal_bits_per_key: |_| 1.125 * 16.0,
-    theoretical_fpr: |_| (-16.0f64).exp2(),
-    encoded_len: <BinaryFuse16 as FilterCodec>::encoded_len,
-    build: |hashes, _, _| Ok(Box::new(BinaryFuse16::build(hashes)?)),
-    decode: decoder::<BinaryFuse16>,
-};
+pub(crate) static FUSE16: KindSpec = kind_spec::<u16, FuseLayout>(6, "fuse16", &["binary-fuse16"]);
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::filter::static_tests::{self as shared, StaticFilter, hex};
-
-    impl<F: Fingerprint> StaticFilter for BinaryFuse<F> {
-        const BITS: u32 = F::BITS;
-        fn build(hashes: &[u64]) -> std::result::Result<Self, BuildError> {
-            BinaryFuse::build(hashes)
-        }
-        fn build_cramped(hashes: &[u64], attempts: u32) -> std::result::Result<Self, BuildError> {
-            ThreeWise::build(hashes, attempts, |_| Segments::new(0, 1).ok_or(BuildError::Injected))
-                .map(BinaryFuse)
-        }
-        fn validate(&self, hashes: &[u64]) -> std::result::Result<(), BuildError> {
-            self.0.validate(hashes.iter().copied())
-        }
-        fn damage_first_cell_of(&mut self, hash: u64) {
-            self.0.damage_first_cell_of(hash);
-        }
-        fn distinct_keys(&self) -> usize {
-            self.keys()
-        }
-        fn peeled_hashes(hashes: &[u64]) -> Option<Vec<u64>> {
-            let built = peel::construct::<F, _>(hashes, peel::MAX_ATTEMPTS, Segments::for_keys).unwrap();
-            built.peeled.map(|p| p.hashes().collect())
-        }
-    }
+    use crate::filter::FilterCodec;
+    use crate::filter::static_tests::{self as shared, hex};
 
     #[test]
     fn no_false_negatives_at_every_small_size() {
@@ -397,9 +294,9 @@ mod tests {
             assert_eq!((f.segment_length(), f.segment_count(), f.cells()), (4, 1, 12));
         }
         // Segments never exceed 2^18 cells.
-        assert_eq!(Segments::for_keys(peel::MAX_KEYS).unwrap().segment_length, 1 << 18);
+        assert_eq!(FuseLayout::for_keys(peel::MAX_KEYS).unwrap().segment_length, 1 << 18);
         assert_eq!(
-            Segments::for_keys(peel::MAX_KEYS + 1).unwrap_err(),
+            FuseLayout::for_keys(peel::MAX_KEYS + 1).unwrap_err(),
             BuildError::TooManyKeys { keys: peel::MAX_KEYS + 1, max: peel::MAX_KEYS }
         );
     }

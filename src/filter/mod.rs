@@ -39,7 +39,7 @@ mod three_wise;
 mod xor;
 mod zeroed_buf;
 
-pub use binary_fuse::{BinaryFuse, BinaryFuse8, BinaryFuse16};
+pub use binary_fuse::{BinaryFuse, BinaryFuse8, BinaryFuse16, FuseLayout};
 pub use blocked_bloom::BlockedBloom;
 pub(crate) use bloom::FRAME_BYTES as BLOOM_FRAME_BYTES;
 pub use bloom::{Bloom, BloomParams};
@@ -49,8 +49,9 @@ pub use counting_bloom::CountingBloom;
 pub use cuckoo::CuckooFilter;
 pub use fingerprint::Fingerprint;
 pub use hash::hash_key;
-pub use kind::{FilterKind, MAX_BITS_PER_KEY, MIN_BITS_PER_KEY, check_bits_per_key};
-pub use xor::{Xor, Xor8, Xor16};
+pub use kind::{EXAMPLE_BITS_PER_KEY, FilterKind, MAX_BITS_PER_KEY, MIN_BITS_PER_KEY, check_bits_per_key};
+pub use three_wise::ThreeWise;
+pub use xor::{Xor, Xor8, Xor16, XorLayout};
 
 /// The query side shared by every filter.
 ///

@@ -43,7 +43,7 @@ pub(crate) const MAX_KEYS: usize = 1 << 31;
 /// indices without bounds checks (a measured ~10% on build and query), so
 /// every index [`Layout::cells`] returns, for any input, must be below
 /// [`Layout::cells_len`].
-pub(crate) unsafe trait Layout {
+pub unsafe trait Layout {
     /// The three distinct cells of the key with remixed hash `mixed`; every
     /// index is below [`Layout::cells_len`].
     fn cells(&self, mixed: u64) -> [usize; 3];

@@ -3,6 +3,8 @@
 
 use std::fmt::Debug;
 
+use super::fingerprint::Fingerprint;
+use super::three_wise::{Geometry, ThreeWise};
 use super::{BuildError, FilterCodec};
 
 /// What the shared tests need from a static filter, including test-only
@@ -20,6 +22,29 @@ pub(super) trait StaticFilter: FilterCodec + Debug + PartialEq {
     /// The hashes validation walks after a build of `hashes` (`None`: the
     /// peel could not show they are the input, and it walks the input).
     fn peeled_hashes(hashes: &[u64]) -> Option<Vec<u64>>;
+}
+
+impl<F: Fingerprint, L: Geometry> StaticFilter for ThreeWise<F, L> {
+    const BITS: u32 = F::BITS;
+    fn build(hashes: &[u64]) -> Result<Self, BuildError> {
+        ThreeWise::build(hashes)
+    }
+    fn build_cramped(hashes: &[u64], attempts: u32) -> Result<Self, BuildError> {
+        ThreeWise::build_with(hashes, attempts, |_| Ok(L::cramped()))
+    }
+    fn validate(&self, hashes: &[u64]) -> Result<(), BuildError> {
+        ThreeWise::validate(self, hashes.iter().copied())
+    }
+    fn damage_first_cell_of(&mut self, hash: u64) {
+        ThreeWise::damage_first_cell_of(self, hash);
+    }
+    fn distinct_keys(&self) -> usize {
+        self.keys()
+    }
+    fn peeled_hashes(hashes: &[u64]) -> Option<Vec<u64>> {
+        let built = super::peel::construct::<F, _>(hashes, super::peel::MAX_ATTEMPTS, L::for_keys).unwrap();
+        built.peeled.map(|p| p.hashes().collect())
+    }
 }
 
 /// Lower-case hex of `bytes`, for golden encodings.

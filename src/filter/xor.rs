@@ -25,24 +25,26 @@
 //! exceed the cells; with `block_length ≥ 1` every index a query computes is
 //! then in bounds, so a decoded filter cannot panic.
 
+use super::BuildError;
 use super::fingerprint::Fingerprint;
-use super::kind::{KindSpec, decoder};
+use super::kind::KindSpec;
 use super::peel::{self, Layout};
-use super::three_wise::{GEOMETRY_OFFSET, ThreeWise};
-use super::{BuildError, Filter, FilterCodec};
+use super::three_wise::{GEOMETRY_OFFSET, Geometry, ThreeWise, kind_spec};
+use crate::codec::Reader;
 use crate::{Error, Result};
 
-/// The three blocks of cells. Invariant (relied on by unsafe code through
-/// [`Layout`]): `1 <= block_length` and `3·block_length < 2^32`; build it
-/// with [`Blocks::new`] only.
+/// The xor filter's layout: three equal blocks of cells, a key owning one
+/// in each. Only the filter builds it. Invariant (relied on by unsafe code
+/// through `Layout`): `1 <= block_length` and `3·block_length < 2^32`;
+/// build it with `XorLayout::new` only.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-struct Blocks {
+pub struct XorLayout {
     block_length: u32,
 }
 
-impl Blocks {
+impl XorLayout {
     fn new(block_length: u32) -> Option<Self> {
-        (block_length >= 1 && block_length.checked_mul(3).is_some()).then_some(Blocks { block_length })
+        (block_length >= 1 && block_length.checked_mul(3).is_some()).then_some(XorLayout { block_length })
     }
 
     /// 1.23·n + 32 cells, rounded down to a multiple of 3: the smallest
@@ -55,15 +57,15 @@ impl Blocks {
         let cells = 32 + (n as u64 * 123).div_ceil(100);
         u32::try_from(cells / 3)
             .ok()
-            .and_then(Blocks::new)
+            .and_then(XorLayout::new)
             .ok_or(BuildError::TooManyKeys { keys: n, max: peel::MAX_KEYS })
     }
 }
 
-// SAFETY: with block_length ≥ 1 (the `Blocks` invariant), `reduce` maps into
+// SAFETY: with block_length ≥ 1 (the `XorLayout` invariant), `reduce` maps into
 // 0..block_length (a 32-bit value times L, shifted right 32) and block `i`
 // adds i·block_length, so every index is below 3·block_length = cells_len.
-unsafe impl Layout for Blocks {
+unsafe impl Layout for XorLayout {
     const LOCAL: bool = false;
 
     #[inline]
@@ -86,7 +88,8 @@ unsafe impl Layout for Blocks {
     }
 }
 
-/// An xor filter with fingerprints of type `F` (`u8` or `u16`).
+/// An xor filter with fingerprints of type `F` (`u8` or `u16`): the
+/// 3-wise filter on three equal blocks.
 ///
 /// ```
 /// use siftdb::filter::{hash_key, Filter, FilterCodec, Xor8};
@@ -96,8 +99,7 @@ unsafe impl Layout for Blocks {
 /// let again = Xor8::decode(&f.encode()).unwrap();
 /// assert!(hashes.iter().all(|&h| again.contains(h)));
 /// ```
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Xor<F>(ThreeWise<F, Blocks>);
+pub type Xor<F> = ThreeWise<F, XorLayout>;
 
 /// Xor filter with 8-bit fingerprints: ε = 2^−8, 9.84 bits/key.
 pub type Xor8 = Xor<u8>;
@@ -105,158 +107,55 @@ pub type Xor8 = Xor<u8>;
 pub type Xor16 = Xor<u16>;
 
 impl<F: Fingerprint> Xor<F> {
-    #[expect(clippy::cast_possible_truncation, reason = "BITS / 8 is 1 or 2")]
-    const KIND: u8 = 0x10 | (F::BITS / 8) as u8;
-
-    /// Builds the filter from a set of hashes (duplicates allowed, and
-    /// removed), then checks that it contains every one of them.
-    ///
-    /// # Errors
-    /// [`BuildError::PeelingFailed`] when no seed of 100 peels,
-    /// [`BuildError::ValidationFailed`] if the result rejects an input hash,
-    /// [`BuildError::TooManyKeys`] beyond 2^31 keys.
-    pub fn build(hashes: &[u64]) -> std::result::Result<Self, BuildError> {
-        ThreeWise::build(hashes, peel::MAX_ATTEMPTS, Blocks::for_keys).map(Xor)
-    }
-
-    /// The seed the input hashes are remixed with.
-    #[must_use]
-    pub fn seed(&self) -> u64 {
-        self.0.seed
-    }
-
-    /// Distinct keys the filter was built from.
-    #[must_use]
-    pub fn keys(&self) -> usize {
-        self.0.keys as usize
-    }
-
     /// Cells per block (a third of the array).
     #[must_use]
     pub fn block_length(&self) -> usize {
-        self.0.layout.block_length as usize
-    }
-
-    /// Cells (fingerprints) in the array.
-    #[must_use]
-    pub fn cells(&self) -> usize {
-        self.0.fingerprints.len()
-    }
-
-    /// Bits per fingerprint.
-    #[must_use]
-    pub fn fingerprint_bits(&self) -> u32 {
-        F::BITS
+        self.layout.block_length as usize
     }
 }
 
-impl<F: Fingerprint> FilterCodec for Xor<F> {
-    /// Serialises the filter (format in the module docs).
-    fn encode(&self) -> Vec<u8> {
-        self.0.encode(Self::KIND, &self.0.layout.block_length.to_le_bytes())
+impl Geometry for XorLayout {
+    const KIND_BASE: u8 = 0x10;
+    const NAME: &'static str = "xor";
+    const CELLS_PER_KEY: f64 = 1.23;
+    const LEN: usize = 4;
+
+    fn for_keys(n: usize) -> std::result::Result<Self, BuildError> {
+        XorLayout::for_keys(n)
     }
 
-    /// Parses an encoded filter.
-    ///
-    /// # Errors
-    /// `Corruption` for bytes that are not a valid encoding of this type.
-    fn decode(bytes: &[u8]) -> Result<Self> {
-        ThreeWise::decode(bytes, Self::KIND, "xor", |r| {
-            let block_length = r.u32()?;
-            Blocks::new(block_length).ok_or_else(|| {
-                Error::corruption(GEOMETRY_OFFSET, format!("impossible block length {block_length}"))
-            })
+    fn write(&self, out: &mut Vec<u8>) {
+        out.extend_from_slice(&self.block_length.to_le_bytes());
+    }
+
+    fn read(r: &mut Reader<'_>) -> Result<Self> {
+        let block_length = r.u32()?;
+        XorLayout::new(block_length).ok_or_else(|| {
+            Error::corruption(GEOMETRY_OFFSET, format!("impossible block length {block_length}"))
         })
-        .map(Xor)
-    }
-
-    /// The length of [`FilterCodec::encode`] for a filter of `distinct_keys` keys,
-    /// without building it (the rate is fixed, so `bits_per_key` is
-    /// ignored); `None` beyond 2^31 keys.
-    fn encoded_len(distinct_keys: usize, _bits_per_key: f64) -> Option<usize> {
-        let blocks = Blocks::for_keys(distinct_keys).ok()?;
-        Some(ThreeWise::<F, Blocks>::encoded_len(std::mem::size_of::<u32>(), blocks.cells_len()))
     }
 
     fn parameters(&self) -> Vec<(&'static str, u64)> {
-        vec![
-            ("fingerprint_bits", u64::from(F::BITS)),
-            ("filter_seed", self.0.seed),
-            ("keys", u64::from(self.0.keys)),
-            ("cells", self.cells() as u64),
-            ("block_length", u64::from(self.0.layout.block_length)),
-        ]
-    }
-}
-
-impl<F: Fingerprint> Filter for Xor<F> {
-    #[inline]
-    fn contains(&self, hash: u64) -> bool {
-        self.0.contains(hash)
+        vec![("block_length", u64::from(self.block_length))]
     }
 
-    fn size_bytes(&self) -> usize {
-        self.0.size_bytes()
-    }
-
-    fn theoretical_fpr(&self) -> f64 {
-        ThreeWise::<F, Blocks>::theoretical_fpr()
+    #[cfg(test)]
+    fn cramped() -> Self {
+        XorLayout { block_length: 1 }
     }
 }
 
 /// The table filter kind `xor8`: filter-block tag 3.
-pub(crate) static XOR8: KindSpec = KindSpec {
-    tag: 3,
-    name: "xor8",
-    aliases: &[],
-    is_static: true,
-    nominal_bits_per_key: |_| 1.23 * 8.0,
-    theoretical_fpr: |_| (-8.0f64).exp2(),
-    encoded_len: <Xor8 as FilterCodec>::encoded_len,
-    build: |hashes, _, _| Ok(Box::new(Xor8::build(hashes)?)),
-    decode: decoder::<Xor8>,
-};
+pub(crate) static XOR8: KindSpec = kind_spec::<u8, XorLayout>(3, "xor8", &[]);
 
 /// The table filter kind `xor16`: filter-block tag 4.
-pub(crate) static XOR16: KindSpec = KindSpec {
-    tag: 4,
-    name: "xor16",
-    aliases: &[],
-    is_static: true,
-    nominal_bits_per_key: |_| 1.23 * 16.0,
-    theoretical_fpr: |_| (-16.0f64).exp2(),
-    encoded_len: <Xor16 as FilterCodec>::encoded_len,
-    build: |hashes, _, _| Ok(Box::new(Xor16::build(hashes)?)),
-    decode: decoder::<Xor16>,
-};
+pub(crate) static XOR16: KindSpec = kind_spec::<u16, XorLayout>(4, "xor16", &[]);
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::filter::static_tests::{self as shared, StaticFilter, hex};
-
-    impl<F: Fingerprint> StaticFilter for Xor<F> {
-        const BITS: u32 = F::BITS;
-        fn build(hashes: &[u64]) -> std::result::Result<Self, BuildError> {
-            Xor::build(hashes)
-        }
-        fn build_cramped(hashes: &[u64], attempts: u32) -> std::result::Result<Self, BuildError> {
-            ThreeWise::build(hashes, attempts, |_| Blocks::new(1).ok_or(BuildError::Injected)).map(Xor)
-        }
-        fn validate(&self, hashes: &[u64]) -> std::result::Result<(), BuildError> {
-            self.0.validate(hashes.iter().copied())
-        }
-        fn damage_first_cell_of(&mut self, hash: u64) {
-            self.0.damage_first_cell_of(hash);
-        }
-        fn distinct_keys(&self) -> usize {
-            self.keys()
-        }
-        fn peeled_hashes(hashes: &[u64]) -> Option<Vec<u64>> {
-            let built = peel::construct::<F, _>(hashes, peel::MAX_ATTEMPTS, Blocks::for_keys).unwrap();
-            built.peeled.map(|p| p.hashes().collect())
-        }
-    }
+    use crate::filter::FilterCodec;
+    use crate::filter::static_tests::{self as shared, hex};
 
     #[test]
     fn no_false_negatives_at_every_small_size() {
@@ -331,9 +230,9 @@ mod tests {
         assert_eq!(f.cells(), 1_230_030);
         assert_eq!(f.fingerprint_bits(), 8);
         assert_eq!(Xor8::build(&[]).unwrap().cells(), 30);
-        assert!(Blocks::for_keys(peel::MAX_KEYS).is_ok());
+        assert!(XorLayout::for_keys(peel::MAX_KEYS).is_ok());
         assert_eq!(
-            Blocks::for_keys(peel::MAX_KEYS + 1).unwrap_err(),
+            XorLayout::for_keys(peel::MAX_KEYS + 1).unwrap_err(),
             BuildError::TooManyKeys { keys: peel::MAX_KEYS + 1, max: peel::MAX_KEYS }
         );
     }
