@@ -4,13 +4,16 @@
 //! first), the level-0 tables (newest first), then one table per deeper
 //! level, found by binary search on the level's key ranges. The first
 //! version found at or below the snapshot (a value or a tombstone) decides.
-//! Each table probe goes through [`crate::table::Table::get`], which asks the
+//! The key is hashed once, under the database's salt, and the hash goes to
+//! every table probe ([`crate::table::Table::get_hashed`]), which asks the
 //! table's filter before touching its index or data; what the filter said
-//! and whether the table held the key is added to that level's counters.
+//! and whether the table held the key is added to that level's counters,
+//! the one place a probe is counted.
 
 use bytes::Bytes;
 
 use crate::Result;
+use crate::filter::KeyHash;
 use crate::key::{SeqNo, ValueKind};
 use crate::table::{Entry, FilterAnswer, Lookup};
 
@@ -37,9 +40,10 @@ impl DbInner {
                 });
             }
         }
+        let hash = KeyHash::new(self.salt, key);
         for level in sv.tree.each_level() {
             for t in level.tables_for(key) {
-                let lookup = t.table.get(key, snapshot)?;
+                let lookup = t.table.get_hashed(key, hash, snapshot)?;
                 if let Some(c) = self.counters.levels.get(level.number) {
                     count_probe(c, &lookup);
                 }
@@ -54,20 +58,53 @@ impl DbInner {
     }
 }
 
-/// Adds one table probe to its level's counters.
+/// Adds one table probe to its level's counters: one atomic add for a
+/// filter's "absent" (a probe is the sum of its answers, see
+/// `Counters::snapshot`), three for a probe that read a block.
 fn count_probe(c: &LevelCounters, lookup: &Lookup) {
     let found = lookup.entry.is_some();
-    match lookup.filter {
-        FilterAnswer::NoFilter => bump(&c.probes_without_filter, 1),
-        FilterAnswer::Absent => {
-            bump(&c.filter_probes, 1);
-            bump(&c.filter_negatives, 1);
-        }
-        FilterAnswer::MayContain => {
-            bump(&c.filter_probes, 1);
-            bump(if found { &c.filter_true_positives } else { &c.filter_false_positives }, 1);
-        }
+    bump(
+        match lookup.filter {
+            FilterAnswer::NoFilter => &c.probes_without_filter,
+            FilterAnswer::Absent => &c.filter_negatives,
+            FilterAnswer::MayContain if found => &c.filter_true_positives,
+            FilterAnswer::MayContain => &c.filter_false_positives,
+        },
+        1,
+    );
+    if lookup.blocks_read > 0 {
+        bump(&c.data_blocks_read, u64::from(lookup.blocks_read));
+        bump(&c.bytes_read, lookup.bytes_read);
     }
-    bump(&c.data_blocks_read, u64::from(lookup.blocks_read));
-    bump(&c.bytes_read, lookup.bytes_read);
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::filter::HASHES;
+    use crate::{Db, Options};
+
+    /// Three level-0 tables that all cover the key, so a miss probes three
+    /// filters; it hashes the key once.
+    #[test]
+    fn a_lookup_hashes_its_key_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let opts = Options { auto_compaction: false, hash_salt: Some(5), ..Options::default() };
+        let db = Db::open(dir.path(), opts).unwrap();
+        for round in 0..3u32 {
+            for k in [b"a".as_slice(), b"m", b"z"] {
+                db.put(k, round.to_le_bytes()).unwrap();
+            }
+            db.flush().unwrap();
+        }
+        assert_eq!(db.stats().levels[0].tables, 3);
+        let before = HASHES.with(std::cell::Cell::get);
+        assert_eq!(db.get(b"q").unwrap(), None);
+        assert_eq!(HASHES.with(std::cell::Cell::get) - before, 1, "one hash for three probes");
+        let stats = db.stats();
+        assert_eq!(stats.levels[0].filter_probes, 3);
+        // Present keys too: the newest table answers, hashed once.
+        let before = HASHES.with(std::cell::Cell::get);
+        assert_eq!(db.get(b"m").unwrap().as_deref(), Some(&2u32.to_le_bytes()[..]));
+        assert_eq!(HASHES.with(std::cell::Cell::get) - before, 1);
+    }
 }

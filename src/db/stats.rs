@@ -64,9 +64,10 @@ pub struct LevelStats {
     pub data_blocks_read: u64,
     /// Bytes of data blocks read by point lookups.
     pub bytes_read: u64,
-    /// Data blocks read from the level's live tables by every reader
-    /// (lookups, scans in either direction, compactions) since each table
-    /// was opened: what a scan costs shows as its change.
+    /// Data blocks read from the level's live tables by iterators (scans
+    /// in either direction, compactions) since each table was opened: what
+    /// a scan costs shows as its change. Point lookups count in
+    /// [`LevelStats::data_blocks_read`].
     pub table_blocks_read: u64,
 }
 
@@ -308,7 +309,6 @@ impl std::fmt::Display for Stats {
 /// The read-path counters of one level.
 #[derive(Debug, Default)]
 pub(crate) struct LevelCounters {
-    pub filter_probes: AtomicU64,
     pub filter_negatives: AtomicU64,
     pub filter_true_positives: AtomicU64,
     pub filter_false_positives: AtomicU64,
@@ -370,7 +370,6 @@ impl Counters {
             .enumerate()
             .map(|(level, c)| LevelStats {
                 level,
-                filter_probes: c.filter_probes.load(Relaxed),
                 filter_negatives: c.filter_negatives.load(Relaxed),
                 filter_true_positives: c.filter_true_positives.load(Relaxed),
                 filter_false_positives: c.filter_false_positives.load(Relaxed),
@@ -378,6 +377,11 @@ impl Counters {
                 data_blocks_read: c.data_blocks_read.load(Relaxed),
                 bytes_read: c.bytes_read.load(Relaxed),
                 ..LevelStats::default()
+            })
+            .map(|mut l| {
+                // Every filter probe ends in exactly one of these answers.
+                l.filter_probes = l.filter_negatives + l.filter_true_positives + l.filter_false_positives;
+                l
             })
             .collect();
         Stats {
@@ -519,7 +523,7 @@ mod tests {
     #[test]
     fn display_lists_levels_with_tables_or_probes() {
         let c = Counters::new(3, Arc::default());
-        bump(&c.levels[2].filter_probes, 4);
+        bump(&c.levels[2].filter_negatives, 3);
         bump(&c.levels[2].filter_false_positives, 1);
         let mut s = c.snapshot();
         s.levels[0].tables = 2;
@@ -535,10 +539,11 @@ mod tests {
     fn since_subtracts_counters_and_keeps_shape() {
         let c = Counters::new(2, Arc::default());
         bump(&c.gets, 5);
-        bump(&c.levels[1].filter_probes, 3);
+        bump(&c.levels[1].filter_negatives, 3);
         let before = c.snapshot();
         bump(&c.gets, 2);
-        bump(&c.levels[1].filter_probes, 4);
+        bump(&c.levels[1].filter_negatives, 3);
+        bump(&c.levels[1].filter_true_positives, 1);
         let mut after = c.snapshot();
         after.levels[1].tables = 9;
         let d = after.since(&before);

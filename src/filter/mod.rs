@@ -48,7 +48,9 @@ pub use codec::{AnyFilter, FilterCodec};
 pub use counting_bloom::CountingBloom;
 pub use cuckoo::CuckooFilter;
 pub use fingerprint::Fingerprint;
-pub use hash::hash_key;
+#[cfg(test)]
+pub(crate) use hash::HASHES;
+pub use hash::{KeyHash, hash_key};
 pub use kind::{EXAMPLE_BITS_PER_KEY, FilterKind, MAX_BITS_PER_KEY, MIN_BITS_PER_KEY, check_bits_per_key};
 pub use three_wise::ThreeWise;
 pub use xor::{Xor, Xor8, Xor16, XorLayout};

@@ -19,7 +19,7 @@ use super::iter::TableIter;
 use super::rev_iter::TableRevIter;
 use super::properties::TableProperties;
 use super::stats::{CounterSnapshot, Entry, FilterAnswer, Lookup, TableCounters};
-use crate::filter::{FilterKind, hash_key};
+use crate::filter::{FilterKind, KeyHash, hash_key};
 use crate::fs::{FileSystem, StdFs};
 use crate::{Error, Result};
 
@@ -159,18 +159,27 @@ impl Table {
     /// `Corruption` if the data block read fails its checksum or is
     /// malformed; never a wrong value.
     pub fn get(&self, user_key: &[u8], snapshot_seq: u64) -> Result<Lookup> {
+        self.get_after(user_key, self.filter_answer(user_key), snapshot_seq)
+    }
+
+    /// [`Table::get`] with the key's filter hash computed once by the
+    /// caller (a database lookup hashes under its salt and passes the same
+    /// hash to every table it probes).
+    ///
+    /// # Errors
+    /// As [`Table::get`].
+    pub fn get_hashed(&self, user_key: &[u8], hash: KeyHash, snapshot_seq: u64) -> Result<Lookup> {
+        self.get_after(user_key, self.filter_answer_hashed(user_key, hash), snapshot_seq)
+    }
+
+    /// The rest of a lookup once the filter has answered `filter`. Counts
+    /// nothing: the returned [`Lookup`] says what it cost, and the caller
+    /// keeps the count (the database, per level).
+    fn get_after(&self, user_key: &[u8], filter: FilterAnswer, snapshot_seq: u64) -> Result<Lookup> {
         let inner = &*self.inner;
-        let mut lookup =
-            Lookup { entry: None, filter: FilterAnswer::NoFilter, blocks_read: 0, bytes_read: 0 };
-        lookup.filter = self.filter_answer(user_key);
-        match lookup.filter {
-            FilterAnswer::NoFilter => {}
-            FilterAnswer::Absent => {
-                TableCounters::bump(&inner.counters.filter_probes);
-                TableCounters::bump(&inner.counters.filter_negatives);
-                return Ok(lookup);
-            }
-            FilterAnswer::MayContain => TableCounters::bump(&inner.counters.filter_probes),
+        let mut lookup = Lookup { entry: None, filter, blocks_read: 0, bytes_read: 0 };
+        if filter == FilterAnswer::Absent {
+            return Ok(lookup);
         }
         // Kind Value (1) is the largest kind, so this trailer sorts at or
         // before every version with seq <= snapshot.
@@ -180,7 +189,7 @@ impl Table {
             .find(user_key, trailer)
             .map_err(|e| e.at_file(&inner.path, inner.footer.index.offset))?;
         if let Some((_, handle)) = found {
-            let block = self.read_data_block(handle)?;
+            let block = self.read_block_uncounted(handle)?;
             lookup.blocks_read = 1;
             lookup.bytes_read = handle.size_with_trailer();
             let mut it = block.cursor();
@@ -196,9 +205,6 @@ impl Table {
                 }
             }
         }
-        if lookup.is_false_positive() {
-            TableCounters::bump(&inner.counters.filter_false_positives);
-        }
         Ok(lookup)
     }
 
@@ -210,15 +216,31 @@ impl Table {
     pub fn filter_answer(&self, user_key: &[u8]) -> FilterAnswer {
         match &self.inner.filter {
             None => FilterAnswer::NoFilter,
-            Some(f) if f.may_contain(hash_key(f.seed(), user_key)) => FilterAnswer::MayContain,
-            Some(_) => FilterAnswer::Absent,
+            Some(f) => answer(f.may_contain(hash_key(f.seed(), user_key))),
         }
     }
 
-    /// Reads and checks the data block at `handle`.
+    /// [`Table::filter_answer`] for a key whose hash the caller computed:
+    /// no hashing when the table's seed is the hash's.
+    #[must_use]
+    #[inline]
+    pub fn filter_answer_hashed(&self, user_key: &[u8], hash: KeyHash) -> FilterAnswer {
+        match &self.inner.filter {
+            None => FilterAnswer::NoFilter,
+            Some(f) => answer(f.may_contain(hash.under(f.seed(), user_key))),
+        }
+    }
+
+    /// Reads and checks the data block at `handle` for an iterator,
+    /// counting it in [`Table::counters`].
     pub(super) fn read_data_block(&self, handle: BlockHandle) -> Result<Block> {
+        TableCounters::bump(&self.inner.counters.data_blocks_read);
+        self.read_block_uncounted(handle)
+    }
+
+    /// Reads and checks the data block at `handle`.
+    fn read_block_uncounted(&self, handle: BlockHandle) -> Result<Block> {
         let inner = &*self.inner;
-        TableCounters::bump(&inner.counters.data_blocks_read);
         let contents =
             read_block(&inner.file, handle, BlockType::Data).map_err(|e| e.at_file(&inner.path, 0))?;
         Block::new(contents).map_err(|e| e.at_file(&inner.path, handle.offset))
@@ -353,4 +375,9 @@ impl Table {
     pub fn counters(&self) -> CounterSnapshot {
         self.inner.counters.snapshot()
     }
+}
+
+#[inline]
+fn answer(may_contain: bool) -> FilterAnswer {
+    if may_contain { FilterAnswer::MayContain } else { FilterAnswer::Absent }
 }

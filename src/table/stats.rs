@@ -54,27 +54,21 @@ impl Lookup {
     }
 }
 
-/// Counters shared by every clone of a table.
+/// Counters shared by every clone of a table: what its iterators read.
+///
+/// Point lookups count nothing here: each returns a [`Lookup`] saying what
+/// its filter answered and what it read, and the caller keeps that count
+/// (the database, per level), so no probe is counted twice.
 #[derive(Debug, Default)]
 pub struct TableCounters {
-    pub(super) filter_probes: AtomicU64,
-    pub(super) filter_negatives: AtomicU64,
-    pub(super) filter_false_positives: AtomicU64,
     pub(super) data_blocks_read: AtomicU64,
 }
 
 /// A point-in-time copy of a table's read counters.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct CounterSnapshot {
-    /// Lookups that consulted the filter.
-    pub filter_probes: u64,
-    /// Lookups the filter answered "absent".
-    pub filter_negatives: u64,
-    /// Lookups the filter passed that found no version of the key
-    /// (an upper bound on true false positives when a snapshot hides
-    /// versions).
-    pub filter_false_positives: u64,
-    /// Data blocks read by lookups and iterators.
+    /// Data blocks read by iterators (scans in either direction,
+    /// compactions); a point lookup reports its block in its [`Lookup`].
     pub data_blocks_read: u64,
 }
 
@@ -86,11 +80,6 @@ impl TableCounters {
     /// A copy of the current values.
     #[must_use]
     pub fn snapshot(&self) -> CounterSnapshot {
-        CounterSnapshot {
-            filter_probes: self.filter_probes.load(Ordering::Relaxed),
-            filter_negatives: self.filter_negatives.load(Ordering::Relaxed),
-            filter_false_positives: self.filter_false_positives.load(Ordering::Relaxed),
-            data_blocks_read: self.data_blocks_read.load(Ordering::Relaxed),
-        }
+        CounterSnapshot { data_blocks_read: self.data_blocks_read.load(Ordering::Relaxed) }
     }
 }
