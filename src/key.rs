@@ -61,7 +61,9 @@ impl ValueKind {
 }
 
 /// Orders two internal keys: user key ascending, then sequence number
-/// descending (newest version first).
+/// descending (newest version first). The numbers may be sequence numbers
+/// (the memtable) or whole trailers (`seq << 8 | kind`, the tables), which
+/// sort as their sequence numbers do: one order for both.
 ///
 /// ```
 /// use std::cmp::Ordering;
@@ -70,29 +72,9 @@ impl ValueKind {
 /// assert_eq!(compare_internal(b"a", 9, b"a", 1), Ordering::Less); // newer first
 /// ```
 #[must_use]
+#[inline]
 pub fn compare_internal(a_key: &[u8], a_seq: SeqNo, b_key: &[u8], b_seq: SeqNo) -> Ordering {
     a_key.cmp(b_key).then_with(|| b_seq.cmp(&a_seq))
-}
-
-/// Packs a sequence number and kind into the 64-bit trailer drawn in the
-/// module docs.
-///
-/// # Errors
-/// `InvalidArgument` if `seq > MAX_SEQ`.
-pub fn pack_trailer(seq: SeqNo, kind: ValueKind) -> Result<u64> {
-    if seq > MAX_SEQ {
-        return Err(Error::InvalidArgument(format!("sequence number {seq} exceeds 2^56 - 1")));
-    }
-    Ok(seq << 8 | u64::from(kind.as_u8()))
-}
-
-/// Splits a trailer written by [`pack_trailer`].
-///
-/// # Errors
-/// `Corruption` at `offset` if the kind byte is unknown.
-pub fn unpack_trailer(trailer: u64, offset: u64) -> Result<(SeqNo, ValueKind)> {
-    let kind = ValueKind::from_u8((trailer & 0xff) as u8, offset)?;
-    Ok((trailer >> 8, kind))
 }
 
 /// Whether `key` lies before a range's `start` bound.
@@ -116,18 +98,6 @@ pub(crate) fn past_end<K: AsRef<[u8]>>(end: &Bound<K>, key: &[u8]) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn trailers_round_trip_and_reject_bad_input() {
-        for seq in [0, 1, 255, 256, MAX_SEQ] {
-            for kind in [ValueKind::Tombstone, ValueKind::Value] {
-                let t = pack_trailer(seq, kind).unwrap();
-                assert_eq!(unpack_trailer(t, 0).unwrap(), (seq, kind));
-            }
-        }
-        assert!(pack_trailer(MAX_SEQ + 1, ValueKind::Value).is_err());
-        assert!(unpack_trailer(7, 3).unwrap_err().is_corruption());
-    }
 
     #[test]
     fn internal_order_is_user_key_then_newest_first() {

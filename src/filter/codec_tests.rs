@@ -39,6 +39,21 @@ fn sweep<F: Filter>(
     }
 }
 
+/// `encoded` with its body changed by `edit` and sealed again, so that the
+/// crc holds and the decoder's own checks must catch the change.
+pub(super) fn resealed(encoded: &[u8], edit: &dyn Fn(&mut Vec<u8>)) -> Vec<u8> {
+    let mut body = encoded[..encoded.len() - 4].to_vec();
+    edit(&mut body);
+    crate::codec::seal(body)
+}
+
+/// Every `(what, bytes)` case decodes to `Corruption` as a `T`.
+pub(super) fn all_corruption<T: FilterCodec>(cases: Vec<(&str, Vec<u8>)>) {
+    for (what, bytes) in cases {
+        assert!(T::decode(&bytes).err().is_some_and(|e| e.is_corruption()), "{what}");
+    }
+}
+
 /// Splitmix64 hashes.
 pub(super) fn hashes(stream: u64, n: usize) -> Vec<u64> {
     let mut state = stream.wrapping_mul(0x2545_f491_4f6c_dd1d);

@@ -156,12 +156,6 @@ impl FilterPolicy {
         matches!(self.rule, Rule::Monkey { .. })
     }
 
-    /// Whether the last level goes without a filter.
-    #[must_use]
-    pub fn skips_last_level(&self) -> bool {
-        self.skip_last_level
-    }
-
     internal_fn! {
         /// The filter for tables written to `level` of a tree shaped `shape`
         /// (levels beyond the shape plan as if the shape reached them).

@@ -9,7 +9,7 @@ use std::cmp::Ordering;
 
 use bytes::Bytes;
 
-use super::internal_key::{TRAILER_LEN, compare_parts, split_internal_key};
+use super::internal_key::{TRAILER_LEN, compare_internal, split_internal_key};
 use crate::codec::Reader;
 use crate::{Error, Result};
 
@@ -220,7 +220,7 @@ impl BlockIter {
             let mid = lo + (hi - lo) / 2;
             let (k, _) = self.block.restart_entry(mid)?;
             let (ku, kt) = split_internal_key(k)?;
-            if compare_parts(ku, kt, user_key, trailer) == Ordering::Less {
+            if compare_internal(ku, kt, user_key, trailer) == Ordering::Less {
                 lo = mid + 1;
             } else {
                 hi = mid;
@@ -234,7 +234,7 @@ impl BlockIter {
                 return Ok(());
             }
             let (ku, kt) = split_internal_key(&self.key)?;
-            if compare_parts(ku, kt, user_key, trailer) != Ordering::Less {
+            if compare_internal(ku, kt, user_key, trailer) != Ordering::Less {
                 return Ok(());
             }
         }

@@ -15,7 +15,7 @@ use super::block_builder::BlockBuilder;
 use super::filter_block::{BuiltFilter, build_filter_block};
 use super::format::{BlockHandle, BlockType, FORMAT_VERSION, Footer, append_block};
 use super::index::IndexBuilder;
-use super::internal_key::{MAX_SEQ, ValueKind, compare_parts, encode_internal_key, pack_trailer};
+use super::internal_key::{MAX_SEQ, ValueKind, compare_internal, encode_internal_key, pack_trailer};
 use super::properties::TableProperties;
 use crate::filter::{FilterKind, hash_key};
 use crate::fs::{FileSystem, StdFs, WritableFile};
@@ -212,7 +212,7 @@ impl TableBuilder {
         let trailer = pack_trailer(seq, kind);
         let first = self.props.entries == 0;
         if !first
-            && compare_parts(&self.last_user_key, self.last_trailer, user_key, trailer)
+            && compare_internal(&self.last_user_key, self.last_trailer, user_key, trailer)
                 != std::cmp::Ordering::Less
         {
             return Err(Error::InvalidArgument(format!(

@@ -15,7 +15,7 @@ use bytes::Bytes;
 use super::block::Block;
 use super::block_builder::BlockBuilder;
 use super::format::{BlockHandle, HANDLE_LEN};
-use super::internal_key::{compare_parts, split_internal_key};
+use super::internal_key::{compare_internal, split_internal_key};
 use crate::codec::Reader;
 use crate::{Error, Result};
 
@@ -109,7 +109,7 @@ impl Index {
             let mid = lo + (hi - lo) / 2;
             let (k, _) = self.entry(mid)?;
             let (ku, kt) = split_internal_key(k)?;
-            if compare_parts(ku, kt, user_key, trailer) == Ordering::Less {
+            if compare_internal(ku, kt, user_key, trailer) == Ordering::Less {
                 lo = mid + 1;
             } else {
                 hi = mid;

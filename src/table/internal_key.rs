@@ -21,7 +21,7 @@ pub const TRAILER_LEN: usize = 8;
 
 // One definition of kinds and the sequence-number limit for the WAL, the
 // memtable and the tables.
-pub(crate) use crate::key::{MAX_SEQ, ValueKind};
+pub(crate) use crate::key::{MAX_SEQ, ValueKind, compare_internal};
 
 /// Packs `seq` and `kind` into a trailer. `seq` must be at most [`MAX_SEQ`].
 #[must_use]
@@ -71,13 +71,6 @@ pub fn parse_internal_key(ikey: &[u8]) -> Result<(&[u8], u64, ValueKind)> {
     Ok((user, trailer >> 8, kind))
 }
 
-/// Orders two `(user key, trailer)` pairs the way internal keys sort.
-#[must_use]
-#[inline]
-pub fn compare_parts(a_user: &[u8], a_trailer: u64, b_user: &[u8], b_trailer: u64) -> Ordering {
-    a_user.cmp(b_user).then(b_trailer.cmp(&a_trailer))
-}
-
 /// Orders two encoded internal keys.
 ///
 /// # Errors
@@ -85,7 +78,7 @@ pub fn compare_parts(a_user: &[u8], a_trailer: u64, b_user: &[u8], b_trailer: u6
 pub fn compare_internal_keys(a: &[u8], b: &[u8]) -> Result<Ordering> {
     let (au, at) = split_internal_key(a)?;
     let (bu, bt) = split_internal_key(b)?;
-    Ok(compare_parts(au, at, bu, bt))
+    Ok(compare_internal(au, at, bu, bt))
 }
 
 #[cfg(test)]

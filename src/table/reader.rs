@@ -306,17 +306,6 @@ impl Table {
             .collect()
     }
 
-    /// The last internal key and handle of data block `i`, for inspection.
-    ///
-    /// # Errors
-    /// `Corruption` if the entry is malformed or `i` is out of range.
-    pub fn index_entry(&self, i: usize) -> Result<(Vec<u8>, BlockHandle)> {
-        if i >= self.inner.index.len() {
-            return Err(Error::InvalidArgument(format!("data block {i} of {}", self.inner.index.len())));
-        }
-        self.inner.index.entry(i).map(|(k, h)| (k.to_vec(), h))
-    }
-
     /// What the filter is and whether it is usable.
     #[must_use]
     pub fn filter_details(&self) -> FilterDetails {
