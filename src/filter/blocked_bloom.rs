@@ -58,8 +58,8 @@
 //! ```
 
 use super::bloom::{
-    FRAME_BYTES, HEADER_LEN, Header, MAX_PROBES, Variant, fastrange64, in_filter, put_header, read_header,
-    scaled_size, try_zeroed,
+    FRAME_BYTES, HEADER_LEN, Header, MAX_PROBES, Variant, fastrange64, filled, in_filter, put_header,
+    read_header, scaled_size, try_zeroed,
 };
 use super::kind::{KindSpec, check_bits_per_key, decoder};
 use super::{Filter, FilterCodec};
@@ -512,11 +512,7 @@ pub(crate) static KIND: KindSpec = KindSpec {
     encoded_len: <BlockedBloom as FilterCodec>::encoded_len,
     build: |hashes, bits_per_key, carry_bits| {
         let blocks = BlockedBloom::blocks_with_carry(hashes.len(), bits_per_key, carry_bits);
-        let mut f = BlockedBloom::with_blocks(blocks, hashes.len());
-        for &h in hashes {
-            f.insert(h);
-        }
-        Ok(Box::new(f))
+        Ok(Box::new(filled(BlockedBloom::with_blocks(blocks, hashes.len()), hashes, BlockedBloom::insert)))
     },
     decode: decoder::<BlockedBloom>,
 };
@@ -632,11 +628,8 @@ mod tests {
     #[test]
     fn million_keys_at_10_bits_meet_the_fpr_target() {
         let n = 1_000_000;
-        let mut f = BlockedBloom::new(n, 10.0);
         let hs = hashes(4, n);
-        for &h in &hs {
-            f.insert(h);
-        }
+        let f = filled(BlockedBloom::new(n, 10.0), &hs, BlockedBloom::insert);
         assert!(hs.iter().all(|&h| f.contains(h)));
         let theory = f.theoretical_fpr();
         // 1953.125 blocks round up to 1954: slightly more than 10 bits/key.
@@ -650,10 +643,7 @@ mod tests {
     fn fpr_tracks_theory_across_bits_per_key() {
         for bpk in [6.0, 8.0, 13.3, 16.0] {
             let n = 200_000;
-            let mut f = BlockedBloom::new(n, bpk);
-            for h in hashes(5, n) {
-                f.insert(h);
-            }
+            let f = filled(BlockedBloom::new(n, bpk), &hashes(5, n), BlockedBloom::insert);
             let (theory, measured) = (f.theoretical_fpr(), measured_fpr(&f, 1_000_000));
             assert!((measured / theory - 1.0).abs() < 0.10, "bpk {bpk}: measured {measured} theory {theory}");
         }
@@ -661,11 +651,8 @@ mod tests {
 
     #[test]
     fn round_trip_and_corruption_sweep() {
-        let mut f = BlockedBloom::new(60, 10.0);
         let hs = hashes(6, 60);
-        for &h in &hs {
-            f.insert(h);
-        }
+        let f = filled(BlockedBloom::new(60, 10.0), &hs, BlockedBloom::insert);
         let enc = f.encode();
         assert_eq!(enc.len(), HEADER_LEN + 2 * 64 + 4);
         let g: BlockedBloom = round_trip_and_sweep(&enc, &hs);

@@ -396,6 +396,15 @@ impl Filter for Bloom {
     }
 }
 
+/// `filter` with each of `hashes` inserted by `insert` (the Bloom family's
+/// filters are filled one key at a time).
+pub(super) fn filled<F>(mut filter: F, hashes: &[u64], insert: fn(&mut F, u64)) -> F {
+    for &h in hashes {
+        insert(&mut filter, h);
+    }
+    filter
+}
+
 /// The table filter kind `bloom:B`: filter-block tag 1.
 pub(crate) static KIND: KindSpec = KindSpec {
     tag: 1,
@@ -410,11 +419,7 @@ pub(crate) static KIND: KindSpec = KindSpec {
     },
     encoded_len: <Bloom as FilterCodec>::encoded_len,
     build: |hashes, bits_per_key, _carry| {
-        let mut f = Bloom::new(hashes.len(), bits_per_key);
-        for &h in hashes {
-            f.insert(h);
-        }
-        Ok(Box::new(f))
+        Ok(Box::new(filled(Bloom::new(hashes.len(), bits_per_key), hashes, Bloom::insert)))
     },
     decode: decoder::<Bloom>,
 };
@@ -483,11 +488,8 @@ pub(super) mod tests {
     #[test]
     fn million_keys_no_false_negatives_and_fpr_matches_theory() {
         let n = 1_000_000;
-        let mut f = Bloom::new(n, 10.0);
         let hs = hashes(1, n);
-        for &h in &hs {
-            f.insert(h);
-        }
+        let f = filled(Bloom::new(n, 10.0), &hs, Bloom::insert);
         assert!(hs.iter().all(|&h| f.contains(h)));
         let theory = f.theoretical_fpr();
         assert!((theory - 0.008_19).abs() < 0.000_05, "{theory}");
@@ -498,21 +500,15 @@ pub(super) mod tests {
     #[test]
     fn odd_sizes_and_few_bits_track_theory() {
         // 6.3 bits/key over a bit count that is not a multiple of 64.
-        let mut f = Bloom::new(50_001, 6.3);
-        for h in hashes(2, 50_001) {
-            f.insert(h);
-        }
+        let f = filled(Bloom::new(50_001, 6.3), &hashes(2, 50_001), Bloom::insert);
         let (theory, measured) = (f.theoretical_fpr(), measured_fpr(&f, 1_000_000));
         assert!((measured / theory - 1.0).abs() < 0.10, "measured {measured} theory {theory}");
     }
 
     #[test]
     fn round_trip_and_corruption_sweep() {
-        let mut f = Bloom::new(20, 8.0);
         let hs = hashes(3, 20);
-        for &h in &hs {
-            f.insert(h);
-        }
+        let f = filled(Bloom::new(20, 8.0), &hs, Bloom::insert);
         let g: Bloom = round_trip_and_sweep(&f.encode(), &hs);
         assert_eq!((g.num_bits(), g.num_probes(), g.keys_inserted()), (160, 6, 20));
     }

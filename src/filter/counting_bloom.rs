@@ -214,6 +214,7 @@ impl Filter for CountingBloom {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::filter::bloom::filled;
     use crate::filter::bloom::tests::{hashes, measured_fpr};
     use crate::filter::codec_tests::{all_corruption, resealed, round_trip_and_sweep};
     use proptest::prelude::*;
@@ -245,11 +246,8 @@ mod tests {
     #[test]
     fn removing_half_keeps_the_rest_and_fpr_tracks_bloom_theory() {
         let n = 1_000_000;
-        let mut f = CountingBloom::new(n, 10.0);
         let hs = hashes(7, n);
-        for &h in &hs {
-            f.insert(h);
-        }
+        let mut f = filled(CountingBloom::new(n, 10.0), &hs, CountingBloom::insert);
         assert!(hs.iter().all(|&h| f.contains(h)));
         let (theory, measured) = (f.theoretical_fpr(), measured_fpr(&f, 1_000_000));
         assert!((theory - 0.008_19).abs() < 0.000_05, "{theory}");
