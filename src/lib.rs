@@ -39,7 +39,7 @@
 //! compaction
 //! merge, sink
 //! sources
-//! tree, options, inspect
+//! tree, options, recovery
 //! policy
 //! table, manifest, memtable
 //! batch
@@ -49,7 +49,7 @@
 //!
 //! [`filter`] knows nothing of files, tables nothing of the database, and
 //! compaction nothing of `db` (it returns an edit, which `db` installs).
-//! The building blocks (tables, WAL, manifest, memtable, inspection, fault
+//! The building blocks (tables, WAL, manifest, memtable, the recovery scan, fault
 //! injection) are public only with the `internals` feature, which the
 //! `siftdb` CLI, the fuzz targets and the project's tests turn on;
 //! applications need none of it.
@@ -115,7 +115,7 @@ mod sources;
 mod tree;
 internal_mod! {
     codec;
-    inspect;
+    recovery;
     key;
     manifest;
     memtable;

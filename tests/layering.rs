@@ -14,7 +14,7 @@ const LAYERS: &[&[&str]] = &[
     &["compaction"],
     &["merge", "sink"],
     &["sources"],
-    &["tree", "options", "inspect"],
+    &["tree", "options", "recovery"],
     &["policy"],
     &["table", "manifest", "memtable"],
     &["batch"],

@@ -89,9 +89,9 @@ pub(crate) fn open(dir: &Path, opts: Options) -> Result<Opened> {
         dir_check::check_fresh(&*fs, dir)?;
     }
 
-    let (mut set, old_manifest) = if existing {
-        let loaded = recovery::load_manifest(&*fs, dir)?;
-        (loaded.set, Some(loaded.number))
+    let mut scanned = if existing { Some(recovery::scan_to_open(&*fs, dir, opts.recovery)?) } else { None };
+    let (mut set, old_manifest) = if let Some(s) = &scanned {
+        (s.manifest.state.clone(), Some(s.manifest.number))
     } else {
         let salt = opts.hash_salt.unwrap_or_else(random_salt);
         (VersionSet { hash_salt: Some(salt), next_file_number: 1, ..VersionSet::default() }, None)
@@ -105,7 +105,7 @@ pub(crate) fn open(dir: &Path, opts: Options) -> Result<Opened> {
     }
     let replaced_policy = set.replaced_policy.clone();
     let cleanup_failures = Arc::new(AtomicU64::new(0));
-    let tables = recovery::open_tables(&fs, dir, &set, &cleanup_failures)?;
+    let tables = recovery::table_files(&fs, scanned.as_mut(), &cleanup_failures);
 
     // File numbers continue above anything in the directory, so a file left
     // by a crash is never reused under a new meaning.
@@ -118,7 +118,7 @@ pub(crate) fn open(dir: &Path, opts: Options) -> Result<Opened> {
         .unwrap_or(0);
     let mut next_file = set.next_file_number.max(max_in_dir + 1);
 
-    let replayed = recovery::replay_logs(&*fs, dir, set.log_number, set.last_seq, opts.recovery, false)?;
+    let replayed = recovery::apply(&*fs, dir, scanned, set.last_seq)?;
     let (wal_number, wal_file) = if let Some(n) = replayed.active_log {
         (n, fs.open_append(&dir.join(log_file_name(n)))?)
     } else {
@@ -182,13 +182,14 @@ pub(crate) fn open_read_only(dir: &Path, opts: Options) -> Result<Opened> {
         }
     }
     let lock = DirLock::acquire_shared(&*fs, dir)?;
-    let loaded = recovery::load_manifest(&*fs, dir)?;
-    let mut set = loaded.set;
+    let mut scanned = recovery::scan_to_open(&*fs, dir, opts.recovery)?;
+    let manifest_number = scanned.manifest.number;
+    let mut set = scanned.manifest.state.clone();
     let (policy, superseded) = resolve_policy(dir, &set, &opts)?;
     let replaced_policy = superseded.or_else(|| set.replaced_policy.clone());
     let cleanup_failures = Arc::new(AtomicU64::new(0));
-    let tables = recovery::open_tables(&fs, dir, &set, &cleanup_failures)?;
-    let replayed = recovery::replay_logs(&*fs, dir, set.log_number, set.last_seq, opts.recovery, true)?;
+    let tables = recovery::table_files(&fs, Some(&mut scanned), &cleanup_failures);
+    let replayed = recovery::read_only(scanned, set.last_seq);
     set.last_seq = replayed.last_seq;
     let recovered = Recovered {
         lock,
@@ -198,7 +199,7 @@ pub(crate) fn open_read_only(dir: &Path, opts: Options) -> Result<Opened> {
         wal: WalWriter::new(Box::new(RefuseWrites)),
         wal_number: replayed.active_log.unwrap_or(set.log_number),
         next_file: set.next_file_number,
-        manifest: ManifestState { base_len: 0, writer: ManifestWriter::refusing(loaded.number), set },
+        manifest: ManifestState { base_len: 0, writer: ManifestWriter::refusing(manifest_number), set },
         read_only: true,
         cleanup_failures,
         policy,

@@ -1,85 +1,52 @@
-//! Rebuilding the state on open: the manifest, its tables, and the WALs
-//! written since the last flush.
-//!
-//! Rules:
-//! - `CURRENT` names the manifest; its replay gives the tables and the
-//!   oldest WAL still needed (the log number). A damaged manifest is
-//!   `Corruption` naming it (a torn last edit was never acknowledged and is
-//!   dropped).
-//! - Every table the manifest names must exist and open, else `Corruption`
-//!   naming the table file.
-//! - WALs numbered at or above the log number are replayed oldest first.
-//!   A torn tail is dropped and the log truncated to its valid length
-//!   before anything is appended. Damage with valid records after it is
-//!   `Corruption` naming the log (strict mode), or ends recovery there
-//!   (point-in-time mode: the log is cut at the damage and later logs are
-//!   discarded, so the database holds exactly the writes before it).
-//! - Opened read-only, replay reads the same records but cuts no log: a
-//!   torn tail or the damage is left in place, and later logs are skipped
-//!   rather than discarded.
+//! Applying a recovery scan on open: the scan (`crate::recovery`) reads
+//! everything and decides; this takes its tables and memtable and, for a
+//! writer, makes the cuts it found durable.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::AtomicU64;
 
-use crate::batch::WriteBatch;
+use crate::Result;
 use crate::fs::FileSystem;
 use crate::key::SeqNo;
-use crate::manifest::{FileKind, VersionSet, manifest_file_name, parse_file_name, read_current, replay};
+use crate::manifest::{FileKind, parse_file_name};
 use crate::memtable::Memtable;
-use crate::table::Table;
-use crate::wal::{HEADER_LEN, LogEnd, RecordType, RecoveryMode, WalReader};
-use crate::{Error, Result};
-
+use crate::recovery::{RecoveryScan, scan};
 use crate::tree::TableFile;
+use crate::wal::{LogEnd, RecoveryMode};
 
-/// The manifest state and where it came from.
-pub(crate) struct LoadedManifest {
-    pub set: VersionSet,
-    pub number: u64,
+/// Scans `dir` and returns the scan if the database opens, else the first
+/// reason it does not.
+pub(crate) fn scan_to_open(fs: &dyn FileSystem, dir: &Path, mode: RecoveryMode) -> Result<RecoveryScan> {
+    let mut scanned = scan(fs, dir, mode)?;
+    match scanned.refusal() {
+        Some(e) => Err(e),
+        None => Ok(scanned),
+    }
 }
 
-/// Reads `CURRENT` and replays the manifest it names.
-pub(crate) fn load_manifest(fs: &dyn FileSystem, dir: &Path) -> Result<LoadedManifest> {
-    let number = read_current(fs, dir)?;
-    let path = dir.join(manifest_file_name(number));
-    let bytes = fs.read(&path).map_err(|e| match e.kind() {
-        std::io::ErrorKind::NotFound => {
-            Error::corruption_in(&path, 0, "manifest named by CURRENT is missing")
-        }
-        _ => Error::Io(e),
-    })?;
-    let replayed = replay(&bytes).map_err(|e| e.at_file(&path, 0))?;
-    Ok(LoadedManifest { set: replayed.state, number })
-}
-
-/// Opens every table the manifest names.
-pub(crate) fn open_tables(
+/// The scan's opened tables, as the tree holds them (none for a new database).
+pub(crate) fn table_files(
     fs: &Arc<dyn FileSystem>,
-    dir: &Path,
-    set: &VersionSet,
+    scanned: Option<&mut RecoveryScan>,
     cleanup_failures: &Arc<AtomicU64>,
-) -> Result<HashMap<u64, Arc<TableFile>>> {
+) -> HashMap<u64, Arc<TableFile>> {
     let mut out = HashMap::new();
-    for (_, record) in set.version.tables() {
-        let path = dir.join(crate::manifest::table_file_name(record.file_number));
-        if !fs.exists(&path) {
-            return Err(Error::corruption_in(&path, 0, "table named by the manifest is missing"));
-        }
-        let table = Table::open(&**fs, &path).map_err(|e| e.at_file(&path, 0))?;
-        out.insert(
-            record.file_number,
-            Arc::new(TableFile::new(
-                Arc::clone(record),
+    for t in scanned.map(|s| &mut s.tables).into_iter().flatten() {
+        // `scan_to_open` refused any table that did not open.
+        if let Some(table) = t.table.take() {
+            let file = TableFile::new(
+                Arc::clone(&t.record),
                 table,
-                path,
+                t.path.clone(),
                 Arc::clone(fs),
                 Arc::clone(cleanup_failures),
-            )),
-        );
+            );
+            out.insert(t.record.file_number, Arc::new(file));
+        }
     }
-    Ok(out)
+    out
 }
 
 /// What WAL replay produced.
@@ -93,6 +60,48 @@ pub(crate) struct Replayed {
     pub discard: Vec<PathBuf>,
 }
 
+/// Takes the scan's replayed writes for a writer, after cutting what it
+/// found: torn tails are truncated to their valid length, and after a
+/// point-in-time stop the later logs are deleted (durably) before the
+/// stopped log is cut. Cut first, a crash before the later logs were
+/// deleted would leave a clean log k beside an intact k + 1, and the next
+/// open would replay k + 1 after the gap.
+pub(crate) fn apply(
+    fs: &dyn FileSystem,
+    dir: &Path,
+    scanned: Option<RecoveryScan>,
+    manifest_seq: SeqNo,
+) -> Result<Replayed> {
+    let Some(mut s) = scanned else {
+        return Ok(Replayed {
+            mem: Memtable::new(),
+            last_seq: manifest_seq,
+            active_log: None,
+            discard: Vec::new(),
+        });
+    };
+    for log in s.logs.iter().filter(|l| l.replayed) {
+        if let Some(LogEnd::TornTail { at, .. }) = &log.end {
+            fs.truncate(&log.path, *at)?;
+        }
+    }
+    if let Some((path, at)) = s.stop.take() {
+        for later in s.discard.drain(..) {
+            fs.remove_file(&later)?;
+        }
+        fs.sync_dir(dir)?;
+        fs.truncate(&path, at)?;
+    }
+    Ok(read_only(s, manifest_seq))
+}
+
+/// Takes the scan's replayed writes and cuts nothing: a torn tail or the
+/// damage stays in place, and logs after a stop are skipped, not deleted.
+pub(crate) fn read_only(s: RecoveryScan, manifest_seq: SeqNo) -> Replayed {
+    let last_seq = s.last_seq().max(manifest_seq);
+    Replayed { mem: s.mem, last_seq, active_log: s.active_log, discard: s.discard }
+}
+
 /// Numbers of the `.log` files in `dir`, ascending.
 pub(crate) fn list_logs(fs: &dyn FileSystem, dir: &Path) -> Result<Vec<u64>> {
     let mut logs: Vec<u64> = fs
@@ -104,77 +113,4 @@ pub(crate) fn list_logs(fs: &dyn FileSystem, dir: &Path) -> Result<Vec<u64>> {
         .collect();
     logs.sort_unstable();
     Ok(logs)
-}
-
-/// Replays the WALs numbered `log_number` and above into a memtable,
-/// cutting torn tails and damage from the logs unless `read_only`.
-pub(crate) fn replay_logs(
-    fs: &dyn FileSystem,
-    dir: &Path,
-    log_number: u64,
-    mut last_seq: SeqNo,
-    mode: RecoveryMode,
-    read_only: bool,
-) -> Result<Replayed> {
-    let mem = Memtable::new();
-    let mut active_log = None;
-    let mut discard = Vec::new();
-    let mut stopped = false;
-    let mut stop_at: Option<(std::path::PathBuf, u64)> = None;
-    let logs = list_logs(fs, dir)?;
-    // The WAL the manifest names as oldest live one is created before the
-    // edit naming it and deleted only after a later edit supersedes it. If it
-    // is gone while newer WALs exist, the manifest has lost that later edit
-    // (damage its reader took for a torn tail): the flushed table that edit
-    // installed, whose WAL is deleted, would silently vanish.
-    if log_number > 0 && !logs.contains(&log_number) && logs.iter().any(|&n| n > log_number) {
-        return Err(Error::corruption_in(
-            &dir.join(crate::manifest::log_file_name(log_number)),
-            0,
-            "the manifest's oldest live WAL is missing while newer ones exist: \
-             the manifest has lost an edit (a flush or compaction)",
-        ));
-    }
-    for number in logs.into_iter().filter(|&n| n >= log_number) {
-        let path = dir.join(crate::manifest::log_file_name(number));
-        if stopped {
-            discard.push(path);
-            continue;
-        }
-        let bytes = fs.read(&path)?;
-        let mut reader = WalReader::new(&bytes, RecordType::Batch, mode);
-        for record in reader.by_ref() {
-            let record = record.map_err(|e| e.at_file(&path, 0))?;
-            let (base, batch) = WriteBatch::decode(record.payload)
-                .map_err(|e| e.at_file(&path, record.offset + HEADER_LEN as u64))?;
-            mem.apply_batch(base, &batch).map_err(|e| match e {
-                Error::InvalidArgument(what) => Error::corruption_in(&path, record.offset, what),
-                other => other,
-            })?;
-            if !batch.is_empty() {
-                last_seq = last_seq.max(base + batch.len() as u64 - 1);
-            }
-        }
-        match reader.end() {
-            Some(LogEnd::TornTail { at, .. }) if !read_only => fs.truncate(&path, *at)?,
-            Some(LogEnd::Stopped { at, .. }) => {
-                stop_at = Some((path.clone(), *at));
-                stopped = true;
-            }
-            Some(LogEnd::Clean | LogEnd::TornTail { .. }) | None => {}
-        }
-        active_log = Some(number);
-    }
-    if let Some((path, at)) = stop_at.filter(|_| !read_only) {
-        // The logs after a point-in-time stop go first, durably, and only
-        // then is the damaged one cut: cut first, a crash before the later
-        // logs were deleted would leave a clean log k beside an intact
-        // k + 1, and the next open would replay k + 1 after the gap.
-        for later in discard.drain(..) {
-            fs.remove_file(&later)?;
-        }
-        fs.sync_dir(dir)?;
-        fs.truncate(&path, at)?;
-    }
-    Ok(Replayed { mem, last_seq, active_log, discard })
 }

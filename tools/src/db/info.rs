@@ -5,9 +5,9 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 use serde_json::{Value, json};
-use siftdb::inspect::{DbInspection, LogInfo};
 use siftdb::manifest::NUM_LEVELS;
 use siftdb::policy::TreeShape;
+use siftdb::recovery::{LogInfo, RecoveryScan};
 use siftdb::table::{FilterStatus, Table};
 use siftdb::wal::LogEnd;
 use siftdb::{Db, Options};
@@ -60,7 +60,7 @@ enum Observed {
 /// [`Db`], and reads each level's filter counters. The keys are a table's
 /// smallest key plus 8 random bytes, so they fall inside real tables' key
 /// ranges and reach their filters, as an application's misses would.
-fn observe(i: &DbInspection, a: &Args) -> Result<Observed, String> {
+fn observe(i: &RecoveryScan, a: &Args) -> Result<Observed, String> {
     // The stored policy: a read-only open changes nothing either way.
     let opts = Options::default();
     let db = match Db::open_read_only(&a.dir, opts) {
@@ -126,7 +126,7 @@ pub fn log_json(l: &LogInfo) -> Value {
 }
 
 #[expect(clippy::too_many_lines, reason = "one JSON document assembled in order")]
-fn document(i: &DbInspection, a: &Args) -> Result<Value, String> {
+fn document(i: &RecoveryScan, a: &Args) -> Result<Value, String> {
     let stored = i.manifest.state.filter_policy.clone();
     let (policy, policy_source) = match (parse_policy(a.policy.as_deref())?, &stored) {
         (Some(p), _) => (p, "given"),

@@ -9,8 +9,8 @@ use std::path::Path;
 use clap::Subcommand;
 use siftdb::Error;
 use siftdb::fs::StdFs;
-use siftdb::inspect::{DbInspection, inspect_db};
 use siftdb::policy::FilterPolicy;
+use siftdb::recovery::{RecoveryScan, inspect_db};
 
 use crate::Outcome;
 
@@ -68,7 +68,7 @@ pub fn describe(dir: &Path, e: &Error) -> String {
 ///
 /// # Errors
 /// As [`describe`] renders [`inspect_db`]'s errors.
-pub fn inspect(dir: &Path) -> Result<DbInspection, String> {
+pub fn inspect(dir: &Path) -> Result<RecoveryScan, String> {
     inspect_db(&StdFs, dir).map_err(|e| describe(dir, &e))
 }
 

@@ -36,7 +36,7 @@ pub fn run(a: &Args) -> Result<Outcome, String> {
     let mut problem = |path: &str, offset: Option<u64>, what: String| {
         problems.push(json!({ "path": path, "offset": offset, "what": what }));
     };
-    let inspection = match siftdb::inspect::inspect_db(&siftdb::fs::StdFs, &a.dir) {
+    let inspection = match siftdb::recovery::inspect_db(&siftdb::fs::StdFs, &a.dir) {
         Ok(i) => Some(i),
         Err(Error::Corruption { file, offset, what }) => {
             let path = file.map_or_else(|| a.dir.display().to_string(), |f| f.display().to_string());
@@ -48,6 +48,12 @@ pub fn run(a: &Args) -> Result<Outcome, String> {
     let mut tables: Vec<Value> = Vec::new();
     let mut logs: Vec<Value> = Vec::new();
     if let Some(i) = &inspection {
+        // What stops the database from opening, as opening finds it (the
+        // same scan): a stored policy that does not parse, a lost WAL.
+        for e in i.policy_error.iter().chain(i.chain_error.iter()) {
+            let (path, offset, what) = located(e, &a.dir);
+            problem(&path, offset, what);
+        }
         for t in &i.tables {
             let path = t.path.display().to_string();
             let r = &t.record;
@@ -106,12 +112,16 @@ pub fn run(a: &Args) -> Result<Outcome, String> {
         }
         for l in &i.logs {
             let path = l.path.display().to_string();
-            if let Some(e) = &l.error {
-                let offset = match e {
-                    Error::Corruption { offset, .. } => Some(*offset),
-                    _ => None,
-                };
-                problem(&path, offset, format!("WAL unreadable under strict recovery: {e}"));
+            match &l.error {
+                Some(e) if l.replayed => {
+                    let offset = match e {
+                        Error::Corruption { offset, .. } => Some(*offset),
+                        _ => None,
+                    };
+                    problem(&path, offset, format!("WAL unreadable under strict recovery: {e}"));
+                }
+                Some(e) => notes.push(format!("{path}: damaged, but not replayed on open: {e}")),
+                None => {}
             }
             if let Some(LogEnd::TornTail { at, dropped }) = &l.end {
                 notes.push(format!(
@@ -178,4 +188,15 @@ pub fn run(a: &Args) -> Result<Outcome, String> {
         );
     }
     Ok(if problems.is_empty() { Outcome::Clean } else { Outcome::ProblemsFound })
+}
+
+/// The path (the file the error names, else `dir`), offset and message of
+/// a scan's error.
+fn located(e: &Error, dir: &std::path::Path) -> (String, Option<u64>, String) {
+    match e {
+        Error::Corruption { file, offset, what } => {
+            (file.as_deref().unwrap_or(dir).display().to_string(), Some(*offset), what.clone())
+        }
+        other => (dir.display().to_string(), None, other.to_string()),
+    }
 }
