@@ -1,0 +1,49 @@
+//! Tests of `stats`.
+
+use std::sync::Arc;
+
+use super::*;
+
+#[test]
+fn observed_fpr_excludes_true_positives() {
+    let l = LevelStats {
+        filter_probes: 110,
+        filter_true_positives: 10,
+        filter_false_positives: 2,
+        ..LevelStats::default()
+    };
+    assert_eq!(l.observed_fpr(), Some(0.02));
+    assert_eq!(LevelStats::default().observed_fpr(), None);
+}
+
+#[test]
+fn display_lists_levels_with_tables_or_probes() {
+    let c = Counters::new(3, Arc::default());
+    bump(&c.levels[2].filter_negatives, 3);
+    bump(&c.levels[2].filter_false_positives, 1);
+    let mut s = c.snapshot();
+    s.levels[0].tables = 2;
+    s.levels[0].filter_kinds = vec![FilterKind::BinaryFuse8];
+    let text = s.to_string();
+    assert!(text.contains("\nL0 "), "{text}");
+    assert!(!text.contains("\nL1 "), "{text}");
+    assert!(text.contains("\nL2 ") && text.contains("0.25000"), "{text}");
+    assert!(text.contains("fuse8"), "{text}");
+}
+
+#[test]
+fn since_subtracts_counters_and_keeps_shape() {
+    let c = Counters::new(2, Arc::default());
+    bump(&c.gets, 5);
+    bump(&c.levels[1].filter_negatives, 3);
+    let before = c.snapshot();
+    bump(&c.gets, 2);
+    bump(&c.levels[1].filter_negatives, 3);
+    bump(&c.levels[1].filter_true_positives, 1);
+    let mut after = c.snapshot();
+    after.levels[1].tables = 9;
+    let d = after.since(&before);
+    assert_eq!(d.gets, 2);
+    assert_eq!(d.levels[1].filter_probes, 4);
+    assert_eq!(d.levels[1].tables, 9);
+}
