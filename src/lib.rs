@@ -129,6 +129,7 @@ pub use db::{
 };
 pub use error::{Error, Result};
 pub use filter::FilterKind;
+pub use table::TableRecord;
 
 pub use key::ValueKind;
 pub use policy::FilterPolicy;

@@ -17,7 +17,7 @@ use crate::Result;
 use crate::filter::FilterKind;
 use crate::fs::FileSystem;
 use crate::key::{SeqNo, ValueKind};
-use crate::manifest::{TableRecord, table_file_name};
+use crate::manifest::table_file_name;
 use crate::table::{Table, TableBuilder, TableOptions};
 use crate::tree::TableFile;
 
@@ -70,6 +70,7 @@ impl TableSink<'_> {
             filter,
             level: u32::try_from(level).unwrap_or(u32::MAX),
             seed: self.salt,
+            file_number: number,
             bloom_carry_bits,
             inject_filter_build_failure: self.inject_filter_build_failure,
             ..TableOptions::default()
@@ -85,19 +86,8 @@ impl TableSink<'_> {
     /// Writing or syncing the table, or reading it back.
     pub fn finish(&self, t: NewTable) -> Result<TableFile> {
         let path = self.dir.join(table_file_name(t.number));
-        let meta = t.builder.finish()?;
+        let record = t.builder.finish()?;
         let table = Table::open(&**self.fs, &path).map_err(|e| e.at_file(&path, 0))?;
-        let record = TableRecord {
-            file_number: t.number,
-            file_size: meta.file_size,
-            smallest: meta.smallest_key.unwrap_or_default(),
-            largest: meta.largest_key.unwrap_or_default(),
-            min_seq: meta.min_seq,
-            max_seq: meta.max_seq,
-            entries: meta.entries,
-            filter: meta.filter_kind,
-            filter_bytes: meta.filter_bytes,
-        };
         Ok(TableFile::new(
             Arc::new(record),
             table,

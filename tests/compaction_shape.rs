@@ -67,7 +67,7 @@ fn compact_leaves_sorted_levels_within_target_and_loses_nothing() {
             assert!(pair[0].largest < pair[1].smallest, "L{level} overlaps: {:?} / {:?}", pair[0], pair[1]);
         }
         if level + 1 < o.max_levels {
-            let bytes: u64 = run.iter().map(|t| t.bytes).sum();
+            let bytes: u64 = run.iter().map(|t| t.file_size).sum();
             assert!(bytes <= o.level_target_bytes(level), "L{level} holds {bytes} bytes");
         }
     }
@@ -133,7 +133,7 @@ fn deep_levels_hold_tables_near_their_target() {
     let deepest = tables.iter().map(|t| t.level).max().unwrap();
     assert!(deepest >= 3, "expected a deep tree, got levels up to {deepest}");
     for level in 2..=deepest {
-        let sizes: Vec<u64> = tables.iter().filter(|t| t.level == level).map(|t| t.bytes).collect();
+        let sizes: Vec<u64> = tables.iter().filter(|t| t.level == level).map(|t| t.file_size).collect();
         let mean = sizes.iter().sum::<u64>() / sizes.len() as u64;
         let target = o.table_target_bytes_for(level);
         let level_bytes: u64 = sizes.iter().sum();

@@ -37,10 +37,10 @@ fn each_level_carries_the_policy_kind() {
     let shape = TreeShape::geometric(2.0, 5);
     for t in &tables {
         let want = policy.for_level(t.level, &shape).kind;
-        assert_eq!(t.filter, want, "L{} table {} (manifest)", t.level, t.number);
+        assert_eq!(t.filter, want, "L{} table {} (manifest)", t.level, t.file_number);
         let table = Table::open(&StdFs, &t.path).unwrap();
         let details = table.filter_details();
-        assert_eq!(details.kind, Some(want), "L{} table {} (file)", t.level, t.number);
+        assert_eq!(details.kind, Some(want), "L{} table {} (file)", t.level, t.file_number);
         assert_eq!(details.header.map(|h| h.seed), Some(31), "filters are seeded with the db salt");
     }
     let stats = db.stats();

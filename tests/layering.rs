@@ -16,7 +16,8 @@ const LAYERS: &[&[&str]] = &[
     &["sources"],
     &["tree", "options", "recovery"],
     &["policy"],
-    &["table", "manifest", "memtable"],
+    &["manifest"],
+    &["table", "memtable"],
     &["batch"],
     &["filter", "wal"],
     &["codec", "key", "fs"],
@@ -42,6 +43,7 @@ const ROOT_ITEMS: &[(&str, &str)] = &[
     ("Snapshot", "db"),
     ("Stats", "db"),
     ("TableInfo", "db"),
+    ("TableRecord", "table"),
 ];
 
 /// The layer of `module`, 0 at the top; `None` for `error` (beside all).

@@ -111,7 +111,7 @@ fn monkey_spends_its_budget_and_loosens_with_depth() {
             t.filter_bytes.abs_diff(priced) <= slack,
             "L{} table {}: {} vs {priced}",
             t.level,
-            t.number,
+            t.file_number,
             t.filter_bytes
         );
     }

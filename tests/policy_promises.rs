@@ -112,7 +112,7 @@ fn check_promises(policy: &str, keys: u64, s: Shape) {
     if !policy.to_string().starts_with("monkey:") {
         for t in db.tables() {
             let priced = siftdb::policy::table_filter_bytes(t.filter, t.entries);
-            assert_eq!(t.filter_bytes, priced, "table {} {why}", t.number);
+            assert_eq!(t.filter_bytes, priced, "table {} {why}", t.file_number);
         }
     }
 }

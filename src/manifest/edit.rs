@@ -38,6 +38,7 @@
 
 use crate::codec::{Reader, put_length_prefixed, put_varint, seal, unseal};
 use crate::filter::FilterKind;
+pub use crate::table::TableRecord;
 use crate::key::{MAX_SEQ, SeqNo};
 use crate::{Error, Result};
 
@@ -62,29 +63,6 @@ const TAG_FORMAT_VERSION: u64 = 9;
 /// Every change to what a manifest, WAL or `CURRENT` holds that an older
 /// build would misread bumps it (DESIGN.md, "Format versions").
 pub const DB_FORMAT_VERSION: u32 = 2;
-
-/// What the manifest records about one table file.
-#[derive(Debug, Clone, PartialEq)]
-pub struct TableRecord {
-    /// The number in the file's name (`{number:06}.sst`).
-    pub file_number: u64,
-    /// The file's size in bytes.
-    pub file_size: u64,
-    /// The smallest user key in the table.
-    pub smallest: Vec<u8>,
-    /// The largest user key in the table.
-    pub largest: Vec<u8>,
-    /// The smallest sequence number in the table.
-    pub min_seq: SeqNo,
-    /// The largest sequence number in the table.
-    pub max_seq: SeqNo,
-    /// Entries (versions, tombstones included) in the table.
-    pub entries: u64,
-    /// The filter the table carries (after any build fallback).
-    pub filter: FilterKind,
-    /// Size of the table's filter in bytes.
-    pub filter_bytes: u64,
-}
 
 /// A change to the database's version: tables added and removed, and new
 /// values for the counters. Fields left `None` keep their old values.

@@ -2,7 +2,8 @@
 //! a restart (next file number, last sequence number, live WAL number, hash
 //! salt).
 //!
-//! - [`edit`]: [`VersionEdit`], one change, and [`TableRecord`].
+//! - [`edit`]: [`VersionEdit`], one change, and the encoding of a
+//!   [`TableRecord`] (the table layer's type, re-exported here).
 //! - [`version`]: [`Version`] (tables by level) and [`VersionSet`].
 //! - [`log`]: [`ManifestWriter`] and [`replay`], over the WAL's framing.
 //! - [`current`]: the `CURRENT` file naming the live manifest.

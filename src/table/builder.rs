@@ -17,6 +17,7 @@ use super::format::{BlockHandle, BlockType, FORMAT_VERSION, Footer, append_block
 use super::index::IndexBuilder;
 use super::internal_key::{MAX_SEQ, ValueKind, compare_internal, encode_internal_key, pack_trailer};
 use super::properties::TableProperties;
+use super::record::TableRecord;
 use crate::filter::{FilterKind, hash_key};
 use crate::fs::{FileSystem, StdFs, WritableFile};
 use crate::{Error, Result};
@@ -39,6 +40,10 @@ pub struct TableOptions {
     pub level: u32,
     /// Seed of the key hash the filter is built from.
     pub seed: u64,
+    /// The number the table's record carries ([`TableRecord::file_number`]):
+    /// the database passes the number in the file's name; 0 (the default)
+    /// outside a database.
+    pub file_number: u64,
     /// Filter bits the table's level is owed (negative: over budget), for a
     /// blocked-Bloom filter to give or take up to one 64-byte block
     /// ([`BlockedBloom::blocks_with_carry`](crate::filter::BlockedBloom::blocks_with_carry)); 0, the
@@ -58,37 +63,11 @@ impl Default for TableOptions {
             filter: FilterKind::BinaryFuse8,
             level: 0,
             seed: 0,
+            file_number: 0,
             bloom_carry_bits: 0,
             inject_filter_build_failure: false,
         }
     }
-}
-
-/// What [`TableBuilder::finish`] wrote.
-#[derive(Debug, Clone, PartialEq)]
-pub struct TableMeta {
-    /// Where the table was published.
-    pub path: PathBuf,
-    /// File size in bytes.
-    pub file_size: u64,
-    /// Entries (versions and tombstones).
-    pub entries: u64,
-    /// Distinct user keys.
-    pub distinct_keys: u64,
-    /// Smallest user key (`None` for an empty table).
-    pub smallest_key: Option<Vec<u8>>,
-    /// Largest user key (`None` for an empty table).
-    pub largest_key: Option<Vec<u8>>,
-    /// Smallest sequence number (0 for an empty table).
-    pub min_seq: u64,
-    /// Largest sequence number (0 for an empty table).
-    pub max_seq: u64,
-    /// The filter actually written ([`FilterKind::None`] for none).
-    pub filter_kind: FilterKind,
-    /// Bytes of the filter block, trailer included.
-    pub filter_bytes: u64,
-    /// Why the requested filter was not used, if it was not.
-    pub fallback_reason: Option<String>,
 }
 
 /// Writes one table. Keys must be added in internal-key order.
@@ -309,7 +288,7 @@ impl TableBuilder {
     /// # Errors
     /// `Io` from any write, sync or rename; the temp file is then removed
     /// (best effort) and nothing is left at the table's path.
-    pub fn finish(mut self) -> Result<TableMeta> {
+    pub fn finish(mut self) -> Result<TableRecord> {
         self.check_poisoned()?;
         let meta = self.finish_inner();
         if meta.is_err() {
@@ -318,7 +297,7 @@ impl TableBuilder {
         meta
     }
 
-    fn finish_inner(&mut self) -> Result<TableMeta> {
+    fn finish_inner(&mut self) -> Result<TableRecord> {
         self.flush_data_block()?;
         let BuiltFilter { kind, block: filter_block, fallback_reason } = build_filter_block(
             self.opts.filter,
@@ -340,7 +319,7 @@ impl TableBuilder {
         p.filter_bytes = if filter.is_null() { 0 } else { filter.size_with_trailer() };
         p.filter_kind = kind.to_string();
         p.filter_requested = self.opts.filter.to_string();
-        p.filter_fallback_reason.clone_from(&fallback_reason);
+        p.filter_fallback_reason = fallback_reason;
         p.level = self.opts.level;
         p.created_unix_secs = SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs());
         let props_block = p.encode();
@@ -364,18 +343,16 @@ impl TableBuilder {
         self.published = false;
         self.finished = true;
         let p = &self.props;
-        Ok(TableMeta {
-            path: self.path.clone(),
+        Ok(TableRecord {
+            file_number: self.opts.file_number,
             file_size,
-            entries: p.entries,
-            distinct_keys: p.distinct_keys,
-            smallest_key: p.smallest_key.clone(),
-            largest_key: p.largest_key.clone(),
+            smallest: p.smallest_key.clone().unwrap_or_default(),
+            largest: p.largest_key.clone().unwrap_or_default(),
             min_seq: p.min_seq,
             max_seq: p.max_seq,
-            filter_kind: kind,
+            entries: p.entries,
+            filter: kind,
             filter_bytes: p.filter_bytes,
-            fallback_reason,
         })
     }
 }

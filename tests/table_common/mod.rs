@@ -7,7 +7,7 @@ use std::sync::Arc;
 use siftdb::ValueKind;
 use siftdb::filter::FilterKind;
 use siftdb::fs::StdFs;
-use siftdb::table::{TableBuilder, TableMeta, TableOptions};
+use siftdb::table::{TableBuilder, TableOptions, TableRecord};
 
 /// Filter kinds exercised by every generic test: none, then every kind a
 /// table can carry ([`FilterKind::ALL`]).
@@ -63,11 +63,11 @@ pub fn opts(filter: FilterKind) -> TableOptions {
     TableOptions { filter, block_bytes: 512, seed: 42, level: 1, ..TableOptions::default() }
 }
 
-pub fn build(path: &Path, filter: FilterKind, rows: &[Row]) -> TableMeta {
+pub fn build(path: &Path, filter: FilterKind, rows: &[Row]) -> TableRecord {
     build_with(path, opts(filter), rows)
 }
 
-pub fn build_with(path: &Path, opts: TableOptions, rows: &[Row]) -> TableMeta {
+pub fn build_with(path: &Path, opts: TableOptions, rows: &[Row]) -> TableRecord {
     let mut b = TableBuilder::new(Arc::new(StdFs), path, opts).unwrap();
     for r in rows {
         b.add(&r.key, r.seq, r.kind, &r.value).unwrap();

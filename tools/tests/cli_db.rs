@@ -18,23 +18,13 @@ use siftdb::table::{TableBuilder, TableOptions};
 use siftdb::wal::WalWriter;
 
 fn table(dir: &Path, number: u64, level: u32, keys: std::ops::Range<u32>, filter: FilterKind) -> TableRecord {
-    let opts = TableOptions { filter, level, block_bytes: 512, ..TableOptions::default() };
+    let opts =
+        TableOptions { filter, level, block_bytes: 512, file_number: number, ..TableOptions::default() };
     let mut b = TableBuilder::create(dir.join(table_file_name(number)), opts).unwrap();
     for i in keys.clone() {
         b.add(format!("k{i:05}").as_bytes(), u64::from(i) + 1, ValueKind::Value, b"v").unwrap();
     }
-    let m = b.finish().unwrap();
-    TableRecord {
-        file_number: number,
-        file_size: m.file_size,
-        smallest: m.smallest_key.unwrap(),
-        largest: m.largest_key.unwrap(),
-        min_seq: m.min_seq,
-        max_seq: m.max_seq,
-        entries: m.entries,
-        filter: m.filter_kind,
-        filter_bytes: m.filter_bytes,
-    }
+    b.finish().unwrap()
 }
 
 /// Level 0: table 5 (blocked Bloom); level 1: tables 3 and 4 (fuse8);
