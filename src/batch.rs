@@ -214,7 +214,7 @@ impl WriteBatch {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::wal::{RecordType, RecoveryMode, WalReader, encode_record};
+    use crate::wal::{FrameReader, RecordType, RecoveryMode, encode_record};
     use proptest::prelude::*;
 
     fn sample() -> WriteBatch {
@@ -281,7 +281,7 @@ mod tests {
                 // complete, so the reader reports corruption.
                 let mut framed = record.clone();
                 framed[crate::wal::HEADER_LEN + i] ^= 1 << bit;
-                let mut reader = WalReader::new(&framed, RecordType::Batch, RecoveryMode::default());
+                let mut reader = FrameReader::new(&framed, RecordType::Batch, RecoveryMode::default());
                 assert!(matches!(reader.next(), Some(Err(e)) if e.is_corruption()));
                 assert!(reader.next().is_none());
             }

@@ -44,6 +44,7 @@
 //! table, manifest, memtable
 //! batch
 //! filter, wal
+//! frame
 //! codec, key, fs
 //! ```
 //!
@@ -115,6 +116,7 @@ mod sources;
 mod tree;
 internal_mod! {
     codec;
+    frame;
     recovery;
     key;
     manifest;

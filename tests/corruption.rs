@@ -23,7 +23,7 @@ use siftdb::filter::{CountingBloom, CuckooFilter, Filter, FilterCodec, FilterKin
 use siftdb::fs::StdFs;
 use siftdb::manifest::{VersionEdit, VersionSet, replay};
 use siftdb::table::{BlockHandle, Entry, Footer, Table};
-use siftdb::wal::{HEADER_LEN, RecordType, RecoveryMode, WalReader};
+use siftdb::wal::{FrameReader, HEADER_LEN, RecordType, RecoveryMode};
 use siftdb::{Error, WriteBatch};
 
 /// One way to damage a fixture.
@@ -132,7 +132,7 @@ fn corruption_or<T>(
 
 /// Where each record of a log starts, and where the whole log ends.
 fn record_starts(log: &[u8], kind: RecordType) -> Vec<usize> {
-    let reader = WalReader::new(log, kind, RecoveryMode::AbsoluteConsistency);
+    let reader = FrameReader::new(log, kind, RecoveryMode::AbsoluteConsistency);
     reader.map(|r| usize::try_from(r.unwrap().offset).unwrap()).collect()
 }
 
@@ -161,7 +161,7 @@ fn wal_sweep() {
     for mode in [RecoveryMode::AbsoluteConsistency, RecoveryMode::PointInTime] {
         sweep.run(&format!("wal {mode:?}"), &log, &|damage, bytes| {
             let (prefix, tail_ok) = allowed_prefix(&starts, log.len(), damage);
-            let mut reader = WalReader::new(bytes, RecordType::Batch, mode);
+            let mut reader = FrameReader::new(bytes, RecordType::Batch, mode);
             let mut got = Vec::new();
             for record in reader.by_ref() {
                 match record {

@@ -20,6 +20,7 @@ const LAYERS: &[&[&str]] = &[
     &["table", "memtable"],
     &["batch"],
     &["filter", "wal"],
+    &["frame"],
     &["codec", "key", "fs"],
 ];
 

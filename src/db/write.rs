@@ -30,7 +30,7 @@ use parking_lot::{Condvar, Mutex};
 use crate::key::{MAX_SEQ, SeqNo};
 use crate::manifest::log_file_name;
 use crate::memtable::Memtable;
-use crate::wal::WalWriter;
+use crate::wal::FrameWriter;
 use crate::{Error, Result};
 
 use super::stats::bump;
@@ -44,7 +44,7 @@ const MAX_IMMUTABLE: usize = 2;
 /// What the write lock protects.
 #[derive(Debug)]
 pub(crate) struct WriteState {
-    pub wal: WalWriter,
+    pub wal: FrameWriter,
     pub wal_number: u64,
     pub mem: Arc<Memtable>,
     /// The last sequence number assigned.
@@ -207,7 +207,7 @@ impl DbInner {
         bump(&self.counters.wal_syncs, 1);
         self.visible_seq.fetch_max(w.last_seq, Ordering::AcqRel);
         let frozen = MemRef { mem: Arc::clone(&w.mem), wal_number: w.wal_number };
-        w.wal = WalWriter::new(file);
+        w.wal = crate::wal::writer(file);
         w.wal_number = number;
         w.mem = Arc::new(Memtable::new());
         {

@@ -12,7 +12,7 @@
 //! probes and one branch. Against fastbloom (a classic layout) at 10
 //! bits/key, absent keys measured 2.9–3.9× faster at 10^6 and 10^7 keys in
 //! criterion's warm loop, and 1.2–1.7× when every query's line is cold
-//! (one miss is then the floor for both); see DESIGN.md, "Measured figures".
+//! (one miss is then the floor for both); see docs/measurements.md.
 //!
 //! # Choosing k
 //!
@@ -312,7 +312,7 @@ impl BlockedBloom {
     /// goes the same way for most keys, so it mispredicts far less than a
     /// branch after every probe (wrong on half of all absent keys). Against
     /// that, and against no branch at all (which pays for all k probes),
-    /// absent-key queries measured ~2× faster (DESIGN.md, "Measured figures").
+    /// absent-key queries measured ~2× faster (docs/measurements.md).
     #[inline]
     fn test_pairs(block: &Block, h: u32, multipliers: &[u32]) -> bool {
         for pair in multipliers.chunks(2) {

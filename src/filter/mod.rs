@@ -74,7 +74,7 @@ pub trait Filter {
     /// The default is a plain loop over `contains`, which every filter
     /// here uses: a filter may override it where handling keys together
     /// pays (a two-pass version for [`BlockedBloom`] was measured and lost
-    /// to its one-at-a-time `contains`; DESIGN.md, "Probing in pairs").
+    /// to its one-at-a-time `contains`; docs/measurements.md, "Probing in pairs").
     ///
     /// ```
     /// use siftdb::filter::{BlockedBloom, Filter};

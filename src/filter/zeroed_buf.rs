@@ -8,7 +8,7 @@
 //! buffer is therefore an anonymous mapping advised `MADV_HUGEPAGE`: where
 //! transparent huge pages are enabled as `madvise` (a common default) or
 //! `always`, it faults in 2 MiB at a time. Elsewhere, and for small
-//! buffers, it is a plain `Vec`. Measured in DESIGN.md, "Huge pages for
+//! buffers, it is a plain `Vec`. Measured in docs/filters.md, "Huge pages for
 //! construction scratch".
 
 use std::ops::{Deref, DerefMut};

@@ -8,7 +8,7 @@
 //! state (optionally keeping torn tails) and kills every open handle.
 //! [`FaultFs::fail_after`] makes the next operations of a kind fail.
 //!
-//! The full model, and what it does not simulate, is in DESIGN.md, section "`FaultFs`".
+//! The full model, and what it does not simulate, is in docs/reliability.md, section "`FaultFs`".
 //!
 //! ```
 //! use siftdb::fs::{CrashMode, FaultFs, FileSystem};

@@ -1,5 +1,5 @@
 //! Writing and replaying a manifest: a log of [`VersionEdit`]s in the WAL's
-//! record frame ([`crate::wal::format`]) with record type
+//! record frame ([`crate::frame::format`]) with record type
 //! [`RecordType::Edit`].
 //!
 //! A new manifest starts with one snapshot edit ([`VersionSet::snapshot_edit`])
@@ -12,7 +12,7 @@
 use std::path::Path;
 
 use crate::fs::FileSystem;
-use crate::wal::{LogEnd, RecordType, RecoveryMode, WalReader, WalWriter};
+use crate::frame::{FrameReader, FrameWriter, LogEnd, RecordType, RecoveryMode};
 use crate::{Error, Result};
 
 use super::edit::VersionEdit;
@@ -22,7 +22,7 @@ use super::version::VersionSet;
 /// Appends edits to a manifest file.
 #[derive(Debug)]
 pub struct ManifestWriter {
-    log: WalWriter,
+    log: FrameWriter,
     number: u64,
 }
 
@@ -35,7 +35,7 @@ impl ManifestWriter {
     /// `Io` from the file system; `InvalidArgument` as for [`ManifestWriter::append`].
     pub fn create(fs: &dyn FileSystem, dir: &Path, number: u64, first: &VersionEdit) -> Result<Self> {
         let file = fs.create(&dir.join(manifest_file_name(number)))?;
-        let mut writer = ManifestWriter { log: WalWriter::with_type(file, RecordType::Edit), number };
+        let mut writer = ManifestWriter { log: FrameWriter::new(file, RecordType::Edit), number };
         writer.append(first)?;
         fs.sync_dir(dir)?;
         Ok(writer)
@@ -46,7 +46,7 @@ impl ManifestWriter {
     #[must_use]
     pub(crate) fn refusing(number: u64) -> Self {
         let file = Box::new(crate::fs::RefuseWrites);
-        ManifestWriter { log: WalWriter::with_type(file, RecordType::Edit), number }
+        ManifestWriter { log: FrameWriter::new(file, RecordType::Edit), number }
     }
 
     /// Reopens an existing manifest for appending after cutting it to
@@ -59,7 +59,7 @@ impl ManifestWriter {
         let path = dir.join(manifest_file_name(number));
         fs.truncate(&path, valid_len)?;
         let file = fs.open_append(&path)?;
-        Ok(ManifestWriter { log: WalWriter::with_type(file, RecordType::Edit), number })
+        Ok(ManifestWriter { log: FrameWriter::new(file, RecordType::Edit), number })
     }
 
     /// Appends `edit` and syncs it: when this returns `Ok`, the edit survives
@@ -68,7 +68,7 @@ impl ManifestWriter {
     /// # Errors
     /// `InvalidArgument` (nothing written) if the edit would not decode back
     /// to itself; `Io` on a write failure, then `WritesDisabled` forever (see
-    /// [`WalWriter`]).
+    /// [`FrameWriter`]).
     pub fn append(&mut self, edit: &VersionEdit) -> Result<()> {
         let bytes = edit.encode();
         // A manifest that cannot be read back bricks the database, so an edit
@@ -124,12 +124,12 @@ pub struct Replayed {
 /// decode or apply, an empty manifest, or a final state that fails
 /// [`VersionSet::validate`].
 pub fn replay(bytes: &[u8]) -> Result<Replayed> {
-    let mut reader = WalReader::new(bytes, RecordType::Edit, RecoveryMode::AbsoluteConsistency);
+    let mut reader = FrameReader::new(bytes, RecordType::Edit, RecoveryMode::AbsoluteConsistency);
     let mut state = VersionSet::default();
     let mut edits = 0;
     for record in reader.by_ref() {
         let record = record?;
-        let payload_at = record.offset + crate::wal::HEADER_LEN as u64;
+        let payload_at = record.offset + crate::frame::HEADER_LEN as u64;
         let edit = VersionEdit::decode(record.payload).map_err(|e| rebase(e, payload_at))?;
         state.apply(&edit).map_err(|e| rebase(e, record.offset))?;
         edits += 1;
@@ -235,7 +235,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let bytes = write(dir.path(), &edits());
         let last_start = usize::try_from(
-            WalReader::new(&bytes, RecordType::Edit, RecoveryMode::default())
+            FrameReader::new(&bytes, RecordType::Edit, RecoveryMode::default())
                 .map(|r| r.unwrap().offset)
                 .last()
                 .unwrap(),
@@ -279,7 +279,7 @@ mod tests {
 
     #[test]
     fn a_wal_is_not_a_manifest() {
-        let wal = crate::wal::encode_record(RecordType::Batch, &edits()[0].encode()).unwrap();
+        let wal = crate::frame::encode_record(RecordType::Batch, &edits()[0].encode()).unwrap();
         assert!(replay(&wal).unwrap_err().is_corruption());
         assert!(replay(&[]).unwrap_err().is_corruption());
     }

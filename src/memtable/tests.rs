@@ -191,7 +191,7 @@ fn readers_run_while_one_thread_writes() {
 
 #[test]
 fn replaying_a_torn_wal_rebuilds_exactly_the_complete_batches() {
-    use crate::wal::{RecordType, RecoveryMode, WalReader, encode_record};
+    use crate::wal::{RecordType, RecoveryMode, FrameReader, encode_record};
     let mut batches = Vec::new();
     let mut log = Vec::new();
     let mut ends = Vec::new();
@@ -210,7 +210,7 @@ fn replaying_a_torn_wal_rebuilds_exactly_the_complete_batches() {
     }
     for cut in 0..=log.len() {
         let replayed = Memtable::new();
-        let mut reader = WalReader::new(&log[..cut], RecordType::Batch, RecoveryMode::default());
+        let mut reader = FrameReader::new(&log[..cut], RecordType::Batch, RecoveryMode::default());
         for r in reader.by_ref() {
             let (base, batch) = WriteBatch::decode(r.unwrap().payload).unwrap();
             replayed.apply_batch(base, &batch).unwrap();

@@ -10,7 +10,6 @@ use crate::fs::StdFs;
 use crate::manifest::{ManifestWriter, VersionEdit, log_file_name, set_current};
 use crate::key::ValueKind;
 use crate::table::{TableBuilder, TableOptions};
-use crate::wal::WalWriter;
 
 /// A database made by hand: table 3 in level 1, log 4 with two batches
 /// (seqs 11..=13), manifest 2.
@@ -33,7 +32,7 @@ fn make(dir: &Path) {
     };
     ManifestWriter::create(&StdFs, dir, 2, &edit).unwrap();
     set_current(&StdFs, dir, 2).unwrap();
-    let mut w = WalWriter::new(StdFs.create(&dir.join(log_file_name(4))).unwrap());
+    let mut w = crate::wal::writer(StdFs.create(&dir.join(log_file_name(4))).unwrap());
     let mut batch = WriteBatch::new();
     batch.put("c", "3");
     batch.delete("a");

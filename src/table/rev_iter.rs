@@ -6,7 +6,7 @@
 //! forwards into a small vector and walked back, then the run before it.
 //! Against decoding a whole block at once, this reads the last entry of a
 //! 4 KiB block 8.5× faster, the last 8 1.9× faster and all of it 1.15×
-//! faster (`cargo bench --bench table -- block_reverse`; DESIGN.md).
+//! faster (`cargo bench --bench table -- block_reverse`; docs/measurements.md).
 //!
 //! Blocks are read one at a time, last first, and only when the scan
 //! reaches them: a block whose last key (in the index) lies below the

@@ -23,7 +23,7 @@ use siftdb::table::block::Block;
 use siftdb::table::filter_block::TableFilter;
 use siftdb::table::index::Index;
 use siftdb::table::{Entry, Footer, Table, TableProperties};
-use siftdb::wal::{LogEnd, RecordType, RecoveryMode, WalReader};
+use siftdb::wal::{FrameReader, LogEnd, RecordType, RecoveryMode};
 use siftdb::{Error, WriteBatch};
 
 use bytes::Bytes;
@@ -189,7 +189,7 @@ pub fn check_wal_reader(data: &[u8]) -> bool {
     let mut any_clean = false;
     for kind in [RecordType::Batch, RecordType::Edit] {
         for mode in [RecoveryMode::AbsoluteConsistency, RecoveryMode::PointInTime] {
-            let mut reader = WalReader::new(data, kind, mode);
+            let mut reader = FrameReader::new(data, kind, mode);
             let mut last_end = 0u64;
             let mut failed = false;
             for record in reader.by_ref() {

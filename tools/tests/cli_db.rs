@@ -15,7 +15,6 @@ use siftdb::manifest::{
     ManifestWriter, TableRecord, VersionEdit, log_file_name, manifest_file_name, set_current, table_file_name,
 };
 use siftdb::table::{TableBuilder, TableOptions};
-use siftdb::wal::WalWriter;
 
 fn table(dir: &Path, number: u64, level: u32, keys: std::ops::Range<u32>, filter: FilterKind) -> TableRecord {
     let opts =
@@ -43,7 +42,7 @@ fn make_db(dir: &Path) -> PathBuf {
     };
     ManifestWriter::create(&StdFs, dir, 2, &edit).unwrap();
     set_current(&StdFs, dir, 2).unwrap();
-    let mut w = WalWriter::new(StdFs.create(&dir.join(log_file_name(6))).unwrap());
+    let mut w = siftdb::wal::writer(StdFs.create(&dir.join(log_file_name(6))).unwrap());
     for seq in 1001..=1003u64 {
         let mut b = WriteBatch::new();
         b.put(format!("w{seq}"), "x");

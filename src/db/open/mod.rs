@@ -25,7 +25,7 @@ use crate::manifest::{
 };
 use crate::memtable::Memtable;
 use crate::policy::FilterPolicy;
-use crate::wal::WalWriter;
+use crate::wal::FrameWriter;
 use crate::{Error, Result};
 
 use super::lock::DirLock;
@@ -150,7 +150,7 @@ pub(crate) fn open(dir: &Path, opts: Options) -> Result<Opened> {
         salt,
         tree: Tree::from_version(&set.version, &tables),
         mem: replayed.mem,
-        wal: WalWriter::new(wal_file),
+        wal: crate::wal::writer(wal_file),
         wal_number,
         manifest: ManifestState { base_len: writer.len(), writer, set },
         next_file,
@@ -196,7 +196,7 @@ pub(crate) fn open_read_only(dir: &Path, opts: Options) -> Result<Opened> {
         salt: set.hash_salt.unwrap_or(0),
         tree: Tree::from_version(&set.version, &tables),
         mem: replayed.mem,
-        wal: WalWriter::new(Box::new(RefuseWrites)),
+        wal: crate::wal::writer(Box::new(RefuseWrites)),
         wal_number: replayed.active_log.unwrap_or(set.log_number),
         next_file: set.next_file_number,
         manifest: ManifestState { base_len: 0, writer: ManifestWriter::refusing(manifest_number), set },
@@ -214,7 +214,7 @@ struct Recovered {
     salt: u64,
     tree: Tree,
     mem: Memtable,
-    wal: WalWriter,
+    wal: FrameWriter,
     wal_number: u64,
     /// Its `set.last_seq` is the last sequence number recovered.
     manifest: ManifestState,

@@ -13,7 +13,7 @@
 //!   last sectors did not). The price of the last rule: a record whose own
 //!   bytes end in ≥ 512 zeros across a sector boundary and that is *also*
 //!   damaged elsewhere reads as torn. The frames before it are the log; the
-//!   reader stops with [`LogEnd::TornTail`] and [`WalReader::valid_len`] is
+//!   reader stops with [`LogEnd::TornTail`] and [`FrameReader::valid_len`] is
 //!   the offset to truncate the file to before appending again. This is not
 //!   an error in either mode: the write was never acknowledged as durable.
 //!   A *complete* last record that fails its checksum (or has an unknown
@@ -103,18 +103,18 @@ pub enum LogEnd {
 /// Iterates the records of a log held in memory.
 ///
 /// ```
-/// use siftdb::wal::{RecoveryMode, WalReader, RecordType, encode_record, LogEnd};
+/// use siftdb::frame::{RecoveryMode, FrameReader, RecordType, encode_record, LogEnd};
 /// let mut log = encode_record(RecordType::Batch, b"one").unwrap();
 /// log.extend(encode_record(RecordType::Batch, b"two").unwrap());
 /// log.extend_from_slice(&[7, 7, 7]); // a torn third write
-/// let mut reader = WalReader::new(&log, RecordType::Batch, RecoveryMode::default());
+/// let mut reader = FrameReader::new(&log, RecordType::Batch, RecoveryMode::default());
 /// let got: Vec<&[u8]> = reader.by_ref().map(|r| r.unwrap().payload).collect();
 /// assert_eq!(got, [b"one".as_slice(), b"two"]);
 /// assert_eq!(reader.valid_len(), 24);
 /// assert_eq!(reader.end(), Some(&LogEnd::TornTail { at: 24, dropped: 3 }));
 /// ```
 #[derive(Debug, Clone)]
-pub struct WalReader<'a> {
+pub struct FrameReader<'a> {
     log: &'a [u8],
     pos: usize,
     kind: RecordType,
@@ -123,11 +123,11 @@ pub struct WalReader<'a> {
     failed: bool,
 }
 
-impl<'a> WalReader<'a> {
+impl<'a> FrameReader<'a> {
     /// A reader of records of type `kind` over the whole contents of a log file.
     #[must_use]
     pub fn new(log: &'a [u8], kind: RecordType, mode: RecoveryMode) -> Self {
-        WalReader { log, pos: 0, kind, mode, end: None, failed: false }
+        FrameReader { log, pos: 0, kind, mode, end: None, failed: false }
     }
 
     /// Bytes of whole, valid records read so far. Once iteration has ended
@@ -229,7 +229,7 @@ enum Scan {
     GaveUp,
 }
 
-impl<'a> Iterator for WalReader<'a> {
+impl<'a> Iterator for FrameReader<'a> {
     type Item = Result<Record<'a>>;
 
     fn next(&mut self) -> Option<Self::Item> {

@@ -19,7 +19,7 @@ fn three_records() -> (Vec<u8>, Vec<Vec<u8>>, Vec<usize>) {
 
 /// Reads the whole log, returning the payloads, the reader's verdict and valid length.
 fn read(log: &[u8], mode: RecoveryMode) -> (Vec<Vec<u8>>, Result<Option<LogEnd>, Error>, u64) {
-    let mut reader = WalReader::new(log, RecordType::Batch, mode);
+    let mut reader = FrameReader::new(log, RecordType::Batch, mode);
     let mut got = Vec::new();
     for r in reader.by_ref() {
         match r {
@@ -35,7 +35,7 @@ fn read(log: &[u8], mode: RecoveryMode) -> (Vec<Vec<u8>>, Result<Option<LogEnd>,
 fn writer_round_trips_through_the_file_system() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("000001.log");
-    let mut w = WalWriter::new(StdFs.create(&path).unwrap());
+    let mut w = FrameWriter::new(StdFs.create(&path).unwrap(), RecordType::Batch);
     let (_, payloads, ends) = three_records();
     let mut offsets = Vec::new();
     for p in &payloads {
@@ -47,7 +47,7 @@ fn writer_round_trips_through_the_file_system() {
 
     // Appending after reopening continues at the end.
     drop(w);
-    let mut w = WalWriter::new(StdFs.open_append(&path).unwrap());
+    let mut w = FrameWriter::new(StdFs.open_append(&path).unwrap(), RecordType::Batch);
     assert_eq!(w.append(b"fourth").unwrap(), ends[2] as u64);
     w.sync().unwrap();
 
@@ -251,7 +251,7 @@ impl WritableFile for FailingFile {
 
 #[test]
 fn a_failed_write_makes_the_writer_refuse_further_work() {
-    let mut w = WalWriter::new(Box::new(FailingFile { writes_left: 1 }));
+    let mut w = FrameWriter::new(Box::new(FailingFile { writes_left: 1 }), RecordType::Batch);
     w.append(b"ok").unwrap();
     assert!(matches!(w.append(b"fails"), Err(Error::Io(_))));
     assert!(matches!(w.append(b"refused"), Err(Error::WritesDisabled(_))));
@@ -313,7 +313,7 @@ proptest::proptest! {
         let mut input = log[..keep].to_vec();
         input.extend_from_slice(&bytes);
         for mode in MODES {
-            let mut reader = WalReader::new(&input, RecordType::Batch, mode);
+            let mut reader = FrameReader::new(&input, RecordType::Batch, mode);
             let mut got = Vec::new();
             for r in reader.by_ref() {
                 match r {

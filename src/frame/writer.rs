@@ -13,27 +13,23 @@ use super::format::{RecordType, encode_record};
 /// work with [`Error::WritesDisabled`]: the file's tail is then unknown, and the
 /// owner must reopen (recover) rather than append after possible garbage.
 #[derive(Debug)]
-pub struct WalWriter {
+pub struct FrameWriter {
     file: Box<dyn WritableFile>,
     kind: RecordType,
     failed: Option<String>,
 }
 
-impl WalWriter {
-    /// A writer of write-batch records, appending at the end of `file`.
+impl FrameWriter {
+    /// A writer of records of type `kind`, appending at the end of `file`
+    /// (the WAL writes [`RecordType::Batch`], the manifest
+    /// [`RecordType::Edit`]).
     #[must_use]
-    pub fn new(file: Box<dyn WritableFile>) -> Self {
-        Self::with_type(file, RecordType::Batch)
-    }
-
-    /// A writer of records of type `kind` (the manifest uses [`RecordType::Edit`]).
-    #[must_use]
-    pub fn with_type(file: Box<dyn WritableFile>, kind: RecordType) -> Self {
-        WalWriter { file, kind, failed: None }
+    pub fn new(file: Box<dyn WritableFile>, kind: RecordType) -> Self {
+        FrameWriter { file, kind, failed: None }
     }
 
     /// Appends one record holding `payload`; returns the offset at which the
-    /// record starts. The record is not durable until [`WalWriter::sync`].
+    /// record starts. The record is not durable until [`FrameWriter::sync`].
     ///
     /// # Errors
     /// `InvalidArgument` for a payload over the size limit (the writer stays
