@@ -50,10 +50,16 @@ impl DbInner {
     /// Compacts until level 0 is empty, every level is within its target and every table
     /// carries its level's planned filter (to within [`EXPLICIT_DRIFT`](compaction::EXPLICIT_DRIFT)).
     ///
-    /// Level 0 ends empty of every table flushed before the call (flushes
-    /// that land meanwhile are merged with them, but not chased), so the
-    /// tree ends with each key in its settled place.
+    /// The memtables are flushed first; level 0 then ends empty of every
+    /// table flushed before the merge began (flushes of writes that land
+    /// meanwhile are merged with them, but not chased), so the tree ends
+    /// with each key in its settled place.
     pub(crate) fn compact_all(&self) -> Result<()> {
+        // Settle fully: the memtable and every frozen one still in flight
+        // are flushed first, so that level 0 ends empty (the tables those
+        // flushes write are numbered below `started`), not a few tables
+        // short of its trigger, each an extra filter probe on every miss.
+        self.flush_and_wait()?;
         let started = self.next_file.load(SeqCst);
         loop {
             self.check_writable()?;

@@ -406,12 +406,13 @@ impl Db {
         self.inner.sync_wal()
     }
 
-    /// Settles the tree: merges level 0 away (every table flushed before the
-    /// call), compacts until every level is within its target size, and
-    /// rewrites the filters that drifted from the policy's plan, then
-    /// returns. Runs on the calling thread (one compaction at a time: it
-    /// waits for a background one to finish). The memtable stays; call
-    /// [`Db::flush`] first to settle it too.
+    /// Settles the tree: flushes the memtable (as [`Db::flush`]), merges
+    /// level 0 away, compacts until every level is within its target size,
+    /// and rewrites the filters that drifted from the policy's plan, then
+    /// returns. Level 0 ends empty unless other threads write meanwhile,
+    /// so a lookup of an absent key probes one filter per deeper level and
+    /// nothing more. Runs on the calling thread (one compaction at a time:
+    /// it waits for a background one to finish).
     ///
     /// # Errors
     /// `WritesDisabled` if the database failed earlier or a compaction fails; `Io`.
