@@ -50,6 +50,54 @@ impl PartialOrd for MemKey {
     }
 }
 
+/// An internal key the map can be searched with without owning it: a
+/// lookup probes with a borrowed `(user key, seq)` instead of copying the
+/// key into a `Bytes` (an allocation and a free per memtable per lookup,
+/// a fifth of an absent-key get's instructions when measured).
+trait KeyRef {
+    fn parts(&self) -> (&[u8], SeqNo);
+}
+
+impl KeyRef for MemKey {
+    fn parts(&self) -> (&[u8], SeqNo) {
+        (&self.user_key, self.seq)
+    }
+}
+
+impl KeyRef for (&[u8], SeqNo) {
+    fn parts(&self) -> (&[u8], SeqNo) {
+        (self.0, self.1)
+    }
+}
+
+impl<'a> std::borrow::Borrow<dyn KeyRef + 'a> for MemKey {
+    fn borrow(&self) -> &(dyn KeyRef + 'a) {
+        self
+    }
+}
+
+// The borrowed form orders exactly as `MemKey` does (`Borrow`'s contract).
+impl Ord for dyn KeyRef + '_ {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        let ((a, a_seq), (b, b_seq)) = (self.parts(), other.parts());
+        compare_internal(a, a_seq, b, b_seq)
+    }
+}
+
+impl PartialOrd for dyn KeyRef + '_ {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl PartialEq for dyn KeyRef + '_ {
+    fn eq(&self, other: &Self) -> bool {
+        self.cmp(other).is_eq()
+    }
+}
+
+impl Eq for dyn KeyRef + '_ {}
+
 type Map = BTreeMap<MemKey, (ValueKind, Bytes)>;
 
 /// An in-memory, sorted, multi-version write buffer.
@@ -126,9 +174,10 @@ impl Memtable {
     pub fn get(&self, user_key: &[u8], snapshot: SeqNo) -> Option<(ValueKind, Bytes)> {
         // The first entry at or after (key, snapshot) is the newest visible
         // version, if it belongs to the same user key.
-        let probe = MemKey { user_key: Bytes::copy_from_slice(user_key), seq: snapshot };
+        let probe = (user_key, snapshot);
         let map = self.map.read();
-        let (k, (kind, value)) = map.range((Bound::Included(probe), Bound::Unbounded)).next()?;
+        let from: Bound<&dyn KeyRef> = Bound::Included(&probe);
+        let (k, (kind, value)) = map.range::<dyn KeyRef, _>((from, Bound::Unbounded)).next()?;
         (k.user_key.as_ref() == user_key).then(|| (*kind, value.clone()))
     }
 
