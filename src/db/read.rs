@@ -27,13 +27,14 @@ impl DbInner {
     /// sequence number of its time, which is then at most ours.
     pub(crate) fn get_at(&self, key: &[u8], snapshot: Option<SeqNo>) -> Result<Option<Bytes>> {
         self.check_open()?;
-        bump(&self.counters.gets, 1);
+        let counts = self.counters.read_stripe();
+        bump(&counts.gets, 1);
         let sv = self.current();
         let snapshot = snapshot.unwrap_or_else(|| self.visible_seq());
         let mems = std::iter::once(&sv.mem).chain(sv.imm.iter().rev());
         for m in mems {
             if let Some((kind, value)) = m.mem.get(key, snapshot) {
-                bump(&self.counters.memtable_hits, 1);
+                bump(&counts.memtable_hits, 1);
                 return Ok(match kind {
                     ValueKind::Value => Some(value),
                     ValueKind::Tombstone => None,
@@ -44,7 +45,7 @@ impl DbInner {
         for level in sv.tree.each_level() {
             for t in level.tables_for(key) {
                 let lookup = t.table.get_hashed(key, hash, snapshot)?;
-                if let Some(c) = self.counters.levels.get(level.number) {
+                if let Some(c) = counts.levels.get(level.number) {
                     count_probe(c, &lookup);
                 }
                 match lookup.entry {
