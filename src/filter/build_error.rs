@@ -27,6 +27,9 @@ pub enum BuildError {
     },
     /// A failure injected by a test, to exercise fallback paths.
     Injected,
+    /// [`FilterKind::None`](super::FilterKind::None) was asked to build:
+    /// there is no filter to build.
+    NoFilter,
 }
 
 impl fmt::Display for BuildError {
@@ -42,6 +45,7 @@ impl fmt::Display for BuildError {
                 write!(f, "{keys} keys exceed the maximum of {max}")
             }
             BuildError::Injected => write!(f, "injected build failure"),
+            BuildError::NoFilter => write!(f, "filter kind none has no filter to build"),
         }
     }
 }

@@ -113,7 +113,7 @@ fn tags_and_names_are_unique_and_unknown_tags_are_none() {
     }
     assert_eq!(FilterKind::None.tag(), None);
     assert_eq!(FilterKind::None.encoded_len(1000), Some(0));
-    assert!(FilterKind::None.build(&[1, 2]).is_err());
+    assert_eq!(FilterKind::None.build(&[1, 2]).err(), Some(crate::filter::BuildError::NoFilter));
     assert!(FilterKind::None.decode(&[]).is_err());
 }
 

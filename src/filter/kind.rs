@@ -244,7 +244,7 @@ impl FilterKind {
     /// # Errors
     /// What the kind's own build reports (a static filter that does not
     /// peel, one that fails validation, too many keys);
-    /// [`BuildError::Injected`] for [`FilterKind::None`], which has no filter.
+    /// [`BuildError::NoFilter`] for [`FilterKind::None`], which has no filter.
     pub fn build(&self, hashes: &[u64]) -> std::result::Result<AnyFilter, BuildError> {
         self.build_with_carry(hashes, 0)
     }
@@ -264,7 +264,7 @@ impl FilterKind {
         hashes: &[u64],
         carry_bits: i64,
     ) -> std::result::Result<AnyFilter, BuildError> {
-        let spec = self.spec().ok_or(BuildError::Injected)?;
+        let spec = self.spec().ok_or(BuildError::NoFilter)?;
         let inner = (spec.build)(hashes, self.parameter().unwrap_or(0.0), carry_bits)?;
         Ok(AnyFilter::from_boxed(*self, inner))
     }

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use super::RecoveryScan;
 use crate::batch::WriteBatch;
 use crate::fs::FileSystem;
-use crate::wal::{HEADER_LEN, LogEnd, RecordType, RecoveryMode, FrameReader};
+use crate::wal::{HEADER_LEN, LogEnd, RecoveryMode};
 use crate::{Error, Result};
 
 /// One write-ahead log, as the scan read it.
@@ -67,7 +67,7 @@ pub(super) fn read_log(
         error: None,
         path,
     };
-    let mut reader = FrameReader::new(&bytes, RecordType::Batch, mode);
+    let mut reader = crate::wal::reader(&bytes, mode);
     for record in reader.by_ref() {
         let applied = record.map_err(|e| e.at_file(&info.path, 0)).and_then(|record| {
             let (base, batch) = WriteBatch::decode(record.payload)

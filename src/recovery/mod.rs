@@ -131,28 +131,16 @@ impl RecoveryScan {
             .fold(self.manifest.state.last_seq, u64::max)
     }
 
-    /// Every reason opening the database refuses, in the order opening
-    /// meets them; empty when it opens.
-    pub fn problems(&self) -> impl Iterator<Item = &Error> {
-        let tables = self.tables.iter().filter_map(|t| t.error.as_ref());
-        let logs = self.logs.iter().filter(|l| l.replayed).filter_map(|l| l.error.as_ref());
-        self.policy_error.iter().chain(tables).chain(self.chain_error.iter()).chain(logs)
-    }
-
-    /// The error opening returns, if it refuses: the first of
-    /// [`RecoveryScan::problems`].
+    /// The error opening returns, if it refuses: the first reason it
+    /// meets, in its order (the stored policy, the tables, the WAL chain,
+    /// then the replayed logs). `None` when the database opens.
     #[must_use]
     pub fn refusal(&mut self) -> Option<Error> {
-        if let Some(e) = self.policy_error.take() {
-            return Some(e);
-        }
-        if let Some(e) = self.tables.iter_mut().find_map(|t| t.error.take()) {
-            return Some(e);
-        }
-        if let Some(e) = self.chain_error.take() {
-            return Some(e);
-        }
-        self.logs.iter_mut().filter(|l| l.replayed).find_map(|l| l.error.take())
+        self.policy_error
+            .take()
+            .or_else(|| self.tables.iter_mut().find_map(|t| t.error.take()))
+            .or_else(|| self.chain_error.take())
+            .or_else(|| self.logs.iter_mut().filter(|l| l.replayed).find_map(|l| l.error.take()))
     }
 }
 

@@ -189,7 +189,7 @@ pub(crate) fn open_read_only(dir: &Path, opts: Options) -> Result<Opened> {
     let replaced_policy = superseded.or_else(|| set.replaced_policy.clone());
     let cleanup_failures = Arc::new(AtomicU64::new(0));
     let tables = recovery::table_files(&fs, Some(&mut scanned), &cleanup_failures);
-    let replayed = recovery::read_only(scanned, set.last_seq);
+    let replayed = recovery::read_only(scanned);
     set.last_seq = replayed.last_seq;
     let recovered = Recovered {
         lock,

@@ -92,13 +92,13 @@ pub(crate) fn apply(
         fs.sync_dir(dir)?;
         fs.truncate(&path, at)?;
     }
-    Ok(read_only(s, manifest_seq))
+    Ok(read_only(s))
 }
 
 /// Takes the scan's replayed writes and cuts nothing: a torn tail or the
 /// damage stays in place, and logs after a stop are skipped, not deleted.
-pub(crate) fn read_only(s: RecoveryScan, manifest_seq: SeqNo) -> Replayed {
-    let last_seq = s.last_seq().max(manifest_seq);
+pub(crate) fn read_only(s: RecoveryScan) -> Replayed {
+    let last_seq = s.last_seq();
     Replayed { mem: s.mem, last_seq, active_log: s.active_log, discard: s.discard }
 }
 

@@ -38,9 +38,9 @@ pub fn run(a: &Args) -> Result<Outcome, String> {
     };
     let inspection = match siftdb::recovery::inspect_db(&siftdb::fs::StdFs, &a.dir) {
         Ok(i) => Some(i),
-        Err(Error::Corruption { file, offset, what }) => {
-            let path = file.map_or_else(|| a.dir.display().to_string(), |f| f.display().to_string());
-            problem(&path, Some(offset), format!("manifest: {what}"));
+        Err(e @ Error::Corruption { .. }) => {
+            let (path, offset, what) = located(&e, &a.dir);
+            problem(&path, offset, format!("manifest: {what}"));
             None
         }
         Err(e) => return Err(super::describe(&a.dir, &e)),
