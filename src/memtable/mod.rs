@@ -172,6 +172,16 @@ impl Memtable {
     /// holds no such version (the caller then looks in older tables).
     #[must_use]
     pub fn get(&self, user_key: &[u8], snapshot: SeqNo) -> Option<(ValueKind, Bytes)> {
+        // An empty memtable (every one after a flush or a settled
+        // `compact`) answers without taking its lock, a line every reader
+        // would otherwise write. Every entry adds to `bytes` before the
+        // insert returns, and a version is visible to a reader only after
+        // its writer published the sequence number (Release) the reader's
+        // snapshot was read from (Acquire), so a visible version is never
+        // missed here.
+        if self.bytes.load(Ordering::Relaxed) == 0 {
+            return None;
+        }
         // The first entry at or after (key, snapshot) is the newest visible
         // version, if it belongs to the same user key.
         let probe = (user_key, snapshot);
