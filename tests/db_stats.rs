@@ -118,3 +118,47 @@ fn a_table_whose_filter_block_is_corrupt_is_counted_and_still_answers() {
     }
     assert!(db.stats().levels[0].probes_without_filter > 0);
 }
+
+/// Write amplification is what the tables cost per byte the application
+/// wrote: the user bytes are exactly the keys and values handed over, the
+/// flush bytes the level-0 files written, and after a full settle every
+/// table file in the tree was written by one or the other.
+#[test]
+fn write_amplification_counts_user_flush_and_compaction_bytes() {
+    let dir = tempfile::tempdir().unwrap();
+    let db =
+        Db::open(dir.path(), opts(FilterPolicy::uniform(FilterKind::BlockedBloom { bits_per_key: 10.0 })))
+            .unwrap();
+    assert_eq!(db.stats().write_amplification(), None, "nothing written yet");
+    let mut user = 0u64;
+    for i in 0..5000u32 {
+        let key = format!("present{i:06}");
+        db.put(key.as_bytes(), b"some value bytes").unwrap();
+        user += (key.len() + b"some value bytes".len()) as u64;
+    }
+    db.delete(b"present000001").unwrap();
+    user += b"present000001".len() as u64;
+    db.flush().unwrap();
+    let flushed = db.stats();
+    assert_eq!(flushed.user_bytes, user);
+    assert!(flushed.flushes > 1, "the small memtable flushed several times");
+    // Uncompressed tables hold every key and value flushed, and more.
+    assert!(flushed.flush_bytes_written >= user, "{} < {user}", flushed.flush_bytes_written);
+
+    db.compact().unwrap();
+    let s = db.stats();
+    let live: u64 = s.levels.iter().map(|l| l.bytes).sum();
+    // Every live byte was written by a flush or a compaction, and
+    // compaction rewrote what the flushes wrote at least once.
+    assert!(s.compaction_bytes_written >= live, "{} < {live}", s.compaction_bytes_written);
+    let wa = s.write_amplification().unwrap();
+    let expected = (s.flush_bytes_written + s.compaction_bytes_written) as f64 / user as f64;
+    assert!((wa - expected).abs() < 1e-12);
+    assert!(wa > 1.0, "flush plus at least one rewrite: {wa}");
+    assert!(s.to_string().contains("write amplification"), "{s}");
+    // An interval counts only its own writes.
+    let before = db.stats();
+    db.put(b"one more", b"v").unwrap();
+    let d = db.stats().since(&before);
+    assert_eq!((d.user_bytes, d.flush_bytes_written), (9, 0));
+}

@@ -59,6 +59,7 @@ impl DbInner {
         let filter = self.filter_for(&sv.tree, Writing { level: 0, entries, from: None }).kind;
         drop(sv);
         let table = self.write_memtable(&imm, filter)?;
+        let flushed_bytes = table.record.file_size;
         let last_seq = self.manifest.lock().set.last_seq.max(table.record.max_seq);
         let edit = VersionEdit {
             added: vec![(0, TableRecord::clone(&table.record))],
@@ -70,6 +71,7 @@ impl DbInner {
         self.install(&edit, vec![Arc::new(table)], true)?;
         bump(&self.counters.flushes, 1);
         bump(&self.counters.flushed_entries, entries);
+        bump(&self.counters.flush_bytes_written, flushed_bytes);
         // The edit is durable: the WALs before `next_wal` are no longer needed.
         for n in super::open::list_logs(&*self.fs, &self.dir)?.into_iter().filter(|&n| n < next_wal) {
             self.remove_obsolete_file(&self.dir.join(log_file_name(n)));

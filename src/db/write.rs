@@ -90,6 +90,7 @@ impl DbInner {
         drop(w);
         bump(&self.counters.writes, 1);
         bump(&self.counters.write_ops, batch.len() as u64);
+        bump(&self.counters.user_bytes, batch.payload_bytes() as u64);
         Ok(())
     }
 
@@ -144,6 +145,7 @@ impl DbInner {
         drop(w);
         bump(&self.counters.writes, group.len() as u64);
         bump(&self.counters.write_ops, group.iter().map(|g| g.batch.len() as u64).sum());
+        bump(&self.counters.user_bytes, group.iter().map(|g| g.batch.payload_bytes() as u64).sum());
         Ok(())
     }
 

@@ -7,6 +7,7 @@
 #![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used, clippy::panic))]
 #![warn(missing_docs)]
 
+mod bench_engine;
 mod bench_filters;
 mod bytes_arg;
 mod db;
@@ -56,6 +57,9 @@ enum Command {
 enum BenchCommand {
     /// Every filter structure side by side: space, false-positive rate, build and query speed.
     Filters(bench_filters::Args),
+    /// db_bench's workloads on siftdb (fill, read, read missing, seek, overwrite, read while
+    /// writing): op/s, latency percentiles, write amplification, the tree's shape.
+    Engine(bench_engine::Args),
 }
 
 /// How a command ended, mapped to the documented exit codes.
@@ -104,6 +108,7 @@ fn main() -> ExitCode {
     };
     let result = match cli.command {
         Command::Bench { which: Some(BenchCommand::Filters(args)), .. } => bench_filters::run(&args),
+        Command::Bench { which: Some(BenchCommand::Engine(args)), .. } => bench_engine::run(&args),
         Command::Bench { which: None, readamp } => readamp::run(&readamp),
         Command::Sst { which } => sst::run(&which),
         Command::Db { which } => db::run(&which),

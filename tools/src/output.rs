@@ -190,3 +190,14 @@ mod wrap_tests {
         assert_eq!(w.split_whitespace().collect::<Vec<_>>(), text.split_whitespace().collect::<Vec<_>>());
     }
 }
+
+/// Removes a benchmark's default temp directory when the run ends, however
+/// it ends.
+pub struct RemoveOnDrop(pub std::path::PathBuf);
+
+impl Drop for RemoveOnDrop {
+    fn drop(&mut self) {
+        // Best effort: a leftover temp dir is untidy, not harmful.
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}

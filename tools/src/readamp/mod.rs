@@ -21,7 +21,7 @@ use siftdb::policy::FilterPolicy;
 
 use crate::Outcome;
 use crate::numbers;
-use crate::output::PendingFile;
+use crate::output::{PendingFile, RemoveOnDrop};
 use workload::Workload;
 
 /// The policies compared when `--policies` is not given.
@@ -77,16 +77,6 @@ pub struct Args {
     /// ratios, load throughput); the default fits 120 columns.
     #[arg(long)]
     wide: bool,
-}
-
-/// Removes the default temp directory when the run ends, however it ends.
-struct RemoveOnDrop(PathBuf);
-
-impl Drop for RemoveOnDrop {
-    fn drop(&mut self) {
-        // Best effort: a leftover temp dir is untidy, not harmful.
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
 }
 
 /// The database directory of each policy under `root`. A directory that

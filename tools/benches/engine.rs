@@ -1,0 +1,161 @@
+//! siftdb beside fjall on db_bench's workloads, in one process: the same
+//! driver as `siftdb bench engine` (`siftdb_cli::workloads`), the same
+//! seeded keys and operations, rounds alternating between the engines so
+//! that a noisy neighbour hurts both alike; each workload's median round,
+//! its range, and the ratio siftdb / fjall.
+//!
+//! Both engines run their defaults (siftdb: the default filter policy,
+//! `sync: false`; fjall 3: its default keyspace, Bloom filters at 10
+//! bits/key below level 0, no fsync per write), 16-byte keys in random
+//! order, no compression. Each round fills fresh stores and settles them
+//! (siftdb: `flush` + `compact`; fjall: `rotate_memtable_and_wait` +
+//! `major_compact`) before the reads.
+//!
+//! Run: `cargo bench -p siftdb-cli --bench engine`. Environment:
+//! `ENGINE_KEYS` (default 1,000,000), `ENGINE_OPS` (operations per read
+//! workload; default the keys, at most 10^6), `ENGINE_ROUNDS` (3),
+//! `ENGINE_THREADS` (reader threads, 1), `ENGINE_VALUE_BYTES` (100),
+//! `ENGINE_WORKLOADS` (comma-separated; default all), `ENGINE_DIR` (where
+//! the stores go; default a temp dir).
+
+use std::path::Path;
+
+use siftdb_cli::engine::{Engine, Shape, Siftdb, Written};
+use siftdb_cli::summary::{Summary, summarize};
+use siftdb_cli::workloads::{Config, Round, Workload, round};
+
+/// fjall under test: one keyspace with the default options.
+struct Fjall {
+    db: fjall::Database,
+    ks: fjall::Keyspace,
+}
+
+fn err(e: impl std::fmt::Display) -> String {
+    e.to_string()
+}
+
+impl Fjall {
+    fn open(dir: &Path) -> Result<Self, String> {
+        let db = fjall::Database::builder(dir).open().map_err(err)?;
+        let ks = db.keyspace("bench", fjall::KeyspaceCreateOptions::default).map_err(err)?;
+        Ok(Fjall { db, ks })
+    }
+}
+
+impl Engine for Fjall {
+    fn put(&self, key: &[u8], value: &[u8]) -> Result<(), String> {
+        self.ks.insert(key, value).map_err(err)
+    }
+
+    fn put_many(&self, pairs: &[([u8; 16], Vec<u8>)]) -> Result<(), String> {
+        let mut batch = self.db.batch();
+        for (k, v) in pairs {
+            batch.insert(&self.ks, k.as_slice(), v.as_slice());
+        }
+        batch.commit().map_err(err)
+    }
+
+    fn get(&self, key: &[u8]) -> Result<Option<usize>, String> {
+        self.ks.get(key).map(|v| v.map(|v| v.len())).map_err(err)
+    }
+
+    fn seek(&self, key: &[u8], n: usize) -> Result<usize, String> {
+        let mut read = 0;
+        for guard in self.ks.range(key..).take(n) {
+            let (_, v) = guard.into_inner().map_err(err)?;
+            std::hint::black_box(v);
+            read += 1;
+        }
+        Ok(read)
+    }
+
+    fn settle(&self) -> Result<(), String> {
+        self.ks.rotate_memtable_and_wait().map_err(err)?;
+        self.ks.major_compact().map_err(err)
+    }
+
+    fn shape(&self) -> Shape {
+        let l0 = self.ks.l0_table_count() as u64;
+        Shape { l0_tables: l0, tables: self.ks.table_count() as u64, per_level: Vec::new() }
+    }
+
+    fn written(&self) -> Option<Written> {
+        None
+    }
+
+    fn close(self) -> Result<(), String> {
+        Ok(())
+    }
+}
+
+fn env(name: &str, default: u64) -> u64 {
+    std::env::var(name).ok().and_then(|v| v.replace('_', "").parse().ok()).unwrap_or(default)
+}
+
+fn row(s: &Summary) -> String {
+    format!(
+        "{:>10.0} ({:>8.0}-{:>8.0}, {:>5.1}%)",
+        s.ops_per_sec,
+        s.min_ops_per_sec,
+        s.max_ops_per_sec,
+        100.0 * s.spread()
+    )
+}
+
+fn main() -> Result<(), String> {
+    let keys = env("ENGINE_KEYS", 1_000_000);
+    let workloads = match std::env::var("ENGINE_WORKLOADS") {
+        Ok(list) => list
+            .split(',')
+            .map(|n| Workload::parse(n.trim()).ok_or(format!("unknown workload {n}")))
+            .collect::<Result<_, _>>()?,
+        Err(_) => Workload::ALL.to_vec(),
+    };
+    let cfg = Config {
+        keys,
+        value_bytes: env("ENGINE_VALUE_BYTES", 100) as usize,
+        ops: env("ENGINE_OPS", keys.min(1_000_000)),
+        threads: env("ENGINE_THREADS", 1) as usize,
+        nexts: 10,
+        seed: 42,
+        workloads,
+        progress: false,
+    };
+    let rounds = env("ENGINE_ROUNDS", 3) as usize;
+    let tmp = tempfile::tempdir().map_err(err)?;
+    let root = std::env::var_os("ENGINE_DIR").map_or_else(|| tmp.path().to_path_buf(), Into::into);
+    println!(
+        "engine: {} keys, {}-byte values, {} ops per read workload, {} reader thread(s), {rounds} rounds alternating",
+        cfg.keys, cfg.value_bytes, cfg.ops, cfg.threads
+    );
+    let (mut sift, mut fj): (Vec<Round>, Vec<Round>) = (Vec::new(), Vec::new());
+    for r in 0..rounds {
+        let s = round(&cfg, &root.join("siftdb"), &|p: &Path| Siftdb::open(p, None))?;
+        let f = round(&cfg, &root.join("fjall"), &Fjall::open)?;
+        println!(
+            "round {}: reads began with {} tables ({} in L0) in siftdb, {} ({} in L0) in fjall",
+            r + 1,
+            s.shape.tables,
+            s.shape.l0_tables,
+            f.shape.tables,
+            f.shape.l0_tables
+        );
+        sift.push(s);
+        fj.push(f);
+    }
+    println!(
+        "{:<17} {:<40} {:<40} siftdb/fjall",
+        "workload", "siftdb op/s (range, spread)", "fjall op/s (range, spread)"
+    );
+    for (s, f) in summarize(&sift).iter().zip(summarize(&fj).iter()) {
+        let wa = s.write_amplification.map_or_else(String::new, |w| format!("  (siftdb write amp {w:.2})"));
+        println!(
+            "{:<17} {:<40} {:<40} {:.2}x{wa}",
+            s.workload.name(),
+            row(s),
+            row(f),
+            s.ops_per_sec / f.ops_per_sec
+        );
+    }
+    Ok(())
+}

@@ -1,0 +1,246 @@
+//! `siftdb bench engine`: db_bench's workloads on siftdb, in rounds, with
+//! rates, latency percentiles, write amplification and the tree's shape.
+//! The driver is the library's [`siftdb_cli::workloads`], the one
+//! `tools/benches/engine.rs` runs beside fjall.
+
+use std::path::PathBuf;
+
+use serde_json::{Value, json};
+use siftdb::FilterPolicy;
+use siftdb_cli::engine::Siftdb;
+use siftdb_cli::summary::{Summary, summarize};
+use siftdb_cli::workloads::{self, Config, Round, Workload};
+
+use crate::Outcome;
+use crate::numbers;
+use crate::output::{self, RemoveOnDrop};
+
+/// Options of `siftdb bench engine`.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// Keys loaded (1,000 to 10^9); reads draw from them.
+    #[arg(long, default_value_t = 1_000_000, value_parser = numbers::count(numbers::MIN_BENCH_KEYS, numbers::MAX_BENCH_KEYS))]
+    keys: u64,
+    /// Bytes per value (0 to 65,536).
+    #[arg(long, default_value_t = 100, value_parser = numbers::count_usize(0, numbers::MAX_VALUE_BYTES))]
+    value_bytes: usize,
+    /// Operations per read, seek and overwrite workload (1 to 10^8; default: --keys, at most 10^6).
+    #[arg(long, value_parser = numbers::count(1, numbers::MAX_LOOKUPS))]
+    ops: Option<u64>,
+    /// Reader threads per read workload, and readers beside the writer of readwhilewriting (1 to 256).
+    #[arg(long, default_value_t = 1, value_parser = numbers::count_usize(1, numbers::MAX_THREADS))]
+    threads: usize,
+    /// Pairs read after each seek in seekrandom (1 to 10,000).
+    #[arg(long, default_value_t = 10, value_parser = numbers::count_usize(1, 10_000))]
+    nexts: usize,
+    /// Rounds, each on fresh stores (1 to 99); rates are the median round's, with the range.
+    #[arg(long, default_value_t = 3, value_parser = numbers::count_usize(1, 99))]
+    rounds: usize,
+    /// Comma-separated workloads, run in this order whatever the order given: fillseq,
+    /// fillrandom, readrandom, readmissing, seekrandom, overwrite, readwhilewriting.
+    #[arg(
+        long,
+        default_value = "fillseq,fillrandom,readrandom,readmissing,seekrandom,overwrite,readwhilewriting"
+    )]
+    workloads: String,
+    /// Filter policy, in the library's grammar (`blocked-bloom:10`, `monkey:10`, …); default:
+    /// the engine's default.
+    #[arg(long)]
+    policy: Option<String>,
+    /// Seed for keys, load order and every operation sequence.
+    #[arg(long, default_value_t = 42)]
+    seed: u64,
+    /// Directory for the stores (it must be empty or absent; each round removes what it
+    /// wrote); default: a temp dir.
+    #[arg(long)]
+    dir: Option<PathBuf>,
+    /// Print one JSON document instead of a table.
+    #[arg(long)]
+    json: bool,
+}
+
+fn parse_workloads(s: &str) -> Result<Vec<Workload>, String> {
+    let mut out = Vec::new();
+    for name in s.split(',').map(str::trim).filter(|n| !n.is_empty()) {
+        let w = Workload::parse(name).ok_or_else(|| {
+            let known: Vec<&str> = Workload::ALL.iter().map(|w| w.name()).collect();
+            format!("--workloads: unknown workload {name:?} (known: {})", known.join(", "))
+        })?;
+        if !out.contains(&w) {
+            out.push(w);
+        }
+    }
+    if out.is_empty() {
+        return Err("--workloads: name at least one workload".into());
+    }
+    Ok(out)
+}
+
+/// Runs the benchmark and prints its report.
+///
+/// # Errors
+/// A bad flag, an unusable directory, an engine error or a wrong answer.
+pub fn run(args: &Args) -> Result<Outcome, String> {
+    let workloads = parse_workloads(&args.workloads)?;
+    let policy: Option<FilterPolicy> = crate::db::parse_policy(args.policy.as_deref())?;
+    let (root, _cleanup) = match &args.dir {
+        Some(dir) => {
+            if std::fs::read_dir(dir).is_ok_and(|mut d| d.next().is_some()) {
+                return Err(format!(
+                    "{}: exists and is not empty; choose an empty or new directory",
+                    dir.display()
+                ));
+            }
+            (dir.clone(), None)
+        }
+        None => {
+            let dir = std::env::temp_dir().join(format!("siftdb-bench-engine-{}", std::process::id()));
+            (dir.clone(), Some(RemoveOnDrop(dir)))
+        }
+    };
+    std::fs::create_dir_all(&root).map_err(|e| format!("{}: {e}", root.display()))?;
+    let cfg = Config {
+        keys: args.keys,
+        value_bytes: args.value_bytes,
+        ops: args.ops.unwrap_or(args.keys.min(1_000_000)),
+        threads: args.threads,
+        nexts: args.nexts,
+        seed: args.seed,
+        workloads,
+        progress: !args.json,
+    };
+    let open = |dir: &std::path::Path| Siftdb::open(dir, policy.as_ref());
+    let policy_name =
+        policy.as_ref().map_or_else(|| FilterPolicy::default().to_string(), ToString::to_string);
+    let mut rounds = Vec::new();
+    for r in 0..args.rounds {
+        if cfg.progress {
+            eprintln!("round {} of {}", r + 1, args.rounds);
+        }
+        rounds.push(workloads::round(&cfg, &root, &open)?);
+    }
+    let summaries = summarize(&rounds);
+    if args.json {
+        output::print_json(&document(&cfg, &policy_name, &rounds, &summaries));
+    } else {
+        print!("{}", text(&cfg, &policy_name, &rounds, &summaries));
+    }
+    Ok(Outcome::Clean)
+}
+
+fn micros(h: &siftdb_cli::latency::Histogram, q: f64) -> Option<f64> {
+    h.quantile(q).map(|ns| ns as f64 / 1000.0)
+}
+
+fn shape_text(r: &Round) -> String {
+    let levels: Vec<String> = r
+        .shape
+        .per_level
+        .iter()
+        .enumerate()
+        .filter(|(_, n)| **n > 0)
+        .map(|(l, n)| format!("L{l} {n}"))
+        .collect();
+    format!("{} tables ({}), {} in level 0", r.shape.tables, levels.join(", "), r.shape.l0_tables)
+}
+
+fn text(cfg: &Config, policy: &str, rounds: &[Round], summaries: &[Summary]) -> String {
+    let mut out = format!(
+        "siftdb bench engine: {} keys of 16 bytes, {}-byte values, {} ops per read workload, {} reader thread(s), {} round(s), filter policy {policy}\n",
+        cfg.keys,
+        cfg.value_bytes,
+        cfg.ops,
+        cfg.threads,
+        rounds.len()
+    );
+    for (i, r) in rounds.iter().enumerate() {
+        out.push_str(&format!("round {}: reads began on {}\n", i + 1, shape_text(r)));
+    }
+    out.push('\n');
+    let fmt = |x: Option<f64>, digits: usize| x.map_or_else(|| "-".to_string(), |v| format!("{v:.digits$}"));
+    let rows: Vec<Vec<String>> = summaries
+        .iter()
+        .map(|s| {
+            vec![
+                s.workload.name().to_string(),
+                format!("{:.0}", s.ops_per_sec),
+                format!("{:.0}-{:.0}", s.min_ops_per_sec, s.max_ops_per_sec),
+                format!("{:.1}%", 100.0 * s.spread()),
+                fmt(micros(&s.latency, 0.5), 2),
+                fmt(micros(&s.latency, 0.99), 2),
+                fmt(micros(&s.latency, 0.999), 2),
+                fmt(s.write_amplification, 2),
+                fmt(s.settle_secs, 2),
+                fmt(s.background_writes_per_sec, 0),
+            ]
+        })
+        .collect();
+    out.push_str(&output::table(
+        &[
+            "workload",
+            "op/s",
+            "range",
+            "spread",
+            "p50 us",
+            "p99 us",
+            "p99.9 us",
+            "write amp",
+            "settle s",
+            "writes/s",
+        ],
+        &rows,
+    ));
+    out.push_str(
+        "\nop/s: the median round's; range: slowest and fastest rounds; spread: their difference over the median.\n\
+         Latencies over every operation of every round. write amp: table bytes written by flushes and\n\
+         compactions per key and value byte written, through the settle that follows; writes/s: the\n\
+         readwhilewriting writer's puts.\n",
+    );
+    out
+}
+
+fn document(cfg: &Config, policy: &str, rounds: &[Round], summaries: &[Summary]) -> Value {
+    json!({
+        "keys": cfg.keys,
+        "key_bytes": 16,
+        "value_bytes": cfg.value_bytes,
+        "ops": cfg.ops,
+        "threads": cfg.threads,
+        "nexts": cfg.nexts,
+        "seed": cfg.seed,
+        "filter_policy": policy,
+        "rounds": rounds.iter().map(|r| json!({
+            "shape": {
+                "l0_tables": r.shape.l0_tables,
+                "tables": r.shape.tables,
+                "tables_per_level": r.shape.per_level,
+            },
+            "phases": r.phases.iter().map(|p| json!({
+                "workload": p.workload.name(),
+                "ops": p.ops,
+                "seconds": p.elapsed.as_secs_f64(),
+                "ops_per_sec": p.ops_per_sec(),
+                "settle_seconds": p.settle.map(|d| d.as_secs_f64()),
+                "write_amplification": p.write_amplification,
+                "background_writes": p.background_writes,
+            })).collect::<Vec<_>>(),
+        })).collect::<Vec<_>>(),
+        "workloads": summaries.iter().map(|s| json!({
+            "workload": s.workload.name(),
+            "rounds": s.rounds,
+            "ops_per_sec": s.ops_per_sec,
+            "min_ops_per_sec": s.min_ops_per_sec,
+            "max_ops_per_sec": s.max_ops_per_sec,
+            "spread": s.spread(),
+            "latency_us": {
+                "p50": micros(&s.latency, 0.5),
+                "p99": micros(&s.latency, 0.99),
+                "p99_9": micros(&s.latency, 0.999),
+                "max": s.latency.max() as f64 / 1000.0,
+            },
+            "settle_seconds": s.settle_secs,
+            "write_amplification": s.write_amplification,
+            "background_writes_per_sec": s.background_writes_per_sec,
+        })).collect::<Vec<_>>(),
+    })
+}

@@ -1,0 +1,155 @@
+//! What the engine benchmark asks of a key-value store: the handful of
+//! calls db_bench's workloads make, so that siftdb and its peers run the
+//! very same driver ([`crate::workloads`]) in one process.
+
+use std::path::Path;
+
+/// The tree's shape when the reads began.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Shape {
+    /// Tables in level 0, each of which a miss probes.
+    pub l0_tables: u64,
+    /// Tables in the whole tree.
+    pub tables: u64,
+    /// Tables per level, level 0 first; empty when the engine does not say.
+    pub per_level: Vec<u64>,
+}
+
+/// Bytes an engine wrote, for write amplification.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Written {
+    /// Key and value bytes the application handed over.
+    pub user: u64,
+    /// Table bytes written by flushes and compactions.
+    pub tables: u64,
+}
+
+impl Written {
+    /// Table bytes per user byte since `earlier`; `None` with no user bytes.
+    #[must_use]
+    pub fn amplification_since(&self, earlier: &Written) -> Option<f64> {
+        let user = self.user.saturating_sub(earlier.user);
+        (user > 0).then(|| self.tables.saturating_sub(earlier.tables) as f64 / user as f64)
+    }
+}
+
+/// A key-value store under test. Errors are one line of text: the
+/// benchmark stops on the first.
+/// The driver opens fresh stores through a closure the caller gives it, so
+/// each engine is configured as its benchmark chooses.
+pub trait Engine: Sync {
+    /// Stores `value` under `key`, one write, without fsync.
+    ///
+    /// # Errors
+    /// The engine's error.
+    fn put(&self, key: &[u8], value: &[u8]) -> Result<(), String>;
+
+    /// Stores many pairs at once, as an untimed load does.
+    ///
+    /// # Errors
+    /// The engine's error.
+    fn put_many(&self, pairs: &[([u8; 16], Vec<u8>)]) -> Result<(), String>;
+
+    /// The length of the value stored under `key`, if any.
+    ///
+    /// # Errors
+    /// The engine's error.
+    fn get(&self, key: &[u8]) -> Result<Option<usize>, String>;
+
+    /// Seeks to the first key at or after `key` and reads up to `n` pairs,
+    /// values included; returns how many it read.
+    ///
+    /// # Errors
+    /// The engine's error.
+    fn seek(&self, key: &[u8], n: usize) -> Result<usize, String>;
+
+    /// Flushes the memtables and compacts until the tree is in its steady
+    /// shape, as a long-running store would be between bursts.
+    ///
+    /// # Errors
+    /// The engine's error.
+    fn settle(&self) -> Result<(), String>;
+
+    /// The tree's shape now.
+    fn shape(&self) -> Shape;
+
+    /// Bytes written so far, if the engine counts them.
+    fn written(&self) -> Option<Written>;
+
+    /// Closes the store, waiting for background work.
+    ///
+    /// # Errors
+    /// The engine's error.
+    fn close(self) -> Result<(), String>
+    where
+        Self: Sized;
+}
+
+/// siftdb under test.
+#[derive(Debug)]
+pub struct Siftdb(pub siftdb::Db);
+
+impl Siftdb {
+    /// Opens (creating) siftdb in `dir` with its default options (no fsync
+    /// per write) and `policy`, or the default filter policy.
+    ///
+    /// # Errors
+    /// Why the database could not be opened, naming `dir`.
+    pub fn open(dir: &Path, policy: Option<&siftdb::FilterPolicy>) -> Result<Self, String> {
+        let opts =
+            siftdb::Options { filter_policy: policy.cloned(), sync: false, ..siftdb::Options::default() };
+        siftdb::Db::open(dir, opts).map(Siftdb).map_err(|e| format!("{}: {e}", dir.display()))
+    }
+}
+
+impl Engine for Siftdb {
+    #[inline]
+    fn put(&self, key: &[u8], value: &[u8]) -> Result<(), String> {
+        self.0.put(key, value).map_err(|e| e.to_string())
+    }
+
+    fn put_many(&self, pairs: &[([u8; 16], Vec<u8>)]) -> Result<(), String> {
+        let mut batch = siftdb::WriteBatch::new();
+        for (k, v) in pairs {
+            batch.put(k, v);
+        }
+        self.0.write(batch).map_err(|e| e.to_string())
+    }
+
+    #[inline]
+    fn get(&self, key: &[u8]) -> Result<Option<usize>, String> {
+        self.0.get(key).map(|v| v.map(|v| v.len())).map_err(|e| e.to_string())
+    }
+
+    fn seek(&self, key: &[u8], n: usize) -> Result<usize, String> {
+        let mut read = 0;
+        for item in self.0.range(key..).take(n) {
+            let (_, v) = item.map_err(|e| e.to_string())?;
+            std::hint::black_box(v);
+            read += 1;
+        }
+        Ok(read)
+    }
+
+    fn settle(&self) -> Result<(), String> {
+        self.0.flush().and_then(|()| self.0.compact()).map_err(|e| e.to_string())
+    }
+
+    fn shape(&self) -> Shape {
+        let per_level: Vec<u64> = self.0.stats().levels.iter().map(|l| l.tables).collect();
+        Shape {
+            l0_tables: per_level.first().copied().unwrap_or(0),
+            tables: per_level.iter().sum(),
+            per_level,
+        }
+    }
+
+    fn written(&self) -> Option<Written> {
+        let s = self.0.stats();
+        Some(Written { user: s.user_bytes, tables: s.flush_bytes_written + s.compaction_bytes_written })
+    }
+
+    fn close(self) -> Result<(), String> {
+        self.0.close().map_err(|e| e.to_string())
+    }
+}

@@ -1,0 +1,76 @@
+//! Seeded keys and values shared by the benchmarks.
+//!
+//! Key `i` is the 16 hex digits of a bijective mix of `seed + i`: keys are
+//! distinct, of one length, spread evenly over the key space, and `i < n`
+//! versus `i ≥ n` splits them into present and absent halves drawn from the
+//! same distribution, so absent keys fall inside the tables' key ranges and
+//! only a filter (never a range check) can skip a table for them.
+
+/// SplitMix64: a tiny, well-mixed, seedable generator (Steele et al.).
+#[derive(Debug, Clone)]
+pub struct SplitMix(u64);
+
+impl SplitMix {
+    /// A generator started at `seed`.
+    pub fn new(seed: u64) -> Self {
+        SplitMix(seed)
+    }
+
+    /// The next 64 random bits.
+    pub fn next_u64(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        mix(self.0)
+    }
+
+    /// A uniform value in `0..n` by multiply-shift (n ≥ 1).
+    pub fn below(&mut self, n: u64) -> u64 {
+        ((u128::from(self.next_u64()) * u128::from(n)) >> 64) as u64
+    }
+
+    /// A uniform value in [0, 1).
+    pub fn unit(&mut self) -> f64 {
+        (self.next_u64() >> 11) as f64 / (1u64 << 53) as f64
+    }
+}
+
+/// SplitMix64's finaliser: a bijection of `u64` that scatters nearby inputs.
+#[must_use]
+pub fn mix(mut z: u64) -> u64 {
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
+
+/// Key number `i` of the benchmark's key space.
+#[must_use]
+pub fn key(seed: u64, i: u64) -> [u8; 16] {
+    let v = mix(seed.wrapping_add(i).wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ seed.rotate_left(17));
+    let mut out = [0u8; 16];
+    for (j, byte) in out.iter_mut().enumerate() {
+        let nibble = ((v >> (60 - 4 * j)) & 0xf) as u8;
+        *byte = if nibble < 10 { b'0' + nibble } else { b'a' + nibble - 10 };
+    }
+    out
+}
+
+/// The value stored for key `i`: `len` bytes derived from `i`, so a reader
+/// can check it got the right one.
+#[must_use]
+pub fn value(i: u64, len: usize) -> Vec<u8> {
+    let mut rng = SplitMix::new(i ^ 0x5EED);
+    (0..len).map(|_| b'a' + (rng.next_u64() % 26) as u8).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn keys_are_distinct_and_fixed_length() {
+        let mut seen = std::collections::HashSet::new();
+        for i in 0..100_000 {
+            assert!(seen.insert(key(7, i)), "duplicate key at {i}");
+        }
+        assert_ne!(key(7, 0), key(8, 0));
+    }
+}

@@ -1,0 +1,451 @@
+//! db_bench's workloads, run against any [`Engine`]: one round fills fresh
+//! stores, settles them, and times reads, scans and overwrites on the
+//! result. Every answer is checked (a present key must be found with its
+//! value's length, an absent one must not), so a fast wrong engine fails.
+//!
+//! Each operation is timed on its own for the latency percentiles (two
+//! clock reads, ~40 ns, paid alike by every engine in a comparison).
+
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use indicatif::{ProgressBar, ProgressStyle};
+
+use crate::engine::{Engine, Shape, Written};
+use crate::keys::{SplitMix, key};
+use crate::latency::Histogram;
+
+/// One of the benchmark's workloads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Workload {
+    /// Fresh store, keys put in ascending order, one put per write.
+    FillSeq,
+    /// Fresh store, every key put once in random order, one put per write;
+    /// the store read by every later workload.
+    FillRandom,
+    /// Random present keys looked up (uniform).
+    ReadRandom,
+    /// Keys never written looked up: only filters keep these cheap.
+    ReadMissing,
+    /// A seek to a random present key, then `nexts` pairs read.
+    SeekRandom,
+    /// Random present keys overwritten with new values, one put per write.
+    Overwrite,
+    /// Random present keys looked up by the reader threads while one more
+    /// thread overwrites random keys as fast as it can.
+    ReadWhileWriting,
+}
+
+impl Workload {
+    /// Every workload, in the order a round runs them.
+    pub const ALL: [Workload; 7] = [
+        Workload::FillSeq,
+        Workload::FillRandom,
+        Workload::ReadRandom,
+        Workload::ReadMissing,
+        Workload::SeekRandom,
+        Workload::Overwrite,
+        Workload::ReadWhileWriting,
+    ];
+
+    /// The name db_bench gives it, used on the command line and in reports.
+    #[must_use]
+    pub fn name(self) -> &'static str {
+        match self {
+            Workload::FillSeq => "fillseq",
+            Workload::FillRandom => "fillrandom",
+            Workload::ReadRandom => "readrandom",
+            Workload::ReadMissing => "readmissing",
+            Workload::SeekRandom => "seekrandom",
+            Workload::Overwrite => "overwrite",
+            Workload::ReadWhileWriting => "readwhilewriting",
+        }
+    }
+
+    /// The workload named `s`.
+    #[must_use]
+    pub fn parse(s: &str) -> Option<Self> {
+        Workload::ALL.into_iter().find(|w| w.name() == s)
+    }
+
+    /// Whether it writes, and so has a write amplification and a settle time.
+    #[must_use]
+    pub fn writes(self) -> bool {
+        matches!(self, Workload::FillSeq | Workload::FillRandom | Workload::Overwrite)
+    }
+}
+
+/// What a round runs.
+#[derive(Debug, Clone)]
+pub struct Config {
+    /// Keys loaded (and the key space reads draw from).
+    pub keys: u64,
+    /// Bytes per value.
+    pub value_bytes: usize,
+    /// Operations per read, seek and overwrite workload.
+    pub ops: u64,
+    /// Threads sharing each read workload's operations (and readers beside
+    /// the one writer of `readwhilewriting`); fills use one writer.
+    pub threads: usize,
+    /// Pairs read after each seek.
+    pub nexts: usize,
+    /// Seed of the keys and of every operation sequence.
+    pub seed: u64,
+    /// The workloads to time, in [`Workload::ALL`]'s order whatever the
+    /// order given; the store is loaded untimed when `fillrandom` is not
+    /// among them.
+    pub workloads: Vec<Workload>,
+    /// A progress line on stderr while a phase runs.
+    pub progress: bool,
+}
+
+/// One workload's figures in one round.
+#[derive(Debug, Clone)]
+pub struct Phase {
+    /// Which workload.
+    pub workload: Workload,
+    /// Operations timed.
+    pub ops: u64,
+    /// Wall time of those operations (all threads).
+    pub elapsed: Duration,
+    /// Each operation's latency.
+    pub latency: Histogram,
+    /// For writing workloads: the time the store took to settle afterwards.
+    pub settle: Option<Duration>,
+    /// For writing workloads: table bytes written per user byte, from the
+    /// first put through the settle, when the engine counts them.
+    pub write_amplification: Option<f64>,
+    /// For `readwhilewriting`: the puts the writer thread made meanwhile.
+    pub background_writes: Option<u64>,
+}
+
+impl Phase {
+    /// Operations per second.
+    #[must_use]
+    pub fn ops_per_sec(&self) -> f64 {
+        self.ops as f64 / self.elapsed.as_secs_f64().max(1e-9)
+    }
+}
+
+/// One round's phases, and the shape of the tree the reads ran on.
+#[derive(Debug, Clone)]
+pub struct Round {
+    /// One per timed workload, in run order.
+    pub phases: Vec<Phase>,
+    /// The store's shape when the reads began (after the fill settled).
+    pub shape: Shape,
+}
+
+/// A value of `len` bytes for write number `i`: a window of one random
+/// buffer (db_bench's `RandomGenerator`), so making it costs a slice, not
+/// `len` random draws inside the timed loop.
+struct Values {
+    buf: Vec<u8>,
+    len: usize,
+}
+
+impl Values {
+    fn new(len: usize, seed: u64) -> Self {
+        let mut rng = SplitMix::new(seed ^ 0x7A1E);
+        let buf = (0..(1 << 20) + len).map(|_| b'a' + (rng.next_u64() % 26) as u8).collect();
+        Values { buf, len }
+    }
+
+    fn get(&self, i: u64) -> &[u8] {
+        let at = (i.wrapping_mul(0x9E37_79B9) % (1 << 20)) as usize;
+        &self.buf[at..at + self.len]
+    }
+}
+
+/// Key numbers `0..n` in a seeded random order (Fisher–Yates).
+fn permutation(n: u64, seed: u64) -> Vec<u64> {
+    let mut order: Vec<u64> = (0..n).collect();
+    let mut rng = SplitMix::new(seed ^ 0xF111);
+    for i in (1..order.len()).rev() {
+        let j = rng.below(i as u64 + 1) as usize;
+        order.swap(i, j);
+    }
+    order
+}
+
+/// Key `i` of `fillseq`: 16 hex digits of `i`, so ascending `i` is ascending keys.
+fn seq_key(i: u64) -> [u8; 16] {
+    let mut out = [0u8; 16];
+    for (j, byte) in out.iter_mut().enumerate() {
+        let nibble = ((i >> (60 - 4 * j)) & 0xf) as u8;
+        *byte = if nibble < 10 { b'0' + nibble } else { b'a' + nibble - 10 };
+    }
+    out
+}
+
+fn bar(cfg: &Config, len: u64, what: &str) -> ProgressBar {
+    if !cfg.progress {
+        return ProgressBar::hidden();
+    }
+    let bar = ProgressBar::new(len);
+    if let Ok(style) = ProgressStyle::with_template("{msg:<24} [{bar:30}] {pos}/{len} ({eta})") {
+        bar.set_style(style.progress_chars("=> "));
+    }
+    bar.set_message(what.to_string());
+    bar
+}
+
+/// Progress is reported every this many operations, so the bar costs nothing.
+const TICK: u64 = 1 << 14;
+
+/// Puts `order`'s keys one per write, timing each; the phase without its settle.
+fn fill<E: Engine>(
+    cfg: &Config,
+    e: &E,
+    workload: Workload,
+    n: u64,
+    key_of: impl Fn(u64) -> [u8; 16],
+    values: &Values,
+) -> Result<Phase, String> {
+    let progress = bar(cfg, n, workload.name());
+    let mut latency = Histogram::new();
+    let start = Instant::now();
+    for i in 0..n {
+        let k = key_of(i);
+        let t = Instant::now();
+        e.put(&k, values.get(i))?;
+        latency.record(t.elapsed().as_nanos() as u64);
+        if i % TICK == TICK - 1 {
+            progress.inc(TICK);
+        }
+    }
+    let elapsed = start.elapsed();
+    progress.finish_and_clear();
+    Ok(Phase {
+        workload,
+        ops: n,
+        elapsed,
+        latency,
+        settle: None,
+        write_amplification: None,
+        background_writes: None,
+    })
+}
+
+/// Settles `e` and completes a writing phase with its settle time and write
+/// amplification since `before`.
+fn settle<E: Engine>(
+    cfg: &Config,
+    e: &E,
+    mut phase: Phase,
+    before: Option<Written>,
+) -> Result<Phase, String> {
+    let spinner = if cfg.progress { ProgressBar::new_spinner() } else { ProgressBar::hidden() };
+    spinner.set_message(format!("{} settling", phase.workload.name()));
+    spinner.enable_steady_tick(Duration::from_millis(120));
+    let start = Instant::now();
+    e.settle()?;
+    phase.settle = Some(start.elapsed());
+    spinner.finish_and_clear();
+    phase.write_amplification = match (before, e.written()) {
+        (Some(b), Some(a)) => a.amplification_since(&b),
+        _ => None,
+    };
+    Ok(phase)
+}
+
+/// What one reader thread does per operation: the key number it draws and
+/// how the answer is checked.
+#[derive(Debug, Clone, Copy)]
+enum Read {
+    Present,
+    Missing,
+    Seek,
+}
+
+/// `ops` reads shared by `cfg.threads` threads; `stop` is raised when the
+/// last reader finishes (the `readwhilewriting` writer watches it).
+fn reads<E: Engine>(
+    cfg: &Config,
+    e: &E,
+    workload: Workload,
+    read: Read,
+    stop: &AtomicBool,
+) -> Result<Phase, String> {
+    let n = cfg.keys;
+    let threads = cfg.threads.max(1);
+    let per_thread = cfg.ops.div_ceil(threads as u64);
+    let progress = bar(cfg, per_thread * threads as u64, workload.name());
+    let start = Instant::now();
+    let results: Vec<Result<Histogram, String>> = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..threads)
+            .map(|t| {
+                let progress = progress.clone();
+                s.spawn(move || -> Result<Histogram, String> {
+                    let mut rng = SplitMix::new(cfg.seed ^ (workload as u64) << 32 ^ t as u64);
+                    let mut latency = Histogram::new();
+                    for op in 0..per_thread {
+                        let i = match read {
+                            Read::Present | Read::Seek => rng.below(n),
+                            Read::Missing => n + rng.below(n),
+                        };
+                        let k = key(cfg.seed, i);
+                        let t = Instant::now();
+                        match read {
+                            Read::Present => match e.get(&k)? {
+                                Some(len) if len == cfg.value_bytes => {}
+                                got => return Err(wrong(&k, "present", got)),
+                            },
+                            Read::Missing => {
+                                if let got @ Some(_) = e.get(&k)? {
+                                    return Err(wrong(&k, "never written", got));
+                                }
+                            }
+                            Read::Seek => {
+                                if e.seek(&k, cfg.nexts.max(1))? == 0 {
+                                    return Err(wrong(&k, "present (seek found nothing)", None));
+                                }
+                            }
+                        }
+                        latency.record(t.elapsed().as_nanos() as u64);
+                        if op % TICK == TICK - 1 {
+                            progress.inc(TICK);
+                        }
+                    }
+                    Ok(latency)
+                })
+            })
+            .collect();
+        let results = handles.into_iter().map(|h| h.join().unwrap_or_else(|_| Err("reader panicked".into())));
+        let results: Vec<_> = results.collect();
+        stop.store(true, Ordering::Release);
+        results
+    });
+    let elapsed = start.elapsed();
+    progress.finish_and_clear();
+    let mut latency = Histogram::new();
+    for r in results {
+        latency.merge(&r?);
+    }
+    Ok(Phase {
+        workload,
+        ops: latency.count(),
+        elapsed,
+        latency,
+        settle: None,
+        write_amplification: None,
+        background_writes: None,
+    })
+}
+
+fn wrong(key: &[u8], expected: &str, got: Option<usize>) -> String {
+    let got = got.map_or_else(|| "nothing".to_string(), |len| format!("a {len}-byte value"));
+    format!("wrong answer: key {} is {expected}, but the engine returned {got}", String::from_utf8_lossy(key))
+}
+
+/// `readwhilewriting`: the readers of `readrandom`, plus one thread
+/// overwriting random keys until they finish.
+fn read_while_writing<E: Engine>(cfg: &Config, e: &E, values: &Values) -> Result<Phase, String> {
+    let stop = AtomicBool::new(false);
+    let writes = AtomicU64::new(0);
+    let (phase, written) = std::thread::scope(|s| {
+        let writer = s.spawn(|| -> Result<(), String> {
+            let mut rng = SplitMix::new(cfg.seed ^ 0x3717E);
+            while !stop.load(Ordering::Acquire) {
+                let i = rng.below(cfg.keys);
+                e.put(&key(cfg.seed, i), values.get(i ^ 0xACE))?;
+                writes.fetch_add(1, Ordering::Relaxed);
+            }
+            Ok(())
+        });
+        let phase = reads(cfg, e, Workload::ReadWhileWriting, Read::Present, &stop);
+        stop.store(true, Ordering::Release);
+        (phase, writer.join().unwrap_or_else(|_| Err("writer panicked".into())))
+    });
+    written?;
+    let mut phase = phase?;
+    phase.background_writes = Some(writes.load(Ordering::Relaxed));
+    Ok(phase)
+}
+
+/// Runs one round of `cfg.workloads` on fresh stores under `dir` (one
+/// subdirectory per store, `fillseq` and `fillrandom`, which must not hold
+/// anything yet, removed when the round ends), opened by `open`.
+///
+/// # Errors
+/// The first engine error or wrong answer, or a directory that could not
+/// be made or removed.
+pub fn round<E: Engine>(
+    cfg: &Config,
+    dir: &Path,
+    open: &dyn Fn(&Path) -> Result<E, String>,
+) -> Result<Round, String> {
+    let wants = |w: Workload| cfg.workloads.contains(&w);
+    let values = Values::new(cfg.value_bytes, cfg.seed);
+    let mut phases = Vec::new();
+    if wants(Workload::FillSeq) {
+        let path = fresh(dir, "fillseq")?;
+        let e = open(&path)?;
+        let before = e.written();
+        let phase = fill(cfg, &e, Workload::FillSeq, cfg.keys, seq_key, &values)?;
+        phases.push(settle(cfg, &e, phase, before)?);
+        e.close()?;
+        remove(&path)?;
+    }
+
+    let path = fresh(dir, "fillrandom")?;
+    let e = open(&path)?;
+    let order = permutation(cfg.keys, cfg.seed);
+    let before = e.written();
+    if wants(Workload::FillRandom) {
+        let phase =
+            fill(cfg, &e, Workload::FillRandom, cfg.keys, |i| key(cfg.seed, order[i as usize]), &values)?;
+        phases.push(settle(cfg, &e, phase, before)?);
+    } else {
+        let progress = bar(cfg, cfg.keys, "load (untimed)");
+        for chunk in order.chunks(1000) {
+            let pairs: Vec<_> = chunk.iter().map(|&i| (key(cfg.seed, i), values.get(i).to_vec())).collect();
+            e.put_many(&pairs)?;
+            progress.inc(chunk.len() as u64);
+        }
+        progress.finish_and_clear();
+        e.settle()?;
+    }
+    drop(order);
+    let shape = e.shape();
+
+    let never = AtomicBool::new(false);
+    for (w, read) in [
+        (Workload::ReadRandom, Read::Present),
+        (Workload::ReadMissing, Read::Missing),
+        (Workload::SeekRandom, Read::Seek),
+    ] {
+        if wants(w) {
+            phases.push(reads(cfg, &e, w, read, &never)?);
+        }
+    }
+    if wants(Workload::Overwrite) {
+        let mut rng = SplitMix::new(cfg.seed ^ 0x0BE5);
+        let draws: Vec<u64> = (0..cfg.ops).map(|_| rng.below(cfg.keys)).collect();
+        let before = e.written();
+        let phase =
+            fill(cfg, &e, Workload::Overwrite, cfg.ops, |j| key(cfg.seed, draws[j as usize]), &values)?;
+        phases.push(settle(cfg, &e, phase, before)?);
+    }
+    if wants(Workload::ReadWhileWriting) {
+        phases.push(read_while_writing(cfg, &e, &values)?);
+    }
+    e.close()?;
+    remove(&path)?;
+    Ok(Round { phases, shape })
+}
+
+fn fresh(dir: &Path, name: &str) -> Result<std::path::PathBuf, String> {
+    let path = dir.join(name);
+    // Never someone's data: a round only ever removes what it made.
+    if std::fs::read_dir(&path).is_ok_and(|mut d| d.next().is_some()) {
+        return Err(format!("{}: exists and is not empty; choose another directory", path.display()));
+    }
+    std::fs::create_dir_all(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+    Ok(path)
+}
+
+fn remove(path: &Path) -> Result<(), String> {
+    std::fs::remove_dir_all(path).map_err(|e| format!("{}: {e}", path.display()))
+}

@@ -1,0 +1,179 @@
+//! `siftdb bench engine` end to end on a small key set, and its driver
+//! (the library's `workloads::round`) against engines that misbehave.
+
+use std::path::Path;
+use std::process::Command;
+
+use siftdb_cli::engine::{Engine, Shape, Siftdb, Written};
+use siftdb_cli::workloads::{Config, Workload, round};
+
+fn siftdb() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_siftdb"))
+}
+
+#[test]
+fn every_workload_reports_rates_latencies_and_write_amplification() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = siftdb()
+        .args(["bench", "engine", "--keys", "20000", "--ops", "5000", "--rounds", "2", "--threads", "2"])
+        .args(["--value-bytes", "40", "--policy", "blocked-bloom:10", "--json", "--dir"])
+        .arg(dir.path().join("stores"))
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "stderr: {}", String::from_utf8_lossy(&out.stderr));
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(report["keys"], 20000);
+    assert_eq!(report["filter_policy"], "blocked-bloom:10");
+    let names: Vec<&str> =
+        report["workloads"].as_array().unwrap().iter().map(|w| w["workload"].as_str().unwrap()).collect();
+    assert_eq!(
+        names,
+        ["fillseq", "fillrandom", "readrandom", "readmissing", "seekrandom", "overwrite", "readwhilewriting"]
+    );
+    for w in report["workloads"].as_array().unwrap() {
+        assert_eq!(w["rounds"], 2, "{w}");
+        let (lo, mid, hi) = (
+            w["min_ops_per_sec"].as_f64().unwrap(),
+            w["ops_per_sec"].as_f64().unwrap(),
+            w["max_ops_per_sec"].as_f64().unwrap(),
+        );
+        assert!(0.0 < lo && lo <= mid && mid <= hi, "{w}");
+        let l = &w["latency_us"];
+        let (p50, p99, p999) =
+            (l["p50"].as_f64().unwrap(), l["p99"].as_f64().unwrap(), l["p99_9"].as_f64().unwrap());
+        assert!(0.0 < p50 && p50 <= p99 && p99 <= p999 && p999 <= l["max"].as_f64().unwrap(), "{w}");
+        let writes = ["fillseq", "fillrandom", "overwrite"].contains(&w["workload"].as_str().unwrap());
+        // A write is flushed once and rewritten by compaction at least once
+        // on its way down a settled tree (fillseq's tables may move whole).
+        assert_eq!(w["write_amplification"].is_f64(), writes, "{w}");
+        if writes {
+            assert!(w["write_amplification"].as_f64().unwrap() >= 1.0, "{w}");
+            assert!(w["settle_seconds"].is_f64(), "{w}");
+        }
+        assert_eq!(w["background_writes_per_sec"].is_f64(), w["workload"] == "readwhilewriting", "{w}");
+    }
+    for r in report["rounds"].as_array().unwrap() {
+        // Reads began on a settled tree: nothing left in level 0.
+        assert_eq!(r["shape"]["l0_tables"], 0, "{r}");
+        assert!(r["shape"]["tables"].as_u64().unwrap() > 0, "{r}");
+        let ops = |name: &str| {
+            r["phases"].as_array().unwrap().iter().find(|p| p["workload"] == name).unwrap()["ops"]
+                .as_u64()
+                .unwrap()
+        };
+        assert_eq!(ops("fillrandom"), 20000);
+        // 5,000 operations shared by 2 threads.
+        assert_eq!(ops("readmissing"), 5000);
+        assert_eq!(ops("overwrite"), 5000);
+    }
+    // Each round removed what it wrote.
+    assert_eq!(std::fs::read_dir(dir.path().join("stores")).unwrap().count(), 0);
+}
+
+#[test]
+fn the_text_report_names_the_shape_and_every_column() {
+    let out = siftdb()
+        .args(["bench", "engine", "--keys", "5000", "--ops", "1000", "--rounds", "1"])
+        .args(["--workloads", "readmissing,fillrandom"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "stderr: {}", String::from_utf8_lossy(&out.stderr));
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(text.contains("round 1: reads began on"), "{text}");
+    assert!(text.contains("in level 0"), "{text}");
+    for column in ["op/s", "range", "spread", "p50 us", "p99 us", "p99.9 us", "write amp", "settle s"] {
+        assert!(text.contains(column), "{column} missing: {text}");
+    }
+    // Run in the fixed order, each once.
+    let fill = text.find("\nfillrandom").unwrap();
+    let missing = text.find("\nreadmissing").unwrap();
+    assert!(fill < missing, "{text}");
+    assert!(!text.contains("\nreadrandom"), "{text}");
+}
+
+#[test]
+fn bad_arguments_and_a_used_directory_are_refused() {
+    for args in [
+        &["bench", "engine", "--workloads", "readsome"][..],
+        &["bench", "engine", "--workloads", ","],
+        &["bench", "engine", "--rounds", "0"],
+        &["bench", "engine", "--policy", "bloom:x"],
+    ] {
+        let out = siftdb().args(args).output().unwrap();
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(err.trim().lines().count(), 1, "{args:?}: {err}");
+    }
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("precious"), b"data").unwrap();
+    let out = siftdb().args(["bench", "engine", "--keys", "1000", "--dir"]).arg(dir.path()).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("not empty"));
+    assert_eq!(std::fs::read(dir.path().join("precious")).unwrap(), b"data");
+}
+
+/// siftdb, except that it answers one key wrongly.
+struct Lying {
+    db: Siftdb,
+    missing_found: bool,
+}
+
+impl Engine for Lying {
+    fn put(&self, key: &[u8], value: &[u8]) -> Result<(), String> {
+        self.db.put(key, value)
+    }
+    fn put_many(&self, pairs: &[([u8; 16], Vec<u8>)]) -> Result<(), String> {
+        self.db.put_many(pairs)
+    }
+    fn get(&self, key: &[u8]) -> Result<Option<usize>, String> {
+        match self.db.get(key)? {
+            // A present key reported absent, or an absent one found.
+            Some(_) if !self.missing_found => Ok(None),
+            None if self.missing_found => Ok(Some(3)),
+            got => Ok(got),
+        }
+    }
+    fn seek(&self, key: &[u8], n: usize) -> Result<usize, String> {
+        self.db.seek(key, n)
+    }
+    fn settle(&self) -> Result<(), String> {
+        self.db.settle()
+    }
+    fn shape(&self) -> Shape {
+        self.db.shape()
+    }
+    fn written(&self) -> Option<Written> {
+        self.db.written()
+    }
+    fn close(self) -> Result<(), String> {
+        self.db.close()
+    }
+}
+
+fn config(workloads: Vec<Workload>) -> Config {
+    Config {
+        keys: 2000,
+        value_bytes: 10,
+        ops: 100,
+        threads: 1,
+        nexts: 5,
+        seed: 1,
+        workloads,
+        progress: false,
+    }
+}
+
+#[test]
+fn a_wrong_answer_stops_the_benchmark() {
+    for (missing_found, workload) in [(false, Workload::ReadRandom), (true, Workload::ReadMissing)] {
+        let dir = tempfile::tempdir().unwrap();
+        let open = |p: &Path| Siftdb::open(p, None).map(|db| Lying { db, missing_found });
+        let err = round(&config(vec![workload]), dir.path(), &open).unwrap_err();
+        assert!(err.starts_with("wrong answer: key "), "{err}");
+        // The honest engine passes the same round.
+        let dir = tempfile::tempdir().unwrap();
+        let r = round(&config(vec![workload]), dir.path(), &|p: &Path| Siftdb::open(p, None)).unwrap();
+        assert_eq!(r.phases.len(), 1);
+        assert_eq!(r.phases[0].ops, 100);
+    }
+}
