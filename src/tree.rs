@@ -18,6 +18,9 @@ use crate::manifest::{TableRecord, TableRef, Version};
 use crate::memtable::Memtable;
 use crate::table::Table;
 
+mod search;
+pub(crate) use search::SearchTree;
+
 /// An open table and what the manifest says about it.
 #[derive(Debug)]
 pub(crate) struct TableFile {
@@ -155,7 +158,8 @@ pub(crate) struct SuperVersion {
     pub mem: MemRef,
     /// Frozen memtables waiting for flush, oldest first.
     pub imm: Vec<MemRef>,
-    pub tree: Arc<Tree>,
+    /// The tables, with the arrays point lookups search.
+    pub tree: Arc<SearchTree>,
 }
 
 /// Each of `tables`' filter kind and entries, but for the tables whose

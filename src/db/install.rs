@@ -69,7 +69,11 @@ impl DbInner {
             }
         }
         let imm = if flushed_imm { sv.imm.get(1..).unwrap_or(&[]).to_vec() } else { sv.imm.clone() };
-        *sv = Arc::new(SuperVersion { mem: sv.mem.clone(), imm, tree: Arc::new(tree) });
+        *sv = Arc::new(SuperVersion {
+            mem: sv.mem.clone(),
+            imm,
+            tree: Arc::new(crate::tree::SearchTree::new(tree)),
+        });
         drop(sv);
         // Roll only once the edits outweigh the snapshot itself, or a large
         // tree would rewrite its manifest on every edit.

@@ -6,9 +6,13 @@
 //! version found at or below the snapshot (a value or a tombstone) decides.
 //! The key is hashed once, under the database's salt, and the hash goes to
 //! every table probe ([`crate::table::Table::get_hashed`]), which asks the
-//! table's filter before touching its index or data; what the filter said
+//! table's filter before touching its index or data. The candidate tables
+//! are found first and their filters' cache lines requested together
+//! ([`crate::filter::Filter::prefetch`]), then probed in order; what the filter said
 //! and whether the table held the key is added to that level's counters,
 //! the one place a probe is counted.
+
+use std::sync::Arc;
 
 use bytes::Bytes;
 
@@ -16,9 +20,14 @@ use crate::Result;
 use crate::filter::KeyHash;
 use crate::key::{SeqNo, ValueKind};
 use crate::table::{Entry, FilterAnswer, Lookup};
+use crate::tree::TableFile;
 
 use super::DbInner;
 use super::stats::{LevelCounters, bump};
+
+/// Candidate tables whose filters are prefetched together: more than a
+/// settled tree's levels plus a full level 0 (the rest are probed unfetched).
+const AHEAD: usize = 12;
 
 impl DbInner {
     /// Looks `key` up as of `snapshot`, or of the newest visible write when
@@ -42,17 +51,34 @@ impl DbInner {
             }
         }
         let hash = KeyHash::new(self.salt, key);
-        for level in sv.tree.each_level() {
-            for t in level.tables_for(key) {
-                let lookup = t.table.get_hashed(key, hash, snapshot)?;
-                if let Some(c) = counts.levels.get(level.number) {
-                    count_probe(c, &lookup);
-                }
-                match lookup.entry {
-                    Some(Entry::Value { value, .. }) => return Ok(Some(value)),
-                    Some(Entry::Tombstone { .. }) => return Ok(None),
-                    None => {}
-                }
+        // In tests, every lookup checks the search arrays against the plain
+        // search by whole keys.
+        debug_assert!(
+            sv.tree.candidates(key).map(|(n, t)| (n, t.number())).eq(sv
+                .tree
+                .each_level()
+                .flat_map(|l| l.tables_for(key).map(move |t| (l.number, t.number())))),
+            "the level search arrays disagree with the tree"
+        );
+        let mut candidates = sv.tree.candidates(key);
+        // The first candidates' filters start loading before any is probed,
+        // so their cache misses overlap: a miss pays about one memory
+        // latency, not one per level.
+        let mut ahead: [Option<(usize, &Arc<TableFile>)>; AHEAD] = [None; AHEAD];
+        for slot in &mut ahead {
+            let Some((number, t)) = candidates.next() else { break };
+            t.table.prefetch_filter(key, hash);
+            *slot = Some((number, t));
+        }
+        for (number, t) in ahead.into_iter().flatten().chain(candidates) {
+            let lookup = t.table.get_hashed(key, hash, snapshot)?;
+            if let Some(c) = counts.levels.get(number) {
+                count_probe(c, &lookup);
+            }
+            match lookup.entry {
+                Some(Entry::Value { value, .. }) => return Ok(Some(value)),
+                Some(Entry::Tombstone { .. }) => return Ok(None),
+                None => {}
             }
         }
         Ok(None)
@@ -107,5 +133,37 @@ mod tests {
         let before = HASHES.with(std::cell::Cell::get);
         assert_eq!(db.get(b"m").unwrap().as_deref(), Some(&2u32.to_le_bytes()[..]));
         assert_eq!(HASHES.with(std::cell::Cell::get) - before, 1);
+    }
+
+    /// More candidate tables than are prefetched ahead: the rest are still
+    /// probed, in order, so a key only the oldest level-0 table holds is
+    /// found, and a newer version in a newer table wins.
+    #[test]
+    fn candidates_beyond_the_prefetched_ones_are_probed() {
+        let dir = tempfile::tempdir().unwrap();
+        let tables = super::AHEAD + 4;
+        let opts = Options {
+            auto_compaction: false,
+            l0_slowdown_trigger: 64,
+            l0_stop_trigger: 64,
+            hash_salt: Some(5),
+            ..Options::default()
+        };
+        let db = Db::open(dir.path(), opts).unwrap();
+        for i in 0..tables {
+            // Every table spans "a".."z", so each is a candidate for every key.
+            db.put(b"a", i.to_le_bytes()).unwrap();
+            db.put(format!("m{i:02}"), b"only here").unwrap();
+            db.put(b"z", i.to_le_bytes()).unwrap();
+            db.flush().unwrap();
+        }
+        assert_eq!(db.stats().levels[0].tables, tables as u64);
+        for i in 0..tables {
+            assert_eq!(db.get(format!("m{i:02}")).unwrap().as_deref(), Some(&b"only here"[..]), "m{i:02}");
+        }
+        assert_eq!(db.get(b"a").unwrap().as_deref(), Some(&(tables - 1).to_le_bytes()[..]));
+        let before = db.stats();
+        assert_eq!(db.get(b"m99").unwrap(), None);
+        assert_eq!(db.stats().since(&before).levels[0].filter_probes, tables as u64, "every table asked");
     }
 }

@@ -418,6 +418,14 @@ impl Filter for BlockedBloom {
         }
     }
 
+    #[inline]
+    fn prefetch(&self, hash: u64) {
+        // One 64-byte-aligned block: one cache line.
+        if let Some(block) = self.block_of(hash) {
+            super::prefetch::line(block);
+        }
+    }
+
     fn size_bytes(&self) -> usize {
         std::mem::size_of::<Self>() + std::mem::size_of_val(self.blocks.as_slice())
     }

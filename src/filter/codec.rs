@@ -109,6 +109,11 @@ impl Filter for AnyFilter {
         self.inner.contains(hash)
     }
 
+    #[inline]
+    fn prefetch(&self, hash: u64) {
+        self.inner.prefetch(hash);
+    }
+
     fn size_bytes(&self) -> usize {
         std::mem::size_of::<Self>() + self.inner.size_bytes()
     }

@@ -33,6 +33,7 @@ mod fingerprint;
 mod hash;
 mod kind;
 mod peel;
+mod prefetch;
 #[cfg(test)]
 mod static_tests;
 mod three_wise;
@@ -88,5 +89,16 @@ pub trait Filter {
     fn contains_batch(&self, hashes: &[u64], out: &mut Vec<bool>) {
         out.clear();
         out.extend(hashes.iter().map(|&h| self.contains(h)));
+    }
+
+    /// Starts loading the memory `contains(hash)` will read, and returns
+    /// without waiting for it. A lookup about to probe several filters (one
+    /// per level of a tree) calls it on each first, so that their cache
+    /// misses overlap instead of queueing. A hint only: no answer depends
+    /// on it. Blocked Bloom fetches its one block, xor and binary fuse
+    /// their three cells; the default, which the rest keep, does nothing.
+    #[inline]
+    fn prefetch(&self, hash: u64) {
+        let _ = hash;
     }
 }

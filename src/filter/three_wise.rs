@@ -180,6 +180,16 @@ impl<F: Fingerprint, L: Geometry> Filter for ThreeWise<F, L> {
         F::from_hash(h) ^ fa ^ fb ^ fc == F::default()
     }
 
+    #[inline]
+    fn prefetch(&self, hash: u64) {
+        let h = peel::mix(hash, self.seed);
+        for cell in self.layout.cells(h) {
+            if let Some(fp) = self.fingerprints.get(cell) {
+                super::prefetch::line(fp);
+            }
+        }
+    }
+
     fn size_bytes(&self) -> usize {
         std::mem::size_of::<Self>() + std::mem::size_of_val::<[F]>(&self.fingerprints)
     }

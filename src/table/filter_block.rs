@@ -103,6 +103,15 @@ impl TableFilter {
         self.filter.as_ref().is_none_or(|f| f.contains(hash))
     }
 
+    /// Starts loading what [`TableFilter::may_contain`] of `hash` will read
+    /// ([`crate::filter::Filter::prefetch`]).
+    #[inline]
+    pub fn prefetch(&self, hash: u64) {
+        if let Some(f) = &self.filter {
+            f.prefetch(hash);
+        }
+    }
+
     /// The stored header.
     #[must_use]
     pub fn header(&self) -> FilterHeader {

@@ -220,6 +220,17 @@ impl Table {
         }
     }
 
+    /// Starts loading the part of this table's filter that a lookup of
+    /// `user_key` (hashed as `hash`) will read, and returns at once
+    /// ([`crate::filter::Filter::prefetch`]): a point lookup calls it for
+    /// every candidate table before probing any.
+    #[inline]
+    pub fn prefetch_filter(&self, user_key: &[u8], hash: KeyHash) {
+        if let Some(f) = &self.inner.filter {
+            f.prefetch(hash.under(f.seed(), user_key));
+        }
+    }
+
     /// [`Table::filter_answer`] for a key whose hash the caller computed:
     /// no hashing when the table's seed is the hash's.
     #[must_use]

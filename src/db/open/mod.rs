@@ -247,7 +247,7 @@ fn assemble(dir: &Path, opts: Options, r: Recovered) -> Opened {
         sv: RwLock::new(Arc::new(SuperVersion {
             mem: MemRef { mem, wal_number: r.wal_number },
             imm: Vec::new(),
-            tree: Arc::new(r.tree),
+            tree: Arc::new(crate::tree::SearchTree::new(r.tree)),
         })),
         manifest: Mutex::new(r.manifest),
         compaction: Mutex::new(vec![Vec::new(); NUM_LEVELS]),
