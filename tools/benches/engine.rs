@@ -157,5 +157,16 @@ fn main() -> Result<(), String> {
             s.ops_per_sec / f.ops_per_sec
         );
     }
+    println!("per round, op/s (siftdb / fjall):");
+    for w in &cfg.workloads {
+        let rates = |rounds: &[Round]| -> Vec<String> {
+            rounds
+                .iter()
+                .filter_map(|r| r.phases.iter().find(|p| p.workload == *w))
+                .map(|p| format!("{:.0}", p.ops_per_sec()))
+                .collect()
+        };
+        println!("  {:<17} {} / {}", w.name(), rates(&sift).join(" "), rates(&fj).join(" "));
+    }
     Ok(())
 }
