@@ -130,7 +130,7 @@ fn main() -> Result<(), String> {
     );
     let (mut sift, mut fj): (Vec<Round>, Vec<Round>) = (Vec::new(), Vec::new());
     for r in 0..rounds {
-        let s = round(&cfg, &root.join("siftdb"), &|p: &Path| Siftdb::open(p, None))?;
+        let s = round(&cfg, &root.join("siftdb"), &|p: &Path| Siftdb::open(p, &siftdb::Options::default()))?;
         let f = round(&cfg, &root.join("fjall"), &Fjall::open)?;
         println!(
             "round {}: reads began with {} tables ({} in L0) in siftdb, {} ({} in L0) in fjall",

@@ -47,6 +47,9 @@ pub struct Args {
     /// the engine's default.
     #[arg(long)]
     policy: Option<String>,
+    /// Memtable size in MiB (1 to 4,096): how much a flush writes; default: the engine's (16 MiB).
+    #[arg(long, value_parser = numbers::count_usize(1, 4096))]
+    memtable_mib: Option<usize>,
     /// Seed for keys, load order and every operation sequence.
     #[arg(long, default_value_t = 42)]
     seed: u64,
@@ -109,7 +112,12 @@ pub fn run(args: &Args) -> Result<Outcome, String> {
         workloads,
         progress: !args.json,
     };
-    let open = |dir: &std::path::Path| Siftdb::open(dir, policy.as_ref());
+    let opts = siftdb::Options {
+        filter_policy: policy.clone(),
+        memtable_bytes: args.memtable_mib.map_or(siftdb::Options::default().memtable_bytes, |m| m << 20),
+        ..siftdb::Options::default()
+    };
+    let open = |dir: &std::path::Path| Siftdb::open(dir, &opts);
     let policy_name =
         policy.as_ref().map_or_else(|| FilterPolicy::default().to_string(), ToString::to_string);
     let mut rounds = Vec::new();
@@ -121,9 +129,17 @@ pub fn run(args: &Args) -> Result<Outcome, String> {
     }
     let summaries = summarize(&rounds);
     if args.json {
-        output::print_json(&document(&cfg, &policy_name, &rounds, &summaries));
+        output::print_json(&document(&cfg, &policy_name, opts.memtable_bytes, &rounds, &summaries));
     } else {
-        print!("{}", text(&cfg, &policy_name, &rounds, &summaries));
+        print!(
+            "{}",
+            text(
+                &cfg,
+                &format!("{policy_name}, memtable {} MiB", opts.memtable_bytes >> 20),
+                &rounds,
+                &summaries
+            )
+        );
     }
     Ok(Outcome::Clean)
 }
@@ -199,7 +215,13 @@ fn text(cfg: &Config, policy: &str, rounds: &[Round], summaries: &[Summary]) -> 
     out
 }
 
-fn document(cfg: &Config, policy: &str, rounds: &[Round], summaries: &[Summary]) -> Value {
+fn document(
+    cfg: &Config,
+    policy: &str,
+    memtable_bytes: usize,
+    rounds: &[Round],
+    summaries: &[Summary],
+) -> Value {
     json!({
         "keys": cfg.keys,
         "key_bytes": 16,
@@ -209,6 +231,7 @@ fn document(cfg: &Config, policy: &str, rounds: &[Round], summaries: &[Summary])
         "nexts": cfg.nexts,
         "seed": cfg.seed,
         "filter_policy": policy,
+        "memtable_bytes": memtable_bytes,
         "rounds": rounds.iter().map(|r| json!({
             "shape": {
                 "l0_tables": r.shape.l0_tables,

@@ -90,15 +90,13 @@ pub trait Engine: Sync {
 pub struct Siftdb(pub siftdb::Db);
 
 impl Siftdb {
-    /// Opens (creating) siftdb in `dir` with its default options (no fsync
-    /// per write) and `policy`, or the default filter policy.
+    /// Opens (creating) siftdb in `dir` with `opts` (the benchmarks pass the
+    /// defaults, `sync: false` among them, with their own changes).
     ///
     /// # Errors
     /// Why the database could not be opened, naming `dir`.
-    pub fn open(dir: &Path, policy: Option<&siftdb::FilterPolicy>) -> Result<Self, String> {
-        let opts =
-            siftdb::Options { filter_policy: policy.cloned(), sync: false, ..siftdb::Options::default() };
-        siftdb::Db::open(dir, opts).map(Siftdb).map_err(|e| format!("{}: {e}", dir.display()))
+    pub fn open(dir: &Path, opts: &siftdb::Options) -> Result<Self, String> {
+        siftdb::Db::open(dir, opts.clone()).map(Siftdb).map_err(|e| format!("{}: {e}", dir.display()))
     }
 }
 

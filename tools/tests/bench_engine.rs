@@ -16,7 +16,8 @@ fn every_workload_reports_rates_latencies_and_write_amplification() {
     let dir = tempfile::tempdir().unwrap();
     let out = siftdb()
         .args(["bench", "engine", "--keys", "20000", "--ops", "5000", "--rounds", "2", "--threads", "2"])
-        .args(["--value-bytes", "40", "--policy", "blocked-bloom:10", "--json", "--dir"])
+        .args(["--value-bytes", "40", "--policy", "blocked-bloom:10", "--memtable-mib", "1"])
+        .args(["--json", "--dir"])
         .arg(dir.path().join("stores"))
         .output()
         .unwrap();
@@ -24,6 +25,7 @@ fn every_workload_reports_rates_latencies_and_write_amplification() {
     let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(report["keys"], 20000);
     assert_eq!(report["filter_policy"], "blocked-bloom:10");
+    assert_eq!(report["memtable_bytes"], 1 << 20);
     let names: Vec<&str> =
         report["workloads"].as_array().unwrap().iter().map(|w| w["workload"].as_str().unwrap()).collect();
     assert_eq!(
@@ -97,6 +99,7 @@ fn bad_arguments_and_a_used_directory_are_refused() {
         &["bench", "engine", "--workloads", "readsome"][..],
         &["bench", "engine", "--workloads", ","],
         &["bench", "engine", "--rounds", "0"],
+        &["bench", "engine", "--memtable-mib", "0"],
         &["bench", "engine", "--policy", "bloom:x"],
     ] {
         let out = siftdb().args(args).output().unwrap();
@@ -167,12 +170,16 @@ fn config(workloads: Vec<Workload>) -> Config {
 fn a_wrong_answer_stops_the_benchmark() {
     for (missing_found, workload) in [(false, Workload::ReadRandom), (true, Workload::ReadMissing)] {
         let dir = tempfile::tempdir().unwrap();
-        let open = |p: &Path| Siftdb::open(p, None).map(|db| Lying { db, missing_found });
+        let open =
+            |p: &Path| Siftdb::open(p, &siftdb::Options::default()).map(|db| Lying { db, missing_found });
         let err = round(&config(vec![workload]), dir.path(), &open).unwrap_err();
         assert!(err.starts_with("wrong answer: key "), "{err}");
         // The honest engine passes the same round.
         let dir = tempfile::tempdir().unwrap();
-        let r = round(&config(vec![workload]), dir.path(), &|p: &Path| Siftdb::open(p, None)).unwrap();
+        let r = round(&config(vec![workload]), dir.path(), &|p: &Path| {
+            Siftdb::open(p, &siftdb::Options::default())
+        })
+        .unwrap();
         assert_eq!(r.phases.len(), 1);
         assert_eq!(r.phases[0].ops, 100);
     }
