@@ -13,7 +13,7 @@
 
 mod range;
 
-use std::collections::BTreeMap;
+use std::collections::BTreeSet;
 use std::ops::Bound;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -26,23 +26,68 @@ use crate::{Error, Result, WriteBatch};
 
 pub use range::{MemEntry, MemtableRange};
 
-/// Bytes charged per entry on top of its key and value: the map node share,
-/// the two `Bytes` headers and the sequence number. An estimate, used only to
+/// Bytes charged per entry on top of its key and value: the set node share,
+/// the `Bytes` header and allocation, the sequence number and kind. An estimate, used only to
 /// decide when to flush.
 pub const ENTRY_OVERHEAD: usize = 96;
 
 /// An internal key as the map orders it.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone)]
 pub(crate) struct MemKey {
-    pub(crate) user_key: Bytes,
+    /// The user key followed by the value: one allocation per version,
+    /// freed as one when the memtable goes (two, key and value apart, were
+    /// a tenth of a fill's time in `malloc` and `free`).
+    kv: Bytes,
+    key_len: u32,
     pub(crate) seq: SeqNo,
+    pub(crate) kind: ValueKind,
+}
+
+impl MemKey {
+    fn new(user_key: &[u8], seq: SeqNo, kind: ValueKind, value: &[u8]) -> Self {
+        let mut kv = Vec::with_capacity(user_key.len() + value.len());
+        kv.extend_from_slice(user_key);
+        kv.extend_from_slice(value);
+        // Keys are at most `MAX_KEY_BYTES` (65,535); the batch checked it.
+        let key_len = u32::try_from(user_key.len()).unwrap_or(u32::MAX);
+        MemKey { kv: Bytes::from(kv), key_len, seq, kind }
+    }
+
+    /// A bound for a range search: no value.
+    pub(crate) fn probe(user_key: &[u8], seq: SeqNo) -> Self {
+        MemKey::new(user_key, seq, ValueKind::Value, b"")
+    }
+
+    pub(crate) fn user_key(&self) -> &[u8] {
+        &self.kv[..self.key_len as usize]
+    }
+
+    /// The value, sharing this version's allocation.
+    pub(crate) fn value(&self) -> Bytes {
+        self.kv.slice(self.key_len as usize..)
+    }
+
+    /// The user key, sharing this version's allocation.
+    pub(crate) fn user_key_bytes(&self) -> Bytes {
+        self.kv.slice(..self.key_len as usize)
+    }
 }
 
 impl Ord for MemKey {
     fn cmp(&self, other: &Self) -> std::cmp::Ordering {
-        compare_internal(&self.user_key, self.seq, &other.user_key, other.seq)
+        compare_internal(self.user_key(), self.seq, other.user_key(), other.seq)
     }
 }
+
+// Equal as ordered: a version is its key and sequence number (the set
+// replaces a version inserted twice, value and all).
+impl PartialEq for MemKey {
+    fn eq(&self, other: &Self) -> bool {
+        self.cmp(other).is_eq()
+    }
+}
+
+impl Eq for MemKey {}
 
 impl PartialOrd for MemKey {
     fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
@@ -60,7 +105,7 @@ trait KeyRef {
 
 impl KeyRef for MemKey {
     fn parts(&self) -> (&[u8], SeqNo) {
-        (&self.user_key, self.seq)
+        (self.user_key(), self.seq)
     }
 }
 
@@ -98,7 +143,7 @@ impl PartialEq for dyn KeyRef + '_ {
 
 impl Eq for dyn KeyRef + '_ {}
 
-type Map = BTreeMap<MemKey, (ValueKind, Bytes)>;
+type Map = BTreeSet<MemKey>;
 
 /// An in-memory, sorted, multi-version write buffer.
 ///
@@ -135,10 +180,9 @@ impl Memtable {
     /// `InvalidArgument` if `seq > MAX_SEQ`.
     pub fn insert(&self, user_key: &[u8], seq: SeqNo, kind: ValueKind, value: &[u8]) -> Result<()> {
         check_seq(seq)?;
-        let key = MemKey { user_key: Bytes::copy_from_slice(user_key), seq };
         let added = entry_bytes(user_key, value);
-        let old = self.map.write().insert(key, (kind, Bytes::copy_from_slice(value)));
-        self.account(added, old.map_or(0, |(_, v)| entry_bytes(user_key, &v)));
+        let old = self.map.write().replace(MemKey::new(user_key, seq, kind, value));
+        self.account(added, old.map_or(0, |o| entry_bytes(user_key, &o.value())));
         Ok(())
     }
 
@@ -157,9 +201,8 @@ impl Memtable {
         for (seq, op) in (base_seq..).zip(batch.iter()) {
             let (key, value) = (op.key(), op.value());
             added += entry_bytes(key, value);
-            let mem_key = MemKey { user_key: Bytes::copy_from_slice(key), seq };
-            if let Some((_, old)) = map.insert(mem_key, (op.kind(), Bytes::copy_from_slice(value))) {
-                replaced += entry_bytes(key, &old);
+            if let Some(old) = map.replace(MemKey::new(key, seq, op.kind(), value)) {
+                replaced += entry_bytes(key, &old.value());
             }
         }
         drop(map);
@@ -187,8 +230,8 @@ impl Memtable {
         let probe = (user_key, snapshot);
         let map = self.map.read();
         let from: Bound<&dyn KeyRef> = Bound::Included(&probe);
-        let (k, (kind, value)) = map.range::<dyn KeyRef, _>((from, Bound::Unbounded)).next()?;
-        (k.user_key.as_ref() == user_key).then(|| (*kind, value.clone()))
+        let k = map.range::<dyn KeyRef, _>((from, Bound::Unbounded)).next()?;
+        (k.user_key() == user_key).then(|| (k.kind, k.value()))
     }
 
     /// Approximate memory held: keys, values and [`ENTRY_OVERHEAD`] per entry.

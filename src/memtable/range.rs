@@ -61,7 +61,7 @@ impl MemtableRange {
         snapshot: SeqNo,
     ) -> Self {
         // Versions of one key run from the largest sequence number down to 0.
-        let at = |key: &[u8], seq| MemKey { user_key: Bytes::copy_from_slice(key), seq };
+        let at = MemKey::probe;
         let resume = match lower {
             Bound::Included(k) => Bound::Included(at(k, u64::MAX)),
             Bound::Excluded(k) => Bound::Excluded(at(k, 0)),
@@ -111,11 +111,11 @@ impl MemtableRange {
             if from_back { Box::new(range.rev().take(self.chunk)) } else { Box::new(range.take(self.chunk)) };
         let mut scanned = 0;
         let mut last = None;
-        for (k, (kind, value)) in chunk {
+        for k in chunk {
             scanned += 1;
             last = Some(k);
             if k.seq <= self.snapshot {
-                let e = entry(k, *kind, value);
+                let e = entry(k);
                 if from_back { self.back.push_front(e) } else { self.buf.push_back(e) }
             }
         }
@@ -129,8 +129,8 @@ impl MemtableRange {
     }
 }
 
-fn entry(k: &MemKey, kind: ValueKind, value: &Bytes) -> MemEntry {
-    MemEntry { user_key: k.user_key.clone(), seq: k.seq, kind, value: value.clone() }
+fn entry(k: &MemKey) -> MemEntry {
+    MemEntry { user_key: k.user_key_bytes(), seq: k.seq, kind: k.kind, value: k.value() }
 }
 
 /// Whether the internal-key range is empty (`BTreeMap::range` panics on
