@@ -50,6 +50,10 @@ pub struct Args {
     /// Memtable size in MiB (1 to 4,096): how much a flush writes; default: the engine's (16 MiB).
     #[arg(long, value_parser = numbers::count_usize(1, 4096))]
     memtable_mib: Option<usize>,
+    /// Target table size in MiB (1 to 4,096): where flushes and compactions cut their
+    /// output; default: the engine's (8 MiB).
+    #[arg(long, value_parser = numbers::count(1, 4096))]
+    table_mib: Option<u64>,
     /// Seed for keys, load order and every operation sequence.
     #[arg(long, default_value_t = 42)]
     seed: u64,
@@ -115,6 +119,7 @@ pub fn run(args: &Args) -> Result<Outcome, String> {
     let opts = siftdb::Options {
         filter_policy: policy.clone(),
         memtable_bytes: args.memtable_mib.map_or(siftdb::Options::default().memtable_bytes, |m| m << 20),
+        table_target_bytes: args.table_mib.map_or(siftdb::Options::default().table_target_bytes, |m| m << 20),
         ..siftdb::Options::default()
     };
     let open = |dir: &std::path::Path| Siftdb::open(dir, &opts);
@@ -129,13 +134,24 @@ pub fn run(args: &Args) -> Result<Outcome, String> {
     }
     let summaries = summarize(&rounds);
     if args.json {
-        output::print_json(&document(&cfg, &policy_name, opts.memtable_bytes, &rounds, &summaries));
+        output::print_json(&document(
+            &cfg,
+            &policy_name,
+            opts.memtable_bytes,
+            opts.table_target_bytes,
+            &rounds,
+            &summaries,
+        ));
     } else {
         print!(
             "{}",
             text(
                 &cfg,
-                &format!("{policy_name}, memtable {} MiB", opts.memtable_bytes >> 20),
+                &format!(
+                    "{policy_name}, memtable {} MiB, tables {} MiB",
+                    opts.memtable_bytes >> 20,
+                    opts.table_target_bytes >> 20
+                ),
                 &rounds,
                 &summaries
             )
@@ -219,6 +235,7 @@ fn document(
     cfg: &Config,
     policy: &str,
     memtable_bytes: usize,
+    table_bytes: u64,
     rounds: &[Round],
     summaries: &[Summary],
 ) -> Value {
@@ -232,6 +249,7 @@ fn document(
         "seed": cfg.seed,
         "filter_policy": policy,
         "memtable_bytes": memtable_bytes,
+        "table_target_bytes": table_bytes,
         "rounds": rounds.iter().map(|r| json!({
             "shape": {
                 "l0_tables": r.shape.l0_tables,

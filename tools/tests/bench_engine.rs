@@ -17,7 +17,7 @@ fn every_workload_reports_rates_latencies_and_write_amplification() {
     let out = siftdb()
         .args(["bench", "engine", "--keys", "20000", "--ops", "5000", "--rounds", "2", "--threads", "2"])
         .args(["--value-bytes", "40", "--policy", "blocked-bloom:10", "--memtable-mib", "1"])
-        .args(["--json", "--dir"])
+        .args(["--table-mib", "2", "--json", "--dir"])
         .arg(dir.path().join("stores"))
         .output()
         .unwrap();
@@ -26,6 +26,7 @@ fn every_workload_reports_rates_latencies_and_write_amplification() {
     assert_eq!(report["keys"], 20000);
     assert_eq!(report["filter_policy"], "blocked-bloom:10");
     assert_eq!(report["memtable_bytes"], 1 << 20);
+    assert_eq!(report["table_target_bytes"], 2 << 20);
     let names: Vec<&str> =
         report["workloads"].as_array().unwrap().iter().map(|w| w["workload"].as_str().unwrap()).collect();
     assert_eq!(
@@ -100,6 +101,7 @@ fn bad_arguments_and_a_used_directory_are_refused() {
         &["bench", "engine", "--workloads", ","],
         &["bench", "engine", "--rounds", "0"],
         &["bench", "engine", "--memtable-mib", "0"],
+        &["bench", "engine", "--table-mib", "5000"],
         &["bench", "engine", "--policy", "bloom:x"],
     ] {
         let out = siftdb().args(args).output().unwrap();
