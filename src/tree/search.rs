@@ -5,8 +5,8 @@
 //! A deeper level's binary search used to compare the key with each
 //! probed table's largest key, three dependent loads away (the `Arc`, the
 //! record, the key's heap buffer) and a `memcmp` each: at 10^7 keys, 150
-//! tables, that search and its `memcmp` were more than half of an absent
-//! lookup's time (perf, docs/measurements.md, "The level search"). The
+//! tables, that search and its `memcmp` were 42% of an absent lookup's
+//! time (perf; docs/measurements.md, "readmissing beside fjall"). The
 //! integer arrays of a level span a few cache lines.
 //!
 //! The cut keeps order one way: `a ≤ b` implies `prefix(a) ≤ prefix(b)`,

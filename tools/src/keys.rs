@@ -44,7 +44,13 @@ pub fn mix(mut z: u64) -> u64 {
 /// Key number `i` of the benchmark's key space.
 #[must_use]
 pub fn key(seed: u64, i: u64) -> [u8; 16] {
-    let v = mix(seed.wrapping_add(i).wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ seed.rotate_left(17));
+    hex16(mix(seed.wrapping_add(i).wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ seed.rotate_left(17)))
+}
+
+/// `v` as 16 lowercase hex digits, most significant first: ascending `v`
+/// gives ascending keys.
+#[must_use]
+pub fn hex16(v: u64) -> [u8; 16] {
     let mut out = [0u8; 16];
     for (j, byte) in out.iter_mut().enumerate() {
         let nibble = ((v >> (60 - 4 * j)) & 0xf) as u8;
@@ -72,5 +78,11 @@ mod tests {
             assert!(seen.insert(key(7, i)), "duplicate key at {i}");
         }
         assert_ne!(key(7, 0), key(8, 0));
+    }
+
+    #[test]
+    fn hex_keys_sort_as_their_numbers() {
+        assert_eq!(&hex16(0xab), b"00000000000000ab");
+        assert!(hex16(9) < hex16(10) && hex16(0xff) < hex16(0x100) && hex16(u64::MAX - 1) < hex16(u64::MAX));
     }
 }

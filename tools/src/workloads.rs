@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 use indicatif::{ProgressBar, ProgressStyle};
 
 use crate::engine::{Engine, Shape, Written};
-use crate::keys::{SplitMix, key};
+use crate::keys::{SplitMix, hex16, key};
 use crate::latency::Histogram;
 
 /// One of the benchmark's workloads.
@@ -167,16 +167,6 @@ fn permutation(n: u64, seed: u64) -> Vec<u64> {
         order.swap(i, j);
     }
     order
-}
-
-/// Key `i` of `fillseq`: 16 hex digits of `i`, so ascending `i` is ascending keys.
-fn seq_key(i: u64) -> [u8; 16] {
-    let mut out = [0u8; 16];
-    for (j, byte) in out.iter_mut().enumerate() {
-        let nibble = ((i >> (60 - 4 * j)) & 0xf) as u8;
-        *byte = if nibble < 10 { b'0' + nibble } else { b'a' + nibble - 10 };
-    }
-    out
 }
 
 fn bar(cfg: &Config, len: u64, what: &str) -> ProgressBar {
@@ -383,7 +373,7 @@ pub fn round<E: Engine>(
         let path = fresh(dir, "fillseq")?;
         let e = open(&path)?;
         let before = e.written();
-        let phase = fill(cfg, &e, Workload::FillSeq, cfg.keys, seq_key, &values)?;
+        let phase = fill(cfg, &e, Workload::FillSeq, cfg.keys, hex16, &values)?;
         phases.push(settle(cfg, &e, phase, before)?);
         e.close()?;
         remove(&path)?;
