@@ -131,6 +131,7 @@ pub use db::{
 };
 pub use error::{Error, Result};
 pub use filter::FilterKind;
+pub use manifest::WriteTotals;
 pub use table::TableRecord;
 
 pub use key::ValueKind;

@@ -162,3 +162,50 @@ fn write_amplification_counts_user_flush_and_compaction_bytes() {
     let d = db.stats().since(&before);
     assert_eq!((d.user_bytes, d.flush_bytes_written), (9, 0));
 }
+
+/// The manifest keeps write totals over the database's life: they survive
+/// a reopen, and a write the WAL replays at open counts once, when its
+/// memtable is flushed.
+#[test]
+fn lifetime_write_totals_survive_reopen_and_count_a_replayed_write_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let o = || opts(FilterPolicy::uniform(FilterKind::BlockedBloom { bits_per_key: 10.0 }));
+    let db = Db::open(dir.path(), o()).unwrap();
+    assert_eq!(db.stats().lifetime_writes, siftdb::WriteTotals::default());
+    let mut user = 0u64;
+    for i in 0..5000u32 {
+        let key = format!("present{i:06}");
+        db.put(key.as_bytes(), b"some value bytes").unwrap();
+        user += (key.len() + 16) as u64;
+    }
+    db.flush().unwrap();
+    db.compact().unwrap();
+    let s = db.stats();
+    let first = siftdb::WriteTotals {
+        user_bytes: user,
+        flush_bytes: s.flush_bytes_written,
+        compaction_bytes: s.compaction_bytes_written,
+    };
+    assert_eq!(s.lifetime_writes, first, "everything was flushed in this open");
+    assert_eq!(s.lifetime_writes.write_amplification(), s.write_amplification());
+    // Written but not flushed: the WAL holds it, the totals do not yet.
+    for i in 0..100u32 {
+        db.put(format!("later{i:04}").as_bytes(), b"v").unwrap();
+        user += 10;
+    }
+    db.close().unwrap();
+
+    let db = Db::open(dir.path(), o()).unwrap();
+    assert_eq!(db.stats().flush_bytes_written, 0, "a new open counts from zero");
+    let totals = db.stats().lifetime_writes;
+    assert!(totals.covers(&first), "{totals:?} lost some of {first:?}");
+    db.flush().unwrap();
+    let after = db.stats().lifetime_writes;
+    assert_eq!(after.user_bytes, user, "the replayed writes count once");
+    assert!(after.flush_bytes > first.flush_bytes);
+    assert!(db.stats().to_string().contains("over the database's life"), "{}", db.stats());
+    db.close().unwrap();
+
+    let db = Db::open(dir.path(), o()).unwrap();
+    assert_eq!(db.stats().lifetime_writes, after, "a clean reopen keeps the totals");
+}

@@ -11,6 +11,7 @@ use super::stats::bump;
 use super::{BgSignal, DbInner};
 use crate::Result;
 use crate::compaction::{self, Drift, Job, JobContext};
+use crate::manifest::WriteTotals;
 use crate::policy::Writing;
 use crate::tree::Tree;
 
@@ -131,7 +132,8 @@ impl DbInner {
             bump(&self.counters.filter_refreshes, 1);
             self.refreshed.lock().add(done.outputs.iter().map(|t| t.number()));
         }
-        self.install(&done.edit, done.outputs, false)?;
+        let written = WriteTotals { compaction_bytes: done.bytes_written, ..WriteTotals::default() };
+        self.install(&done.edit, done.outputs, false, written)?;
         bump(&self.counters.compactions, 1);
         bump(&self.counters.compaction_bytes_read, done.bytes_read);
         bump(&self.counters.compaction_bytes_written, done.bytes_written);

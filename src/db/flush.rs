@@ -13,7 +13,7 @@ use std::time::Duration;
 use crossbeam_channel::Receiver;
 
 use crate::Result;
-use crate::manifest::{TableRecord, VersionEdit, log_file_name};
+use crate::manifest::{TableRecord, VersionEdit, WriteTotals, log_file_name};
 use crate::merge::Merge;
 
 use super::stats::bump;
@@ -68,7 +68,9 @@ impl DbInner {
             last_seq: Some(last_seq),
             ..VersionEdit::default()
         };
-        self.install(&edit, vec![Arc::new(table)], true)?;
+        let written =
+            WriteTotals { user_bytes: imm.mem.user_bytes(), flush_bytes: flushed_bytes, compaction_bytes: 0 };
+        self.install(&edit, vec![Arc::new(table)], true, written)?;
         bump(&self.counters.flushes, 1);
         bump(&self.counters.flushed_entries, entries);
         bump(&self.counters.flush_bytes_written, flushed_bytes);

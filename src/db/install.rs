@@ -11,7 +11,7 @@ use std::sync::atomic::Ordering;
 
 use crate::{Error, Result};
 
-use crate::manifest::{ManifestWriter, VersionEdit, manifest_file_name, set_current};
+use crate::manifest::{ManifestWriter, VersionEdit, WriteTotals, manifest_file_name, set_current};
 
 use super::{DbInner, ManifestState};
 use crate::tree::{SuperVersion, TableFile};
@@ -20,6 +20,8 @@ impl DbInner {
     /// Applies `edit` to the manifest (durably) and then to the tree readers
     /// see. `opened` are the tables the edit adds; `flushed_imm` drops the
     /// oldest frozen memtable (whose contents the edit's table now holds).
+    /// `written` is what the change adds to the database's write totals;
+    /// the edit records the sum, settled here like the other counters.
     ///
     /// On failure the database turns read-only: the manifest's tail is
     /// unknown, so no later edit may be appended after it.
@@ -28,6 +30,7 @@ impl DbInner {
         edit: &VersionEdit,
         opened: Vec<Arc<TableFile>>,
         flushed_imm: bool,
+        written: WriteTotals,
     ) -> Result<()> {
         let mut manifest = self.manifest.lock();
         // Counters only move forward; flush and compaction fill them in
@@ -37,6 +40,7 @@ impl DbInner {
         edit.next_file_number = Some(next_file.max(manifest.set.next_file_number));
         edit.last_seq = edit.last_seq.map(|s| s.max(manifest.set.last_seq));
         edit.log_number = edit.log_number.map(|l| l.max(manifest.set.log_number));
+        edit.write_totals = Some(manifest.set.write_totals.plus(written));
         let edit = &edit;
         let mut set = manifest.set.clone();
         set.apply(edit)?;

@@ -5,6 +5,7 @@
 //! engine adds that to its level's counters. Nothing is sampled or estimated.
 
 use crate::filter::FilterKind;
+use crate::manifest::WriteTotals;
 use crate::policy::budgeted_bloom_max_fpr;
 
 mod counters;
@@ -169,6 +170,11 @@ pub struct Stats {
     /// with an explicit, different [`crate::Options::filter_policy`]), kept
     /// in the manifest; `None` if it never changed.
     pub replaced_policy: Option<String>,
+    /// Bytes written over the database's whole life, across opens, as of
+    /// the last flush or compaction the manifest recorded: unlike the
+    /// counters above, these survive a restart (`siftdb db info` shows them).
+    /// [`Stats::since`] keeps the later snapshot's.
+    pub lifetime_writes: WriteTotals,
     /// One entry per level, level 0 first.
     pub levels: Vec<LevelStats>,
 }
@@ -209,6 +215,7 @@ impl Stats {
             immutable_memtables: self.immutable_memtables,
             filter_policy: self.filter_policy.clone(),
             replaced_policy: self.replaced_policy.clone(),
+            lifetime_writes: self.lifetime_writes,
             levels,
         }
     }
@@ -238,6 +245,31 @@ impl Stats {
     }
 }
 
+impl Stats {
+    /// The bytes-written lines of the Display: this open's, then the
+    /// database's life's (once a flush has recorded any).
+    fn fmt_bytes_written(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "bytes written: {} by the application, {} to WALs, {} by flushes, {} by compactions",
+            self.user_bytes, self.wal_bytes, self.flush_bytes_written, self.compaction_bytes_written
+        )?;
+        match self.write_amplification() {
+            Some(w) => writeln!(f, "; write amplification {w:.2}")?,
+            None => writeln!(f)?,
+        }
+        let life = &self.lifetime_writes;
+        if let Some(w) = life.write_amplification() {
+            writeln!(
+                f,
+                "over the database's life: {} bytes flushed from the application, {} by flushes, {} by compactions; write amplification {w:.2}",
+                life.user_bytes, life.flush_bytes, life.compaction_bytes
+            )?;
+        }
+        Ok(())
+    }
+}
+
 impl std::fmt::Display for Stats {
     /// A per-level table for humans (the CLI's `stats`), levels with no
     /// tables and no probes left out.
@@ -254,15 +286,7 @@ impl std::fmt::Display for Stats {
             self.flushes,
             self.compactions
         )?;
-        write!(
-            f,
-            "bytes written: {} by the application, {} to WALs, {} by flushes, {} by compactions",
-            self.user_bytes, self.wal_bytes, self.flush_bytes_written, self.compaction_bytes_written
-        )?;
-        match self.write_amplification() {
-            Some(w) => writeln!(f, "; write amplification {w:.2}")?,
-            None => writeln!(f)?,
-        }
+        self.fmt_bytes_written(f)?;
         write!(f, "filter policy {}", self.filter_policy)?;
         if let Some(old) = &self.replaced_policy {
             write!(f, " (replaced {old}, whose filters older tables may still carry)")?;
@@ -364,6 +388,7 @@ impl super::DbInner {
         stats.immutable_memtables = sv.imm.len() as u64;
         stats.filter_policy = self.policy.to_string();
         stats.replaced_policy.clone_from(&self.replaced_policy);
+        stats.lifetime_writes = self.manifest.lock().set.write_totals;
         let shape = self.shape(&sv.tree, None);
         let plan = self.plan(&shape);
         let used = sv.tree.levels.iter().rposition(|l| !l.is_empty()).map_or(0, |i| i + 1);

@@ -28,12 +28,16 @@
 //!     9 format version     varint: the database format version
 //!                          (DB_FORMAT_VERSION); written first in the first
 //!                          edit of every manifest, absent means 1
+//!    10 write totals       user bytes varint, flush bytes varint,
+//!                          compaction bytes varint: the running totals over
+//!                          the database's life after this edit; the latest
+//!                          wins (format version 3)
 //! ```
 //!
 //! A format version above [`DB_FORMAT_VERSION`] is [`Error::Unsupported`],
 //! found before any field the newer format added, because tag 9 comes first.
 //!
-//! Tags 1-4, 7 and 8 appear at most once per edit. An unknown tag is `Corruption`: an older
+//! Tags 1-4 and 7-10 appear at most once per edit. An unknown tag is `Corruption`: an older
 //! build must not silently ignore a field whose meaning it does not know.
 
 use crate::codec::{Reader, put_length_prefixed, put_varint, seal, unseal};
@@ -53,16 +57,63 @@ const TAG_REMOVE_TABLE: u64 = 6;
 const TAG_FILTER_POLICY: u64 = 7;
 const TAG_REPLACED_POLICY: u64 = 8;
 const TAG_FORMAT_VERSION: u64 = 9;
+const TAG_WRITE_TOTALS: u64 = 10;
 
 /// The database format this build writes and the newest it reads.
 ///
 /// - 1: manifests without tag 9 (builds before the filter policy was
 ///   stored).
 /// - 2: the filter policy records (tags 7 and 8) and this tag.
+/// - 3: the write totals (tag 10).
 ///
 /// Every change to what a manifest, WAL or `CURRENT` holds that an older
 /// build would misread bumps it (DESIGN.md, "Format versions").
-pub const DB_FORMAT_VERSION: u32 = 2;
+pub const DB_FORMAT_VERSION: u32 = 3;
+
+/// Bytes written over the database's whole life, across every open: what
+/// the application wrote (counted when its memtable is flushed, so a write
+/// counts once even if a crash makes recovery replay it), and the table
+/// bytes flushes and compactions wrote for it. `Stats` counts the same
+/// since the open; these survive it.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct WriteTotals {
+    /// Key and value bytes of the writes flushed to tables (a delete counts
+    /// its key; an overwrite counts every version written).
+    pub user_bytes: u64,
+    /// Bytes of the level-0 table files flushes wrote.
+    pub flush_bytes: u64,
+    /// Bytes of the table files compactions wrote (filter refreshes included).
+    pub compaction_bytes: u64,
+}
+
+impl WriteTotals {
+    /// Table bytes written per byte the application wrote, over the
+    /// database's life; `None` before the first flush.
+    #[must_use]
+    #[expect(clippy::cast_precision_loss, reason = "a ratio; 2^53 bytes are far away")]
+    pub fn write_amplification(&self) -> Option<f64> {
+        (self.user_bytes > 0)
+            .then(|| (self.flush_bytes.saturating_add(self.compaction_bytes)) as f64 / self.user_bytes as f64)
+    }
+
+    /// The totals after adding `more` (saturating: totals never wrap).
+    #[must_use]
+    pub fn plus(self, more: WriteTotals) -> WriteTotals {
+        WriteTotals {
+            user_bytes: self.user_bytes.saturating_add(more.user_bytes),
+            flush_bytes: self.flush_bytes.saturating_add(more.flush_bytes),
+            compaction_bytes: self.compaction_bytes.saturating_add(more.compaction_bytes),
+        }
+    }
+
+    /// Whether no total is below `earlier`'s: totals only grow.
+    #[must_use]
+    pub fn covers(&self, earlier: &WriteTotals) -> bool {
+        self.user_bytes >= earlier.user_bytes
+            && self.flush_bytes >= earlier.flush_bytes
+            && self.compaction_bytes >= earlier.compaction_bytes
+    }
+}
 
 /// A change to the database's version: tables added and removed, and new
 /// values for the counters. Fields left `None` keep their old values.
@@ -88,6 +139,8 @@ pub struct VersionEdit {
     pub replaced_policy: Option<String>,
     /// The database format version, in the first edit of a manifest.
     pub format_version: Option<u32>,
+    /// The write totals after this edit (flushes and compactions set them).
+    pub write_totals: Option<WriteTotals>,
 }
 
 impl VersionEdit {
@@ -121,6 +174,12 @@ impl VersionEdit {
             if let Some(text) = text {
                 put_varint(&mut out, tag);
                 put_length_prefixed(&mut out, text.as_bytes());
+            }
+        }
+        if let Some(w) = self.write_totals {
+            put_varint(&mut out, TAG_WRITE_TOTALS);
+            for v in [w.user_bytes, w.flush_bytes, w.compaction_bytes] {
+                put_varint(&mut out, v);
             }
         }
         for (level, t) in &self.added {
@@ -200,6 +259,16 @@ impl VersionEdit {
                         });
                     }
                     if edit.format_version.replace(v).is_some() {
+                        return Err(Error::corruption(at, format!("edit field {tag} appears twice")));
+                    }
+                }
+                TAG_WRITE_TOTALS => {
+                    let totals = WriteTotals {
+                        user_bytes: r.varint()?,
+                        flush_bytes: r.varint()?,
+                        compaction_bytes: r.varint()?,
+                    };
+                    if edit.write_totals.replace(totals).is_some() {
                         return Err(Error::corruption(at, format!("edit field {tag} appears twice")));
                     }
                 }
@@ -293,6 +362,7 @@ pub(crate) mod tests {
             filter_policy: Some("monkey:10+skip-last".to_owned()),
             replaced_policy: Some("xor16".to_owned()),
             format_version: Some(DB_FORMAT_VERSION),
+            write_totals: Some(WriteTotals { user_bytes: 1 << 40, flush_bytes: 12_345, compaction_bytes: 0 }),
         }
     }
 
@@ -345,7 +415,7 @@ pub(crate) mod tests {
 
     #[test]
     fn well_sealed_nonsense_is_corruption() {
-        let cases: [&[u8]; 12] = [
+        let cases: [&[u8]; 14] = [
             &[99, 0],                                                               // unknown tag
             &[1, 5, 1, 6],                                                          // repeated scalar
             &[6, 7, 1],                                                             // level out of range
@@ -358,6 +428,8 @@ pub(crate) mod tests {
             &[8, 1, b'x', 8, 1, b'y'],                                  // repeated replaced policy
             &[9, 0],                                                    // format version 0
             &[9, 2, 9, 2],                                              // repeated format version
+            &[10, 1, 2],                                                // write totals cut short
+            &[10, 1, 2, 3, 10, 1, 2, 3],                                // repeated write totals
         ];
         for body in cases {
             let err = VersionEdit::decode(&seal(body.to_vec())).unwrap_err();

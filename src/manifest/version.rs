@@ -12,7 +12,7 @@ use std::sync::Arc;
 use crate::key::SeqNo;
 use crate::{Error, Result};
 
-use super::edit::{TableRecord, VersionEdit};
+use super::edit::{TableRecord, VersionEdit, WriteTotals};
 
 /// Levels in the tree: L0 (overlapping flushes) and L1..L6 (each a sorted run).
 pub const NUM_LEVELS: usize = 7;
@@ -168,6 +168,10 @@ pub struct VersionSet {
     /// The database format version the manifest declares; `None` for a
     /// manifest from before versions were recorded (version 1).
     pub format_version: Option<u32>,
+    /// Bytes written over the database's life, as of the last edit that
+    /// recorded them (zero for a database older than format version 3,
+    /// which counted nothing).
+    pub write_totals: WriteTotals,
 }
 
 impl VersionSet {
@@ -192,6 +196,14 @@ impl VersionSet {
         {
             return Err(Error::corruption(0, format!("hash salt changes from {old:#x} to {new:#x}")));
         }
+        if let Some(totals) = edit.write_totals
+            && !totals.covers(&self.write_totals)
+        {
+            return Err(Error::corruption(
+                0,
+                format!("write totals move back from {:?} to {totals:?}", self.write_totals),
+            ));
+        }
         let version = Arc::new(self.version.apply(edit)?);
         self.version = version;
         self.next_file_number = next_file_number;
@@ -206,6 +218,9 @@ impl VersionSet {
         }
         if let Some(v) = edit.format_version {
             self.format_version = Some(v);
+        }
+        if let Some(totals) = edit.write_totals {
+            self.write_totals = totals;
         }
         Ok(())
     }
@@ -229,6 +244,7 @@ impl VersionSet {
             replaced_policy: self.replaced_policy.clone(),
             // The snapshot starts a manifest this build writes.
             format_version: Some(super::edit::DB_FORMAT_VERSION),
+            write_totals: Some(self.write_totals),
         }
     }
 
@@ -349,6 +365,7 @@ mod tests {
             last_seq: Some(100),
             log_number: Some(4),
             hash_salt: Some(42),
+            write_totals: Some(WriteTotals { user_bytes: 50, flush_bytes: 60, compaction_bytes: 70 }),
             ..add(0, table(3, b"a", b"b"))
         };
         vs.apply(&first).unwrap();
@@ -359,6 +376,10 @@ mod tests {
             VersionEdit { last_seq: Some(99), ..VersionEdit::default() },
             VersionEdit { log_number: Some(3), ..VersionEdit::default() },
             VersionEdit { hash_salt: Some(43), ..VersionEdit::default() },
+            VersionEdit {
+                write_totals: Some(WriteTotals { user_bytes: 50, flush_bytes: 60, compaction_bytes: 69 }),
+                ..VersionEdit::default()
+            },
         ] {
             assert!(vs.apply(&bad).unwrap_err().is_corruption());
             assert_eq!(vs, before);
@@ -366,6 +387,7 @@ mod tests {
         vs.apply(&VersionEdit { hash_salt: Some(42), last_seq: Some(150), ..VersionEdit::default() })
             .unwrap();
         assert_eq!(vs.last_seq, 150);
+        assert_eq!(vs.write_totals.compaction_bytes, 70, "an edit without totals keeps them");
 
         let mut rebuilt = VersionSet::default();
         rebuilt.apply(&vs.snapshot_edit()).unwrap();

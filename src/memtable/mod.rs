@@ -16,7 +16,7 @@ mod range;
 use std::collections::BTreeSet;
 use std::ops::Bound;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 
 use bytes::Bytes;
 use parking_lot::RwLock;
@@ -164,6 +164,9 @@ type Map = BTreeSet<MemKey>;
 pub struct Memtable {
     map: RwLock<Map>,
     bytes: AtomicUsize,
+    /// Key and value bytes of every version inserted, replaced ones
+    /// included: what the application wrote into this memtable.
+    user_bytes: AtomicU64,
 }
 
 impl Memtable {
@@ -183,6 +186,7 @@ impl Memtable {
         let added = entry_bytes(user_key, value);
         let old = self.map.write().replace(MemKey::new(user_key, seq, kind, value));
         self.account(added, old.map_or(0, |o| entry_bytes(user_key, &o.value())));
+        self.user_bytes.fetch_add((user_key.len() + value.len()) as u64, Ordering::Relaxed);
         Ok(())
     }
 
@@ -207,6 +211,7 @@ impl Memtable {
         }
         drop(map);
         self.account(added, replaced);
+        self.user_bytes.fetch_add(batch.payload_bytes() as u64, Ordering::Relaxed);
         Ok(())
     }
 
@@ -238,6 +243,14 @@ impl Memtable {
     #[must_use]
     pub fn approximate_bytes(&self) -> usize {
         self.bytes.load(Ordering::Relaxed)
+    }
+
+    /// Key and value bytes of every version inserted (a tombstone counts its
+    /// key), replaced versions included: the application's bytes, the
+    /// measure of write amplification.
+    #[must_use]
+    pub fn user_bytes(&self) -> u64 {
+        self.user_bytes.load(Ordering::Relaxed)
     }
 
     /// Number of entries (versions, tombstones included).

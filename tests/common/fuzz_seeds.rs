@@ -248,6 +248,11 @@ pub fn sample_edits() -> Vec<VersionEdit> {
             next_file_number: Some(6),
             last_seq: Some(9),
             log_number: Some(5),
+            write_totals: Some(siftdb::WriteTotals {
+                user_bytes: 900,
+                flush_bytes: 1200,
+                compaction_bytes: 0,
+            }),
             ..VersionEdit::default()
         },
         VersionEdit {

@@ -344,3 +344,42 @@ fn a_missing_directory_is_named_as_missing() {
         assert_eq!(err.trim(), format!("siftdb: {}: not a directory", p(&file)), "{cmd}");
     }
 }
+
+/// `db info` reports the write totals the manifest keeps over the
+/// database's life, after the process that wrote them has closed it.
+#[test]
+fn info_shows_write_amplification_over_the_databases_life() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("db");
+    let opts = || siftdb::Options { memtable_bytes: 8 << 10, ..siftdb::Options::default() };
+    let db = siftdb::Db::open(&dir, opts()).unwrap();
+    let mut user = 0u64;
+    for i in 0..3000u32 {
+        let key = format!("key{i:05}");
+        db.put(key.as_bytes(), b"a value of some bytes").unwrap();
+        user += (key.len() + 21) as u64;
+    }
+    db.flush().unwrap();
+    db.compact().unwrap();
+    let s = db.stats();
+    db.close().unwrap();
+    let (code, v) = run_json(&["db", "info", p(&dir), "--probes", "0", "--json"]);
+    assert_eq!(code, 0, "{v}");
+    let w = &v["writes"];
+    assert_eq!(w["user_bytes"], user);
+    assert_eq!(w["flush_bytes"], s.flush_bytes_written);
+    assert_eq!(w["compaction_bytes"], s.compaction_bytes_written);
+    let wa = w["write_amplification"].as_f64().unwrap();
+    assert!((wa - s.write_amplification().unwrap()).abs() < 1e-9 && wa > 1.0, "{wa}");
+    let text = String::from_utf8(siftdb(&["db", "info", p(&dir), "--probes", "0"]).stdout).unwrap();
+    assert!(text.contains(&format!("write amplification {wa:.2}")), "{text}");
+
+    // A manifest that never recorded totals says so instead of dividing by zero.
+    let old = tmp.path().join("old");
+    std::fs::create_dir(&old).unwrap();
+    make_db(&old);
+    let (_, v) = run_json(&["db", "info", p(&old), "--probes", "0", "--json"]);
+    assert!(v["writes"]["write_amplification"].is_null(), "{v}");
+    let text = String::from_utf8(siftdb(&["db", "info", p(&old), "--probes", "0"]).stdout).unwrap();
+    assert!(text.contains("none flushed yet"), "{text}");
+}

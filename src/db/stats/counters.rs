@@ -150,6 +150,7 @@ impl Counters {
             immutable_memtables: 0,
             filter_policy: String::new(),
             replaced_policy: None,
+            lifetime_writes: super::WriteTotals::default(),
             levels,
         }
     }

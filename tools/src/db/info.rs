@@ -274,6 +274,12 @@ fn document(i: &RecoveryScan, a: &Args) -> Result<Value, String> {
         "last_seq": i.last_seq(),
         "log_number": s.log_number,
         "hash_salt": s.hash_salt,
+        "writes": {
+            "user_bytes": s.write_totals.user_bytes,
+            "flush_bytes": s.write_totals.flush_bytes,
+            "compaction_bytes": s.write_totals.compaction_bytes,
+            "write_amplification": s.write_totals.write_amplification(),
+        },
         "tables": i.tables.len(),
         "filter_memory_bytes": total_filter_memory,
         "expected_false_positive_reads": expected_fp_reads,
@@ -359,6 +365,18 @@ pub fn run(a: &Args) -> Result<Outcome, String> {
             g(&doc, "policy_source")
         ),
         None => println!("filter policy   {} ({})", g(&doc, "policy"), g(&doc, "policy_source")),
+    }
+    let w = &doc["writes"];
+    match w["write_amplification"].as_f64() {
+        Some(wa) => println!(
+            "writes          {} application bytes flushed; tables written: {} by flushes, {} by compactions; write amplification {wa:.2} (over the database's life)",
+            g(w, "user_bytes"),
+            g(w, "flush_bytes"),
+            g(w, "compaction_bytes")
+        ),
+        None => println!(
+            "writes          none flushed yet (or written before format version 3, which counted none)"
+        ),
     }
     println!("filter memory   {} bytes (filters loaded in memory)", g(&doc, "filter_memory_bytes"));
     println!(
