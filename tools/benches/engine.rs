@@ -11,6 +11,14 @@
 //! (siftdb: `flush` + `compact`; fjall: `rotate_memtable_and_wait` +
 //! `major_compact`) before the reads.
 //!
+//! Write amplification is counted the same way for both: the bytes the
+//! process handed to `write(2)` (Linux `/proc/self/io` `wchar`: WAL or
+//! journal, tables, manifests alike) per byte of keys and values put, from
+//! the store's open to the end of the fill, and again to the end of the
+//! settle (not comparable: fjall's is a major compaction, which rewrites
+//! everything once more; siftdb's compacts until each level is within its
+//! target). siftdb also prints its own count, tables only.
+//!
 //! Run: `cargo bench -p siftdb-cli --bench engine`. Environment:
 //! `ENGINE_KEYS` (default 1,000,000), `ENGINE_OPS` (operations per read
 //! workload; default the keys, at most 10^6), `ENGINE_ROUNDS` (3),
@@ -19,6 +27,8 @@
 //! the stores go; default a temp dir).
 
 use std::path::Path;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
 
 use siftdb_cli::engine::{Engine, Shape, Siftdb, Written};
 use siftdb_cli::summary::{Summary, summarize};
@@ -88,6 +98,99 @@ impl Engine for Fjall {
     }
 }
 
+/// Bytes this process has handed to `write(2)` and its kin so far, all
+/// threads; `None` off Linux.
+fn wchar() -> Option<u64> {
+    let io = std::fs::read_to_string("/proc/self/io").ok()?;
+    io.lines().find_map(|l| l.strip_prefix("wchar:")).and_then(|v| v.trim().parse().ok())
+}
+
+/// What one fill cost on disk: user bytes put, and the bytes written from
+/// the store's open to the fill's end and to the settle's end.
+#[derive(Debug, Clone, Copy)]
+struct DiskWrites {
+    user: u64,
+    to_fill_end: u64,
+    to_settle_end: u64,
+}
+
+/// An engine whose user bytes and process-wide write bytes are counted
+/// alike, whatever engine it wraps; each settle of the `fillrandom` store
+/// that follows puts is logged.
+struct Counted<E> {
+    inner: E,
+    fill: bool,
+    opened_at: u64,
+    user: AtomicU64,
+    log: Arc<Mutex<Vec<DiskWrites>>>,
+}
+
+impl<E: Engine> Counted<E> {
+    fn open(path: &Path, inner: E, log: &Arc<Mutex<Vec<DiskWrites>>>) -> Self {
+        Counted {
+            inner,
+            fill: path.ends_with("fillrandom"),
+            opened_at: wchar().unwrap_or(0),
+            user: AtomicU64::new(0),
+            log: Arc::clone(log),
+        }
+    }
+}
+
+impl<E: Engine> Engine for Counted<E> {
+    fn put(&self, key: &[u8], value: &[u8]) -> Result<(), String> {
+        self.user.fetch_add((key.len() + value.len()) as u64, Ordering::Relaxed);
+        self.inner.put(key, value)
+    }
+
+    fn put_many(&self, pairs: &[([u8; 16], Vec<u8>)]) -> Result<(), String> {
+        let bytes: usize = pairs.iter().map(|(k, v)| k.len() + v.len()).sum();
+        self.user.fetch_add(bytes as u64, Ordering::Relaxed);
+        self.inner.put_many(pairs)
+    }
+
+    fn get(&self, key: &[u8]) -> Result<Option<usize>, String> {
+        self.inner.get(key)
+    }
+
+    fn seek(&self, key: &[u8], n: usize) -> Result<usize, String> {
+        self.inner.seek(key, n)
+    }
+
+    fn settle(&self) -> Result<(), String> {
+        let fill_end = wchar();
+        self.inner.settle()?;
+        let user = self.user.swap(0, Ordering::Relaxed);
+        if let (true, Some(a), Some(b)) = (self.fill && user > 0, fill_end, wchar()) {
+            let since = |x: u64| x.saturating_sub(self.opened_at);
+            let w = DiskWrites { user, to_fill_end: since(a), to_settle_end: since(b) };
+            self.log.lock().map_err(err)?.push(w);
+        }
+        Ok(())
+    }
+
+    fn shape(&self) -> Shape {
+        self.inner.shape()
+    }
+
+    fn written(&self) -> Option<Written> {
+        self.inner.written()
+    }
+
+    fn close(self) -> Result<(), String> {
+        self.inner.close()
+    }
+}
+
+/// The median over rounds of the first fill's bytes per user byte, to the
+/// fill's end and to the settle's end.
+#[expect(clippy::cast_precision_loss, reason = "ratios for display")]
+fn disk_amplification(log: &[DiskWrites]) -> Option<(f64, f64)> {
+    let fill = log.iter().map(|w| w.to_fill_end as f64 / w.user as f64).collect();
+    let settle = log.iter().map(|w| w.to_settle_end as f64 / w.user as f64).collect();
+    Some((siftdb_cli::summary::median(fill)?, siftdb_cli::summary::median(settle)?))
+}
+
 fn env(name: &str, default: u64) -> u64 {
     std::env::var(name).ok().and_then(|v| v.replace('_', "").parse().ok()).unwrap_or(default)
 }
@@ -129,9 +232,13 @@ fn main() -> Result<(), String> {
         cfg.keys, cfg.value_bytes, cfg.ops, cfg.threads
     );
     let (mut sift, mut fj): (Vec<Round>, Vec<Round>) = (Vec::new(), Vec::new());
+    let (sift_disk, fj_disk) = (Arc::new(Mutex::new(Vec::new())), Arc::new(Mutex::new(Vec::new())));
     for r in 0..rounds {
-        let s = round(&cfg, &root.join("siftdb"), &|p: &Path| Siftdb::open(p, &siftdb::Options::default()))?;
-        let f = round(&cfg, &root.join("fjall"), &Fjall::open)?;
+        let s = round(&cfg, &root.join("siftdb"), &|p: &Path| {
+            Ok(Counted::open(p, Siftdb::open(p, &siftdb::Options::default())?, &sift_disk))
+        })?;
+        let f =
+            round(&cfg, &root.join("fjall"), &|p: &Path| Ok(Counted::open(p, Fjall::open(p)?, &fj_disk)))?;
         println!(
             "round {}: reads began with {} tables ({} in L0) in siftdb, {} ({} in L0) in fjall",
             r + 1,
@@ -155,6 +262,16 @@ fn main() -> Result<(), String> {
             row(s),
             row(f),
             s.ops_per_sec / f.ops_per_sec
+        );
+    }
+    let (sd, fd) = (sift_disk.lock().map_err(err)?.clone(), fj_disk.lock().map_err(err)?.clone());
+    if let (Some((s_fill, s_settle)), Some((f_fill, f_settle))) =
+        (disk_amplification(&sd), disk_amplification(&fd))
+    {
+        println!(
+            "fillrandom bytes written per user byte (write(2) bytes, WAL or journal included; median): \
+             to the fill's end siftdb {s_fill:.2}, fjall {f_fill:.2} ({:.2}x); to the settle's end siftdb {s_settle:.2}, fjall {f_settle:.2}",
+            s_fill / f_fill
         );
     }
     println!("per round, op/s (siftdb / fjall):");

@@ -54,6 +54,10 @@ pub struct Args {
     /// output; default: the engine's (8 MiB).
     #[arg(long, value_parser = numbers::count(1, 4096))]
     table_mib: Option<u64>,
+    /// Target size of level 1 in MiB (1 to 65,536); deeper levels grow by the size ratio;
+    /// default: the engine's (64 MiB).
+    #[arg(long, value_parser = numbers::count(1, 65_536))]
+    level1_mib: Option<u64>,
     /// Seed for keys, load order and every operation sequence.
     #[arg(long, default_value_t = 42)]
     seed: u64,
@@ -120,6 +124,7 @@ pub fn run(args: &Args) -> Result<Outcome, String> {
         filter_policy: policy.clone(),
         memtable_bytes: args.memtable_mib.map_or(siftdb::Options::default().memtable_bytes, |m| m << 20),
         table_target_bytes: args.table_mib.map_or(siftdb::Options::default().table_target_bytes, |m| m << 20),
+        base_level_bytes: args.level1_mib.map_or(siftdb::Options::default().base_level_bytes, |m| m << 20),
         ..siftdb::Options::default()
     };
     let open = |dir: &std::path::Path| Siftdb::open(dir, &opts);
