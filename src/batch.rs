@@ -72,13 +72,6 @@ impl<'a> BatchOp<'a> {
     }
 }
 
-#[derive(Debug, Clone, PartialEq, Eq)]
-struct OwnedOp {
-    kind: ValueKind,
-    key: Vec<u8>,
-    value: Vec<u8>,
-}
-
 /// A group of puts and deletes that become visible together.
 ///
 /// ```
@@ -93,10 +86,21 @@ struct OwnedOp {
 /// assert_eq!(decoded, batch);
 /// assert_eq!(decoded.iter().nth(1), Some(BatchOp::Delete { key: b"pear" }));
 /// ```
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Clone, Default, PartialEq, Eq)]
 pub struct WriteBatch {
-    ops: Vec<OwnedOp>,
+    /// The ops as the payload encodes them (everything after the header):
+    /// a put copies its key and value once, into this one buffer, and the
+    /// WAL record is the header and these bytes. Only [`WriteBatch::push`]
+    /// and a validating [`WriteBatch::decode`] write it, so it always parses.
+    ops: Vec<u8>,
+    count: usize,
     payload_bytes: usize,
+}
+
+impl std::fmt::Debug for WriteBatch {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_list().entries(self.iter()).finish()
+    }
 }
 
 impl WriteBatch {
@@ -118,24 +122,31 @@ impl WriteBatch {
 
     fn push(&mut self, kind: ValueKind, key: &[u8], value: &[u8]) {
         self.payload_bytes += key.len() + value.len();
-        self.ops.push(OwnedOp { kind, key: key.to_vec(), value: value.to_vec() });
+        self.count += 1;
+        self.ops.reserve(1 + 10 + key.len() + if kind == ValueKind::Value { 10 + value.len() } else { 0 });
+        self.ops.push(kind.as_u8());
+        put_length_prefixed(&mut self.ops, key);
+        if kind == ValueKind::Value {
+            put_length_prefixed(&mut self.ops, value);
+        }
     }
 
     /// Number of ops (and so of sequence numbers the batch consumes).
     #[must_use]
     pub fn len(&self) -> usize {
-        self.ops.len()
+        self.count
     }
 
     /// Whether the batch holds no ops.
     #[must_use]
     pub fn is_empty(&self) -> bool {
-        self.ops.is_empty()
+        self.count == 0
     }
 
     /// Removes every op.
     pub fn clear(&mut self) {
         self.ops.clear();
+        self.count = 0;
         self.payload_bytes = 0;
     }
 
@@ -148,31 +159,27 @@ impl WriteBatch {
     /// The ops in the order they were added.
     #[must_use = "iterators are lazy"]
     pub fn iter(&self) -> impl ExactSizeIterator<Item = BatchOp<'_>> {
-        self.ops.iter().map(|op| match op.kind {
-            ValueKind::Value => BatchOp::Put { key: &op.key, value: &op.value },
-            ValueKind::Tombstone => BatchOp::Delete { key: &op.key },
-        })
+        Ops { rest: Reader::new(&self.ops), left: self.count }
     }
 
     /// Encodes the batch as a WAL payload whose ops take sequence numbers
     /// `base_seq`, `base_seq + 1`, ....
     #[must_use]
+    pub fn encode(&self, base_seq: SeqNo) -> Vec<u8> {
+        let mut out = Vec::with_capacity(HEADER_LEN + self.ops.len());
+        self.encode_into(&mut out, base_seq);
+        out
+    }
+
+    /// [`WriteBatch::encode`], appended to `out` (the WAL's reused buffer).
     #[expect(
         clippy::cast_possible_truncation,
         reason = "a batch of over 2^32 ops cannot fit the 1 GiB WAL record limit either; the WAL rejects it"
     )]
-    pub fn encode(&self, base_seq: SeqNo) -> Vec<u8> {
-        let mut out = Vec::with_capacity(HEADER_LEN + self.payload_bytes + self.ops.len() * 11);
+    pub(crate) fn encode_into(&self, out: &mut Vec<u8>, base_seq: SeqNo) {
         out.extend_from_slice(&base_seq.to_le_bytes());
-        out.extend_from_slice(&(self.ops.len() as u32).to_le_bytes());
-        for op in &self.ops {
-            out.push(op.kind.as_u8());
-            put_length_prefixed(&mut out, &op.key);
-            if op.kind == ValueKind::Value {
-                put_length_prefixed(&mut out, &op.value);
-            }
-        }
-        out
+        out.extend_from_slice(&(self.count as u32).to_le_bytes());
+        out.extend_from_slice(&self.ops);
     }
 
     /// Decodes a payload written by [`WriteBatch::encode`], returning the base
@@ -195,21 +202,60 @@ impl WriteBatch {
         if count > 0 && base_seq.checked_add(count as u64 - 1).is_none_or(|last| last > MAX_SEQ) {
             return Err(Error::corruption(0, format!("{count} ops from sequence {base_seq} pass 2^56 - 1")));
         }
-        let mut batch = WriteBatch { ops: Vec::with_capacity(count), payload_bytes: 0 };
+        let mut payload_bytes = 0;
         for _ in 0..count {
             let at = r.position() as u64;
             let kind = ValueKind::from_u8(r.u8()?, at)?;
-            let key = r.length_prefixed()?;
-            let value = match kind {
-                ValueKind::Value => r.length_prefixed()?,
-                ValueKind::Tombstone => &[],
-            };
-            batch.push(kind, key, value);
+            payload_bytes += r.length_prefixed()?.len();
+            if kind == ValueKind::Value {
+                payload_bytes += r.length_prefixed()?.len();
+            }
         }
         r.finish()?;
-        Ok((base_seq, batch))
+        // Every op parsed and nothing trails: the bytes are a valid op list.
+        let ops = bytes.get(HEADER_LEN..).unwrap_or_default().to_vec();
+        Ok((base_seq, WriteBatch { ops, count, payload_bytes }))
     }
 }
+
+/// The ops of a batch, parsed from its buffer as they are read.
+struct Ops<'a> {
+    rest: Reader<'a>,
+    left: usize,
+}
+
+impl<'a> Iterator for Ops<'a> {
+    type Item = BatchOp<'a>;
+
+    fn next(&mut self) -> Option<BatchOp<'a>> {
+        if self.left == 0 {
+            return None;
+        }
+        // The buffer always parses (see `WriteBatch::ops`); were it ever
+        // short, the iteration would end early rather than panic.
+        let op = self.parse();
+        self.left = if op.is_some() { self.left - 1 } else { 0 };
+        op
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        (self.left, Some(self.left))
+    }
+}
+
+impl<'a> Ops<'a> {
+    fn parse(&mut self) -> Option<BatchOp<'a>> {
+        let kind = self.rest.u8().ok()?;
+        let key = self.rest.length_prefixed().ok()?;
+        if kind == ValueKind::Value.as_u8() {
+            Some(BatchOp::Put { key, value: self.rest.length_prefixed().ok()? })
+        } else {
+            Some(BatchOp::Delete { key })
+        }
+    }
+}
+
+impl ExactSizeIterator for Ops<'_> {}
 
 #[cfg(test)]
 mod tests {

@@ -37,6 +37,7 @@ impl<'a> Reader<'a> {
     ///
     /// # Errors
     /// `Corruption` if fewer than `n` bytes remain.
+    #[inline]
     pub fn bytes(&mut self, n: usize) -> Result<&'a [u8]> {
         if n > self.remaining() {
             return Err(Error::corruption(
@@ -99,7 +100,21 @@ impl<'a> Reader<'a> {
     ///
     /// # Errors
     /// `Corruption` on a short read or an overlong encoding.
+    #[inline]
     pub fn varint(&mut self) -> Result<u64> {
+        // Lengths under 128 are one byte: most keys' and values' in blocks
+        // and batches, read inline without the loop.
+        if let Some(&byte) = self.buf.get(self.pos)
+            && byte < 0x80
+        {
+            self.pos += 1;
+            return Ok(u64::from(byte));
+        }
+        self.varint_long()
+    }
+
+    #[cold]
+    fn varint_long(&mut self) -> Result<u64> {
         let start = self.pos;
         let mut value = 0u64;
         for shift in (0..64).step_by(7) {
@@ -119,6 +134,7 @@ impl<'a> Reader<'a> {
     ///
     /// # Errors
     /// `Corruption` on a short read.
+    #[inline]
     pub fn length_prefixed(&mut self) -> Result<&'a [u8]> {
         let at = self.pos;
         let len = usize::try_from(self.varint()?)

@@ -161,9 +161,8 @@ impl DbInner {
         if last > MAX_SEQ {
             return Err(Error::WritesDisabled("sequence numbers exhausted (2^56 writes)".into()));
         }
-        let payload = batch.encode(base);
         let before = w.wal.len();
-        if let Err(e) = w.wal.append(&payload) {
+        if let Err(e) = w.wal.append_with(|out| batch.encode_into(out, base)) {
             self.fail(format!("WAL write failed: {e}"));
             return Err(e);
         }

@@ -39,24 +39,37 @@ pub enum RecordType {
 /// # Errors
 /// `InvalidArgument` if the payload exceeds [`MAX_PAYLOAD`].
 pub fn encode_record(kind: RecordType, payload: &[u8]) -> Result<Vec<u8>> {
-    if payload.len() > MAX_PAYLOAD {
+    let mut out = Vec::with_capacity(HEADER_LEN + payload.len());
+    out.extend_from_slice(&[0; HEADER_LEN]);
+    out.extend_from_slice(payload);
+    seal_record(&mut out, kind)?;
+    Ok(out)
+}
+
+/// Completes a record in `frame`: `HEADER_LEN` placeholder bytes followed by
+/// the payload become the header (crc, length, type) and the payload.
+///
+/// # Errors
+/// `InvalidArgument` if the payload exceeds [`MAX_PAYLOAD`].
+pub(crate) fn seal_record(frame: &mut [u8], kind: RecordType) -> Result<()> {
+    let payload_len = frame.len().saturating_sub(HEADER_LEN);
+    if payload_len > MAX_PAYLOAD {
         return Err(Error::InvalidArgument(format!(
-            "log record of {} bytes exceeds the {MAX_PAYLOAD}-byte limit",
-            payload.len()
+            "log record of {payload_len} bytes exceeds the {MAX_PAYLOAD}-byte limit"
         )));
     }
-    let len = u32::try_from(payload.len())
+    let len = u32::try_from(payload_len)
         .map_err(|_| Error::InvalidArgument("log record length does not fit in u32".into()))?;
-    let mut out = Vec::with_capacity(HEADER_LEN + payload.len());
-    out.extend_from_slice(&[0; 4]);
-    out.extend_from_slice(&len.to_le_bytes());
-    out.push(kind as u8);
-    out.extend_from_slice(payload);
-    let crc = crc32fast::hash(out.get(4..).unwrap_or_default());
-    if let Some(slot) = out.get_mut(..4) {
+    let (header, _) = frame
+        .split_first_chunk_mut::<HEADER_LEN>()
+        .ok_or_else(|| Error::InvalidArgument("a record frame is shorter than its header".into()))?;
+    header[4..8].copy_from_slice(&len.to_le_bytes());
+    header[8] = kind as u8;
+    let crc = crc32fast::hash(frame.get(4..).unwrap_or_default());
+    if let Some(slot) = frame.get_mut(..4) {
         slot.copy_from_slice(&crc.to_le_bytes());
     }
-    Ok(out)
+    Ok(())
 }
 
 /// The outcome of parsing the frame that starts at some offset.

@@ -328,3 +328,21 @@ proptest::proptest! {
         }
     }
 }
+
+/// The writer reuses one frame buffer: a record written after a longer one
+/// (or after one too large to keep the buffer for) carries nothing of it.
+#[test]
+fn the_reused_frame_buffer_carries_nothing_over() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("000001.log");
+    let mut w = FrameWriter::new(StdFs.create(&path).unwrap(), RecordType::Batch);
+    let huge = vec![7u8; (1 << 20) + 1];
+    let payloads: [&[u8]; 4] = [b"a longer first payload", b"short", &huge, b"x"];
+    let mut want = Vec::new();
+    for p in payloads {
+        w.append_with(|out| out.extend_from_slice(p)).unwrap();
+        want.extend(encode_record(RecordType::Batch, p).unwrap());
+    }
+    w.sync().unwrap();
+    assert_eq!(StdFs.read(&path).unwrap(), want);
+}

@@ -3,7 +3,7 @@
 use crate::fs::WritableFile;
 use crate::{Error, Result};
 
-use super::format::{RecordType, encode_record};
+use super::format::{HEADER_LEN, RecordType, seal_record};
 
 /// Appends framed records to a log (WAL or manifest) through a
 /// [`WritableFile`].
@@ -17,7 +17,14 @@ pub struct FrameWriter {
     file: Box<dyn WritableFile>,
     kind: RecordType,
     failed: Option<String>,
+    /// The record being written, reused: a put frames its record without
+    /// allocating.
+    frame: Vec<u8>,
 }
+
+/// A frame buffer grown past this by one large record is let go after it,
+/// so one huge batch does not pin its size for the log's life.
+const KEEP_FRAME_BYTES: usize = 1 << 20;
 
 impl FrameWriter {
     /// A writer of records of type `kind`, appending at the end of `file`
@@ -25,7 +32,7 @@ impl FrameWriter {
     /// [`RecordType::Edit`]).
     #[must_use]
     pub fn new(file: Box<dyn WritableFile>, kind: RecordType) -> Self {
-        FrameWriter { file, kind, failed: None }
+        FrameWriter { file, kind, failed: None, frame: Vec::new() }
     }
 
     /// Appends one record holding `payload`; returns the offset at which the
@@ -35,14 +42,35 @@ impl FrameWriter {
     /// `InvalidArgument` for a payload over the size limit (the writer stays
     /// usable); `Io` if the write fails, and `WritesDisabled` on every call after.
     pub fn append(&mut self, payload: &[u8]) -> Result<u64> {
+        self.append_with(|out| out.extend_from_slice(payload))
+    }
+
+    /// [`FrameWriter::append`] of the payload `fill` writes into the buffer
+    /// it is given (after bytes it must leave alone), so the caller's
+    /// encoding goes straight into the record.
+    ///
+    /// # Errors
+    /// As [`FrameWriter::append`].
+    pub fn append_with(&mut self, fill: impl FnOnce(&mut Vec<u8>)) -> Result<u64> {
         self.check()?;
-        let record = encode_record(self.kind, payload)?;
-        let offset = self.file.len();
-        if let Err(e) = self.file.write_all(&record) {
-            self.failed = Some(format!("log write failed: {e}"));
-            return Err(e.into());
+        let mut frame = std::mem::take(&mut self.frame);
+        frame.clear();
+        frame.extend_from_slice(&[0; HEADER_LEN]);
+        fill(&mut frame);
+        let written = seal_record(&mut frame, self.kind).and_then(|()| {
+            let offset = self.file.len();
+            match self.file.write_all(&frame) {
+                Ok(()) => Ok(offset),
+                Err(e) => {
+                    self.failed = Some(format!("log write failed: {e}"));
+                    Err(e.into())
+                }
+            }
+        });
+        if frame.capacity() <= KEEP_FRAME_BYTES {
+            self.frame = frame;
         }
-        Ok(offset)
+        written
     }
 
     /// Makes every appended record durable.

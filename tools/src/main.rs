@@ -59,7 +59,8 @@ enum BenchCommand {
     Filters(bench_filters::Args),
     /// db_bench's workloads on siftdb (fill, read, read missing, seek, overwrite, read while
     /// writing): op/s, latency percentiles, write amplification, the tree's shape.
-    Engine(bench_engine::Args),
+    // Boxed: its many flags would make every command as large as it.
+    Engine(Box<bench_engine::Args>),
 }
 
 /// How a command ended, mapped to the documented exit codes.
