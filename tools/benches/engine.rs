@@ -86,7 +86,7 @@ impl Engine for Fjall {
 
     fn shape(&self) -> Shape {
         let l0 = self.ks.l0_table_count() as u64;
-        Shape { l0_tables: l0, tables: self.ks.table_count() as u64, per_level: Vec::new() }
+        Shape { l0_tables: l0, tables: self.ks.table_count() as u64, ..Shape::default() }
     }
 
     fn written(&self) -> Option<Written> {

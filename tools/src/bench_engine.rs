@@ -47,7 +47,7 @@ pub struct Args {
     /// the engine's default.
     #[arg(long)]
     policy: Option<String>,
-    /// Memtable size in MiB (1 to 4,096): how much a flush writes; default: the engine's (16 MiB).
+    /// Memtable size in MiB (1 to 4,096): how much a flush writes; default: the engine's (64 MiB).
     #[arg(long, value_parser = numbers::count_usize(1, 4096))]
     memtable_mib: Option<usize>,
     /// Target table size in MiB (1 to 4,096): where flushes and compactions cut their
@@ -55,7 +55,7 @@ pub struct Args {
     #[arg(long, value_parser = numbers::count(1, 4096))]
     table_mib: Option<u64>,
     /// Target size of level 1 in MiB (1 to 65,536); deeper levels grow by the size ratio;
-    /// default: the engine's (64 MiB).
+    /// default: the engine's (256 MiB).
     #[arg(long, value_parser = numbers::count(1, 65_536))]
     level1_mib: Option<u64>,
     /// Seed for keys, load order and every operation sequence.
@@ -139,22 +139,16 @@ pub fn run(args: &Args) -> Result<Outcome, String> {
     }
     let summaries = summarize(&rounds);
     if args.json {
-        output::print_json(&document(
-            &cfg,
-            &policy_name,
-            opts.memtable_bytes,
-            opts.table_target_bytes,
-            &rounds,
-            &summaries,
-        ));
+        output::print_json(&document(&cfg, &policy_name, &opts, &rounds, &summaries));
     } else {
         print!(
             "{}",
             text(
                 &cfg,
                 &format!(
-                    "{policy_name}, memtable {} MiB, tables {} MiB",
+                    "{policy_name}, memtable {} MiB, level 1 {} MiB, tables {} MiB",
                     opts.memtable_bytes >> 20,
+                    opts.base_level_bytes >> 20,
                     opts.table_target_bytes >> 20
                 ),
                 &rounds,
@@ -178,7 +172,18 @@ fn shape_text(r: &Round) -> String {
         .filter(|(_, n)| **n > 0)
         .map(|(l, n)| format!("L{l} {n}"))
         .collect();
-    format!("{} tables ({}), {} in level 0", r.shape.tables, levels.join(", "), r.shape.l0_tables)
+    let mib = |b: Option<u64>| {
+        b.map_or_else(|| "-".to_string(), |b| format!("{:.1} MiB", b as f64 / f64::from(1 << 20)))
+    };
+    format!(
+        "{} tables ({}), {} in level 0; filters {}, disk {}, heap {}",
+        r.shape.tables,
+        levels.join(", "),
+        r.shape.l0_tables,
+        mib(r.shape.filter_bytes),
+        mib(r.shape.disk_bytes),
+        mib(r.shape.heap_bytes)
+    )
 }
 
 fn text(cfg: &Config, policy: &str, rounds: &[Round], summaries: &[Summary]) -> String {
@@ -239,8 +244,7 @@ fn text(cfg: &Config, policy: &str, rounds: &[Round], summaries: &[Summary]) -> 
 fn document(
     cfg: &Config,
     policy: &str,
-    memtable_bytes: usize,
-    table_bytes: u64,
+    opts: &siftdb::Options,
     rounds: &[Round],
     summaries: &[Summary],
 ) -> Value {
@@ -253,13 +257,17 @@ fn document(
         "nexts": cfg.nexts,
         "seed": cfg.seed,
         "filter_policy": policy,
-        "memtable_bytes": memtable_bytes,
-        "table_target_bytes": table_bytes,
+        "memtable_bytes": opts.memtable_bytes,
+        "level1_bytes": opts.base_level_bytes,
+        "table_target_bytes": opts.table_target_bytes,
         "rounds": rounds.iter().map(|r| json!({
             "shape": {
                 "l0_tables": r.shape.l0_tables,
                 "tables": r.shape.tables,
                 "tables_per_level": r.shape.per_level,
+                "filter_bytes": r.shape.filter_bytes,
+                "disk_bytes": r.shape.disk_bytes,
+                "heap_bytes": r.shape.heap_bytes,
             },
             "phases": r.phases.iter().map(|p| json!({
                 "workload": p.workload.name(),

@@ -13,6 +13,14 @@ pub struct Shape {
     pub tables: u64,
     /// Tables per level, level 0 first; empty when the engine does not say.
     pub per_level: Vec<u64>,
+    /// Bytes of the filters the tables carry, when the engine says.
+    pub filter_bytes: Option<u64>,
+    /// Bytes of the store's files on disk (the driver measures them).
+    pub disk_bytes: Option<u64>,
+    /// Growth of the process's anonymous memory (resident, not file-backed:
+    /// heap, not mapped tables) from before the store was opened; the
+    /// driver measures it, on Linux.
+    pub heap_bytes: Option<u64>,
 }
 
 /// Bytes an engine wrote, for write amplification.
@@ -134,11 +142,14 @@ impl Engine for Siftdb {
     }
 
     fn shape(&self) -> Shape {
-        let per_level: Vec<u64> = self.0.stats().levels.iter().map(|l| l.tables).collect();
+        let stats = self.0.stats();
+        let per_level: Vec<u64> = stats.levels.iter().map(|l| l.tables).collect();
         Shape {
             l0_tables: per_level.first().copied().unwrap_or(0),
             tables: per_level.iter().sum(),
             per_level,
+            filter_bytes: Some(stats.levels.iter().map(|l| l.filter_bytes).sum()),
+            ..Shape::default()
         }
     }
 

@@ -380,6 +380,7 @@ pub fn round<E: Engine>(
     }
 
     let path = fresh(dir, "fillrandom")?;
+    let heap_before = anonymous_resident_bytes();
     let e = open(&path)?;
     let order = permutation(cfg.keys, cfg.seed);
     let before = e.written();
@@ -398,7 +399,9 @@ pub fn round<E: Engine>(
         e.settle()?;
     }
     drop(order);
-    let shape = e.shape();
+    let mut shape = e.shape();
+    shape.disk_bytes = dir_bytes(&path);
+    shape.heap_bytes = anonymous_resident_bytes().zip(heap_before).map(|(now, was)| now.saturating_sub(was));
 
     let never = AtomicBool::new(false);
     for (w, read) in [
@@ -424,6 +427,26 @@ pub fn round<E: Engine>(
     e.close()?;
     remove(&path)?;
     Ok(Round { phases, shape })
+}
+
+/// The process's resident anonymous memory (`RssAnon` in
+/// `/proc/self/status`): heap and stacks, not mapped files; `None` off Linux.
+fn anonymous_resident_bytes() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let kib = status.lines().find_map(|l| l.strip_prefix("RssAnon:"))?.trim().strip_suffix("kB")?.trim();
+    kib.parse::<u64>().ok().map(|k| k * 1024)
+}
+
+/// Bytes of the files under `dir`, subdirectories included; `None` if it
+/// cannot be read.
+fn dir_bytes(dir: &Path) -> Option<u64> {
+    let mut total = 0;
+    for entry in std::fs::read_dir(dir).ok()? {
+        let entry = entry.ok()?;
+        let meta = entry.metadata().ok()?;
+        total += if meta.is_dir() { dir_bytes(&entry.path())? } else { meta.len() };
+    }
+    Some(total)
 }
 
 fn fresh(dir: &Path, name: &str) -> Result<std::path::PathBuf, String> {

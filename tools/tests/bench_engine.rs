@@ -17,7 +17,7 @@ fn every_workload_reports_rates_latencies_and_write_amplification() {
     let out = siftdb()
         .args(["bench", "engine", "--keys", "20000", "--ops", "5000", "--rounds", "2", "--threads", "2"])
         .args(["--value-bytes", "40", "--policy", "blocked-bloom:10", "--memtable-mib", "1"])
-        .args(["--table-mib", "2", "--json", "--dir"])
+        .args(["--table-mib", "2", "--level1-mib", "4", "--json", "--dir"])
         .arg(dir.path().join("stores"))
         .output()
         .unwrap();
@@ -27,6 +27,7 @@ fn every_workload_reports_rates_latencies_and_write_amplification() {
     assert_eq!(report["filter_policy"], "blocked-bloom:10");
     assert_eq!(report["memtable_bytes"], 1 << 20);
     assert_eq!(report["table_target_bytes"], 2 << 20);
+    assert_eq!(report["level1_bytes"], 4 << 20);
     let names: Vec<&str> =
         report["workloads"].as_array().unwrap().iter().map(|w| w["workload"].as_str().unwrap()).collect();
     assert_eq!(
@@ -59,6 +60,14 @@ fn every_workload_reports_rates_latencies_and_write_amplification() {
         // Reads began on a settled tree: nothing left in level 0.
         assert_eq!(r["shape"]["l0_tables"], 0, "{r}");
         assert!(r["shape"]["tables"].as_u64().unwrap() > 0, "{r}");
+        // 20,000 keys of 16 bytes and values of 40: more on disk than that,
+        // a filter of some bits per key, and a heap this small store's
+        // memtables and indexes keep well under 64 MiB.
+        let shape = &r["shape"];
+        assert!(shape["disk_bytes"].as_u64().unwrap() > 20_000 * 56, "{r}");
+        let filter = shape["filter_bytes"].as_u64().unwrap();
+        assert!((20_000 / 8..20_000 * 4).contains(&filter), "{r}");
+        assert!(shape["heap_bytes"].as_u64().unwrap() < 64 << 20, "{r}");
         let ops = |name: &str| {
             r["phases"].as_array().unwrap().iter().find(|p| p["workload"] == name).unwrap()["ops"]
                 .as_u64()
@@ -84,6 +93,7 @@ fn the_text_report_names_the_shape_and_every_column() {
     let text = String::from_utf8(out.stdout).unwrap();
     assert!(text.contains("round 1: reads began on"), "{text}");
     assert!(text.contains("in level 0"), "{text}");
+    assert!(text.contains("MiB, disk ") && text.contains("MiB, heap "), "{text}");
     for column in ["op/s", "range", "spread", "p50 us", "p99 us", "p99.9 us", "write amp", "settle s"] {
         assert!(text.contains(column), "{column} missing: {text}");
     }
