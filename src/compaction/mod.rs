@@ -1,7 +1,7 @@
 //! Leveled compaction.
 //!
 //! - [`picker`]: which tables to compact next (L0 trigger, level targets,
-//!   round-robin cursor per level).
+//!   least overlap below per byte, a cursor per level for ties).
 //! - [`executor`]: merge, drop shadowed versions and dead tombstones, return
 //!   the edit.
 //! - [`writer`]: output tables split at the target size between user keys.
