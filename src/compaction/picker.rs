@@ -362,9 +362,13 @@ mod tests {
         let pick =
             |cursor: &str| least_overlapping(here, &below, cursor.as_bytes(), |r| r).unwrap().file_number;
         assert_eq!(pick(""), 2, "3 per byte beats 5 and 10");
-        // Overlaps are summed over every table a range meets.
-        let wide = [rec(5, "b", "h", 1000)];
-        assert_eq!(least_overlapping(&wide, &below, b"", |r| r).unwrap().file_number, 5);
+        // Overlaps are summed over every table a range meets: 450 bytes
+        // below a 100-byte table (4.5 per byte) lose to 300 (3 per byte),
+        // though its first neighbour below alone (100) would have won.
+        let here = [rec(5, "b", "h", 100), rec(6, "p", "p", 100)];
+        let below =
+            [rec(10, "a", "c", 100), rec(11, "d", "f", 150), rec(12, "g", "i", 200), rec(13, "p", "q", 300)];
+        assert_eq!(least_overlapping(&here, &below, b"", |r| r).unwrap().file_number, 6);
     }
 
     #[test]

@@ -229,11 +229,13 @@ impl Stats {
     /// compactions that ran in it, so measure from the first write to a
     /// settled tree ([`crate::Db::compact`]) for the whole cost of a load.
     #[must_use]
-    #[expect(clippy::cast_precision_loss, reason = "a ratio; 2^53 bytes are far away")]
     pub fn write_amplification(&self) -> Option<f64> {
-        (self.user_bytes > 0).then(|| {
-            (self.flush_bytes_written + self.compaction_bytes_written) as f64 / self.user_bytes as f64
-        })
+        WriteTotals {
+            user_bytes: self.user_bytes,
+            flush_bytes: self.flush_bytes_written,
+            compaction_bytes: self.compaction_bytes_written,
+        }
+        .write_amplification()
     }
 
     /// Filter probes, negatives and false positives summed over all levels.
