@@ -88,3 +88,16 @@ fn a_database_from_a_newer_build_is_unsupported_and_left_alone() {
     assert_eq!(db.get(b"a").unwrap().as_deref(), Some(&b"1"[..]));
     assert_eq!(db.get(b"b").unwrap().as_deref(), Some(&b"2"[..]));
 }
+
+/// The fuzz corpus keeps an edit from a newer build (version 127, then a
+/// tag this build has never heard of): it must stay newer than this build
+/// as the format grows, and read as `Unsupported`, not as damage.
+#[test]
+fn the_corpus_edit_from_a_newer_build_is_unsupported() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("fuzz/corpus/version_edit/newer-format");
+    let bytes = std::fs::read(path).unwrap();
+    match siftdb::manifest::VersionEdit::decode(&bytes) {
+        Err(Error::Unsupported { format: "database", found, .. }) => assert!(found > DB_FORMAT_VERSION),
+        other => panic!("{other:?}"),
+    }
+}

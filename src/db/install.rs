@@ -88,6 +88,31 @@ impl DbInner {
         Ok(())
     }
 
+    /// Records durably that WAL `number` is fsynced through `synced_len`
+    /// bytes (called after the fsync, at close, rotation and `Db::sync`), so
+    /// that recovery can tell a log cut after it was synced from a torn
+    /// tail. Nothing is appended when the manifest already says so, or when
+    /// the log is already flushed away.
+    ///
+    /// Lock order: the write lock may be held; the manifest lock is taken
+    /// here, and no path takes the write lock while holding it.
+    pub(crate) fn record_wal_end(&self, number: u64, synced_len: u64) -> Result<()> {
+        let mut manifest = self.manifest.lock();
+        if number < manifest.set.log_number || manifest.set.wal_ends.get(&number) == Some(&synced_len) {
+            return Ok(());
+        }
+        let edit = VersionEdit { wal_ends: vec![(number, synced_len)], ..VersionEdit::default() };
+        let mut set = manifest.set.clone();
+        set.apply(&edit)?;
+        if let Err(e) = manifest.writer.append(&edit) {
+            drop(manifest);
+            self.fail(format!("manifest write failed: {e}"));
+            return Err(e);
+        }
+        manifest.set = set;
+        Ok(())
+    }
+
     /// Starts a new manifest holding one snapshot edit of the current state,
     /// points `CURRENT` at it and deletes the old one, so the manifest does
     /// not grow without bound between opens.

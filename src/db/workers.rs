@@ -74,7 +74,12 @@ pub(crate) fn close_inner(inner: &DbInner, workers: &Workers) -> Result<()> {
     }
     workers.stop();
     let healthy = inner.failure.lock().is_none() && !inner.read_only;
-    let result = if healthy { inner.write.lock().wal.sync() } else { Ok(()) };
+    let result = if healthy {
+        let mut w = inner.write.lock();
+        w.wal.sync().and_then(|()| inner.record_wal_end(w.wal_number, w.wal.len()))
+    } else {
+        Ok(())
+    };
     inner.release_lock();
     result
 }

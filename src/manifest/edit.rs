@@ -32,12 +32,16 @@
 //!                          compaction bytes varint: the running totals over
 //!                          the database's life after this edit; the latest
 //!                          wins (format version 3)
+//!    11 synced WAL end     log number varint, length varint: that WAL was
+//!                          fsynced through this length (at close, at
+//!                          rotation, at `Db::sync`); repeated, one per log
+//!                          (format version 4)
 //! ```
 //!
 //! A format version above [`DB_FORMAT_VERSION`] is [`Error::Unsupported`],
 //! found before any field the newer format added, because tag 9 comes first.
 //!
-//! Tags 1-4 and 7-10 appear at most once per edit. An unknown tag is `Corruption`: an older
+//! Tags 1-4 and 7-10 appear at most once; 5, 6 and 11 repeat per edit. An unknown tag is `Corruption`: an older
 //! build must not silently ignore a field whose meaning it does not know.
 
 use crate::codec::{Reader, put_length_prefixed, put_varint, seal, unseal};
@@ -58,6 +62,7 @@ const TAG_FILTER_POLICY: u64 = 7;
 const TAG_REPLACED_POLICY: u64 = 8;
 const TAG_FORMAT_VERSION: u64 = 9;
 const TAG_WRITE_TOTALS: u64 = 10;
+const TAG_WAL_END: u64 = 11;
 
 /// The database format this build writes and the newest it reads.
 ///
@@ -65,10 +70,11 @@ const TAG_WRITE_TOTALS: u64 = 10;
 ///   stored).
 /// - 2: the filter policy records (tags 7 and 8) and this tag.
 /// - 3: the write totals (tag 10).
+/// - 4: the synced ends of the WALs (tag 11).
 ///
 /// Every change to what a manifest, WAL or `CURRENT` holds that an older
 /// build would misread bumps it (DESIGN.md, "Format versions").
-pub const DB_FORMAT_VERSION: u32 = 3;
+pub const DB_FORMAT_VERSION: u32 = 4;
 
 /// Bytes written over the database's whole life, across every open: what
 /// the application wrote (counted when its memtable is flushed, so a write
@@ -141,6 +147,8 @@ pub struct VersionEdit {
     pub format_version: Option<u32>,
     /// The write totals after this edit (flushes and compactions set them).
     pub write_totals: Option<WriteTotals>,
+    /// (log number, length): each WAL named was fsynced through that length.
+    pub wal_ends: Vec<(u64, u64)>,
 }
 
 impl VersionEdit {
@@ -181,6 +189,11 @@ impl VersionEdit {
             for v in [w.user_bytes, w.flush_bytes, w.compaction_bytes] {
                 put_varint(&mut out, v);
             }
+        }
+        for &(number, len) in &self.wal_ends {
+            put_varint(&mut out, TAG_WAL_END);
+            put_varint(&mut out, number);
+            put_varint(&mut out, len);
         }
         for (level, t) in &self.added {
             put_varint(&mut out, TAG_ADD_TABLE);
@@ -272,6 +285,7 @@ impl VersionEdit {
                         return Err(Error::corruption(at, format!("edit field {tag} appears twice")));
                     }
                 }
+                TAG_WAL_END => edit.wal_ends.push((r.varint()?, r.varint()?)),
                 other => return Err(Error::corruption(at, format!("unknown edit field tag {other}"))),
             }
         }
@@ -363,6 +377,7 @@ pub(crate) mod tests {
             replaced_policy: Some("xor16".to_owned()),
             format_version: Some(DB_FORMAT_VERSION),
             write_totals: Some(WriteTotals { user_bytes: 1 << 40, flush_bytes: 12_345, compaction_bytes: 0 }),
+            wal_ends: vec![(8, 4096), (11, 0)],
         }
     }
 
@@ -415,7 +430,7 @@ pub(crate) mod tests {
 
     #[test]
     fn well_sealed_nonsense_is_corruption() {
-        let cases: [&[u8]; 14] = [
+        let cases: [&[u8]; 15] = [
             &[99, 0],                                                               // unknown tag
             &[1, 5, 1, 6],                                                          // repeated scalar
             &[6, 7, 1],                                                             // level out of range
@@ -430,6 +445,7 @@ pub(crate) mod tests {
             &[9, 2, 9, 2],                                              // repeated format version
             &[10, 1, 2],                                                // write totals cut short
             &[10, 1, 2, 3, 10, 1, 2, 3],                                // repeated write totals
+            &[11, 8],                                                   // WAL end cut short
         ];
         for body in cases {
             let err = VersionEdit::decode(&seal(body.to_vec())).unwrap_err();

@@ -253,6 +253,7 @@ pub fn sample_edits() -> Vec<VersionEdit> {
                 flush_bytes: 1200,
                 compaction_bytes: 0,
             }),
+            wal_ends: vec![(5, 4096)],
             ..VersionEdit::default()
         },
         VersionEdit {

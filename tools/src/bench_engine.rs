@@ -58,6 +58,10 @@ pub struct Args {
     /// default: the engine's (256 MiB).
     #[arg(long, value_parser = numbers::count(1, 65_536))]
     level1_mib: Option<u64>,
+    /// Fsync every write before it is acknowledged (`Options::sync`; concurrent writers share
+    /// fsyncs); default: the engine's (writes reach the OS, fsynced at flush).
+    #[arg(long)]
+    sync: bool,
     /// Seed for keys, load order and every operation sequence.
     #[arg(long, default_value_t = 42)]
     seed: u64,
@@ -125,6 +129,7 @@ pub fn run(args: &Args) -> Result<Outcome, String> {
         memtable_bytes: args.memtable_mib.map_or(siftdb::Options::default().memtable_bytes, |m| m << 20),
         table_target_bytes: args.table_mib.map_or(siftdb::Options::default().table_target_bytes, |m| m << 20),
         base_level_bytes: args.level1_mib.map_or(siftdb::Options::default().base_level_bytes, |m| m << 20),
+        sync: args.sync,
         ..siftdb::Options::default()
     };
     let open = |dir: &std::path::Path| Siftdb::open(dir, &opts);
@@ -259,6 +264,7 @@ fn document(
         "filter_policy": policy,
         "memtable_bytes": opts.memtable_bytes,
         "level1_bytes": opts.base_level_bytes,
+        "sync": opts.sync,
         "table_target_bytes": opts.table_target_bytes,
         "rounds": rounds.iter().map(|r| json!({
             "shape": {

@@ -28,6 +28,7 @@ fn every_workload_reports_rates_latencies_and_write_amplification() {
     assert_eq!(report["memtable_bytes"], 1 << 20);
     assert_eq!(report["table_target_bytes"], 2 << 20);
     assert_eq!(report["level1_bytes"], 4 << 20);
+    assert_eq!(report["sync"], false);
     let names: Vec<&str> =
         report["workloads"].as_array().unwrap().iter().map(|w| w["workload"].as_str().unwrap()).collect();
     assert_eq!(
