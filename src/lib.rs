@@ -131,7 +131,8 @@ pub use db::{
 };
 pub use error::{Error, Result};
 pub use filter::FilterKind;
-pub use manifest::WriteTotals;
+pub use manifest::{WalEnd, WriteTotals};
+pub use recovery::{RecoveryReport, WalCut};
 pub use table::TableRecord;
 
 pub use key::ValueKind;

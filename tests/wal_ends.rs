@@ -39,7 +39,7 @@ fn sync_and_close_record_the_synced_length_of_the_live_wal() {
     let state = manifest_state(dir.path());
     let log = live_log(&state);
     assert!(log >= state.log_number);
-    assert_eq!(state.wal_ends[&log], wal_len(dir.path(), log), "db.sync() records the synced end");
+    assert_eq!(state.wal_ends[&log].len, wal_len(dir.path(), log), "db.sync() records the synced end");
     let edits = manifest_edits(dir.path()).len();
     db.sync().unwrap();
     assert_eq!(manifest_edits(dir.path()).len(), edits, "a sync with nothing new appends no edit");
@@ -47,8 +47,8 @@ fn sync_and_close_record_the_synced_length_of_the_live_wal() {
     db.put(b"b", b"2").unwrap();
     db.close().unwrap();
     let state = manifest_state(dir.path());
-    assert_eq!(state.wal_ends[&log], wal_len(dir.path(), log), "close records the final end");
-    assert!(state.wal_ends[&log] > 0);
+    assert_eq!(state.wal_ends[&log].len, wal_len(dir.path(), log), "close records the final end");
+    assert!(state.wal_ends[&log].len > 0);
 }
 
 #[test]
@@ -60,7 +60,7 @@ fn a_rotation_records_the_frozen_wal_and_its_flush_drops_the_record() {
     db.sync().unwrap();
     let state = manifest_state(dir.path());
     let first = live_log(&state);
-    let synced = state.wal_ends[&first];
+    let synced = state.wal_ends[&first].len;
     // Enough to fill the memtable and rotate to a new WAL.
     for i in 0..200u32 {
         db.put(i.to_be_bytes(), vec![1u8; 100]).unwrap();
@@ -71,7 +71,7 @@ fn a_rotation_records_the_frozen_wal_and_its_flush_drops_the_record() {
     let rotated = manifest_edits(dir.path())
         .iter()
         .flat_map(|e| e.wal_ends.clone())
-        .filter(|&(n, len)| n == first && len > synced)
+        .filter(|&(n, end)| n == first && end.len > synced)
         .count();
     assert_eq!(rotated, 1, "the frozen WAL's end is recorded once, at rotation");
     let state = manifest_state(dir.path());
@@ -79,5 +79,5 @@ fn a_rotation_records_the_frozen_wal_and_its_flush_drops_the_record() {
     assert!(state.wal_ends.keys().all(|&n| n >= state.log_number), "{:?}", state.wal_ends);
     assert!(!state.wal_ends.contains_key(&first));
     let log = live_log(&state);
-    assert_eq!(state.wal_ends[&log], wal_len(dir.path(), log));
+    assert_eq!(state.wal_ends[&log].len, wal_len(dir.path(), log));
 }

@@ -11,7 +11,7 @@ use std::sync::atomic::Ordering;
 
 use crate::{Error, Result};
 
-use crate::manifest::{ManifestWriter, VersionEdit, WriteTotals, manifest_file_name, set_current};
+use crate::manifest::{ManifestWriter, VersionEdit, WalEnd, WriteTotals, manifest_file_name, set_current};
 
 use super::{DbInner, ManifestState};
 use crate::tree::{SuperVersion, TableFile};
@@ -89,19 +89,21 @@ impl DbInner {
     }
 
     /// Records durably that WAL `number` is fsynced through `synced_len`
-    /// bytes (called after the fsync, at close, rotation and `Db::sync`), so
+    /// bytes holding writes up to `last_seq` (called after the fsync, at
+    /// close, rotation and `Db::sync`), so
     /// that recovery can tell a log cut after it was synced from a torn
     /// tail. Nothing is appended when the manifest already says so, or when
     /// the log is already flushed away.
     ///
     /// Lock order: the write lock may be held; the manifest lock is taken
     /// here, and no path takes the write lock while holding it.
-    pub(crate) fn record_wal_end(&self, number: u64, synced_len: u64) -> Result<()> {
+    pub(crate) fn record_wal_end(&self, number: u64, synced_len: u64, last_seq: u64) -> Result<()> {
         let mut manifest = self.manifest.lock();
-        if number < manifest.set.log_number || manifest.set.wal_ends.get(&number) == Some(&synced_len) {
+        let end = WalEnd { len: synced_len, last_seq: Some(last_seq) };
+        if number < manifest.set.log_number || manifest.set.wal_ends.get(&number) == Some(&end) {
             return Ok(());
         }
-        let edit = VersionEdit { wal_ends: vec![(number, synced_len)], ..VersionEdit::default() };
+        let edit = VersionEdit { wal_ends: vec![(number, end)], ..VersionEdit::default() };
         let mut set = manifest.set.clone();
         set.apply(&edit)?;
         if let Err(e) = manifest.writer.append(&edit) {

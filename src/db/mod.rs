@@ -106,6 +106,8 @@ pub(crate) struct DbInner {
     /// The policy `policy` replaced when it last changed (this open, or an
     /// earlier one): tables written before may still carry its filters.
     pub replaced_policy: Option<String>,
+    /// What this open's recovery replayed from the WALs and lost.
+    pub recovery: crate::recovery::RecoveryReport,
     pub plan_cache: shape::PlanCache,
     /// Tables refreshed since the tree last changed shape.
     pub refreshed: Mutex<crate::compaction::Refreshed>,

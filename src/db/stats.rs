@@ -175,6 +175,11 @@ pub struct Stats {
     /// counters above, these survive a restart (`siftdb db info` shows them).
     /// [`Stats::since`] keeps the later snapshot's.
     pub lifetime_writes: WriteTotals,
+    /// What the open's recovery replayed from the write-ahead logs, and,
+    /// after a [`crate::RecoveryMode::PointInTime`] open that met a log cut
+    /// after its sync, the cut and the synced writes it lost.
+    /// [`Stats::since`] keeps the later snapshot's.
+    pub recovery: crate::recovery::RecoveryReport,
     /// One entry per level, level 0 first.
     pub levels: Vec<LevelStats>,
 }
@@ -216,6 +221,7 @@ impl Stats {
             filter_policy: self.filter_policy.clone(),
             replaced_policy: self.replaced_policy.clone(),
             lifetime_writes: self.lifetime_writes,
+            recovery: self.recovery.clone(),
             levels,
         }
     }
@@ -289,6 +295,17 @@ impl std::fmt::Display for Stats {
             self.compactions
         )?;
         self.fmt_bytes_written(f)?;
+        if let Some(cut) = &self.recovery.cut {
+            let lost = self
+                .recovery
+                .synced_writes_lost
+                .map_or_else(|| "an unknown number of".to_owned(), |n| n.to_string());
+            writeln!(
+                f,
+                "recovery: WAL {} was cut at byte {} of {} synced; {lost} synced writes lost (point-in-time recovery)",
+                cut.number, cut.found, cut.recorded.len
+            )?;
+        }
         write!(f, "filter policy {}", self.filter_policy)?;
         if let Some(old) = &self.replaced_policy {
             write!(f, " (replaced {old}, whose filters older tables may still carry)")?;
@@ -391,6 +408,7 @@ impl super::DbInner {
         stats.filter_policy = self.policy.to_string();
         stats.replaced_policy.clone_from(&self.replaced_policy);
         stats.lifetime_writes = self.manifest.lock().set.write_totals;
+        stats.recovery.clone_from(&self.recovery);
         let shape = self.shape(&sv.tree, None);
         let plan = self.plan(&shape);
         let used = sv.tree.levels.iter().rposition(|l| !l.is_empty()).map_or(0, |i| i + 1);

@@ -76,7 +76,7 @@ pub(crate) fn close_inner(inner: &DbInner, workers: &Workers) -> Result<()> {
     let healthy = inner.failure.lock().is_none() && !inner.read_only;
     let result = if healthy {
         let mut w = inner.write.lock();
-        w.wal.sync().and_then(|()| inner.record_wal_end(w.wal_number, w.wal.len()))
+        w.wal.sync().and_then(|()| inner.record_wal_end(w.wal_number, w.wal.len(), w.last_seq))
     } else {
         Ok(())
     };

@@ -184,7 +184,7 @@ impl DbInner {
         }
         bump(&self.counters.wal_syncs, 1);
         self.visible_seq.fetch_max(w.last_seq, Ordering::AcqRel);
-        self.record_wal_end(w.wal_number, w.wal.len())
+        self.record_wal_end(w.wal_number, w.wal.len(), w.last_seq)
     }
 
     /// Freezes the active memtable and starts a new WAL. The old WAL is
@@ -207,7 +207,7 @@ impl DbInner {
         }
         bump(&self.counters.wal_syncs, 1);
         self.visible_seq.fetch_max(w.last_seq, Ordering::AcqRel);
-        self.record_wal_end(w.wal_number, w.wal.len())?;
+        self.record_wal_end(w.wal_number, w.wal.len(), w.last_seq)?;
         let frozen = MemRef { mem: Arc::clone(&w.mem), wal_number: w.wal_number };
         w.wal = crate::wal::writer(file);
         w.wal_number = number;

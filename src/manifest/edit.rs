@@ -35,13 +35,19 @@
 //!    11 synced WAL end     log number varint, length varint: that WAL was
 //!                          fsynced through this length (at close, at
 //!                          rotation, at `Db::sync`); repeated, one per log
-//!                          (format version 4)
+//!                          (format version 4; written now only for a
+//!                          record carried over from a format-4 database)
+//!    12 synced WAL end     log number varint, length varint, last sequence
+//!                          varint: as 11, with the largest sequence number
+//!                          written when it was synced, so that a recovery
+//!                          that loses the log's tail can count the synced
+//!                          writes lost (format version 5)
 //! ```
 //!
 //! A format version above [`DB_FORMAT_VERSION`] is [`Error::Unsupported`],
 //! found before any field the newer format added, because tag 9 comes first.
 //!
-//! Tags 1-4 and 7-10 appear at most once; 5, 6 and 11 repeat per edit. An unknown tag is `Corruption`: an older
+//! Tags 1-4 and 7-10 appear at most once; 5, 6, 11 and 12 repeat per edit. An unknown tag is `Corruption`: an older
 //! build must not silently ignore a field whose meaning it does not know.
 
 use crate::codec::{Reader, put_length_prefixed, put_varint, seal, unseal};
@@ -62,7 +68,8 @@ const TAG_FILTER_POLICY: u64 = 7;
 const TAG_REPLACED_POLICY: u64 = 8;
 const TAG_FORMAT_VERSION: u64 = 9;
 const TAG_WRITE_TOTALS: u64 = 10;
-const TAG_WAL_END: u64 = 11;
+const TAG_WAL_END_V4: u64 = 11;
+const TAG_WAL_END: u64 = 12;
 
 /// The database format this build writes and the newest it reads.
 ///
@@ -71,10 +78,11 @@ const TAG_WAL_END: u64 = 11;
 /// - 2: the filter policy records (tags 7 and 8) and this tag.
 /// - 3: the write totals (tag 10).
 /// - 4: the synced ends of the WALs (tag 11).
+/// - 5: the synced ends with their last sequence numbers (tag 12).
 ///
 /// Every change to what a manifest, WAL or `CURRENT` holds that an older
 /// build would misread bumps it (DESIGN.md, "Format versions").
-pub const DB_FORMAT_VERSION: u32 = 4;
+pub const DB_FORMAT_VERSION: u32 = 5;
 
 /// Bytes written over the database's whole life, across every open: what
 /// the application wrote (counted when its memtable is flushed, so a write
@@ -121,6 +129,19 @@ impl WriteTotals {
     }
 }
 
+/// How far one WAL was fsynced, as the manifest records it: recovery
+/// refuses a live log whose whole records end before `len` (it was cut or
+/// damaged after the sync), instead of serving the older state as if the
+/// lost writes had never been acknowledged.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct WalEnd {
+    /// Bytes fsynced.
+    pub len: u64,
+    /// The largest sequence number written when it was synced (`None` when
+    /// recorded by format version 4, which did not say).
+    pub last_seq: Option<SeqNo>,
+}
+
 /// A change to the database's version: tables added and removed, and new
 /// values for the counters. Fields left `None` keep their old values.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -147,8 +168,8 @@ pub struct VersionEdit {
     pub format_version: Option<u32>,
     /// The write totals after this edit (flushes and compactions set them).
     pub write_totals: Option<WriteTotals>,
-    /// (log number, length): each WAL named was fsynced through that length.
-    pub wal_ends: Vec<(u64, u64)>,
+    /// (log number, end): each WAL named was fsynced through that end.
+    pub wal_ends: Vec<(u64, WalEnd)>,
 }
 
 impl VersionEdit {
@@ -190,10 +211,15 @@ impl VersionEdit {
                 put_varint(&mut out, v);
             }
         }
-        for &(number, len) in &self.wal_ends {
-            put_varint(&mut out, TAG_WAL_END);
+        for &(number, end) in &self.wal_ends {
+            // A record carried over from format 4 keeps its tag: it never
+            // said its sequence, and none is invented for it.
+            put_varint(&mut out, if end.last_seq.is_some() { TAG_WAL_END } else { TAG_WAL_END_V4 });
             put_varint(&mut out, number);
-            put_varint(&mut out, len);
+            put_varint(&mut out, end.len);
+            if let Some(seq) = end.last_seq {
+                put_varint(&mut out, seq);
+            }
         }
         for (level, t) in &self.added {
             put_varint(&mut out, TAG_ADD_TABLE);
@@ -285,7 +311,14 @@ impl VersionEdit {
                         return Err(Error::corruption(at, format!("edit field {tag} appears twice")));
                     }
                 }
-                TAG_WAL_END => edit.wal_ends.push((r.varint()?, r.varint()?)),
+                TAG_WAL_END_V4 => {
+                    edit.wal_ends.push((r.varint()?, WalEnd { len: r.varint()?, last_seq: None }));
+                }
+                TAG_WAL_END => {
+                    let (number, len, seq) = (r.varint()?, r.varint()?, r.varint()?);
+                    check_seq(seq, at)?;
+                    edit.wal_ends.push((number, WalEnd { len, last_seq: Some(seq) }));
+                }
                 other => return Err(Error::corruption(at, format!("unknown edit field tag {other}"))),
             }
         }
@@ -377,7 +410,11 @@ pub(crate) mod tests {
             replaced_policy: Some("xor16".to_owned()),
             format_version: Some(DB_FORMAT_VERSION),
             write_totals: Some(WriteTotals { user_bytes: 1 << 40, flush_bytes: 12_345, compaction_bytes: 0 }),
-            wal_ends: vec![(8, 4096), (11, 0)],
+            wal_ends: vec![
+                (8, WalEnd { len: 4096, last_seq: Some(MAX_SEQ) }),
+                (11, WalEnd { len: 0, last_seq: Some(0) }),
+                (12, WalEnd { len: 77, last_seq: None }),
+            ],
         }
     }
 
@@ -393,6 +430,20 @@ pub(crate) mod tests {
         let edit =
             VersionEdit { next_file_number: Some(300), removed: vec![(2, 5)], ..VersionEdit::default() };
         assert_eq!(edit.encode(), seal(vec![1, 0xac, 0x02, 6, 2, 5]));
+    }
+
+    #[test]
+    fn format_4_wal_ends_still_read_and_keep_their_tag() {
+        // Tag 11 as format 4 wrote it: log 8 synced through 4096 bytes.
+        let v4 = seal(vec![11, 8, 0x80, 0x20]);
+        let edit = VersionEdit::decode(&v4).unwrap();
+        assert_eq!(edit.wal_ends, [(8, WalEnd { len: 4096, last_seq: None })]);
+        assert_eq!(edit.encode(), v4, "no sequence number is invented for it");
+        // Tag 12 carries the sequence, checked like every other.
+        let v5 = seal(vec![12, 8, 0x80, 0x20, 5]);
+        assert_eq!(VersionEdit::decode(&v5).unwrap().wal_ends, [(8, WalEnd { len: 4096, last_seq: Some(5) })]);
+        let too_big = seal(vec![12, 8, 1, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x01]);
+        assert!(VersionEdit::decode(&too_big).unwrap_err().is_corruption());
     }
 
     #[test]

@@ -20,7 +20,7 @@ pub mod log;
 pub mod version;
 
 pub use current::{current_contents, read_current, set_current};
-pub use edit::{DB_FORMAT_VERSION, TableRecord, VersionEdit, WriteTotals};
+pub use edit::{DB_FORMAT_VERSION, TableRecord, VersionEdit, WalEnd, WriteTotals};
 pub use filename::{
     CURRENT, FileKind, LOCK, log_file_name, manifest_file_name, parse_file_name, table_file_name,
 };

@@ -172,9 +172,9 @@ pub struct VersionSet {
     /// recorded them (zero for a database older than format version 3,
     /// which counted nothing).
     pub write_totals: WriteTotals,
-    /// The synced length last recorded for each live WAL (numbered at or
+    /// The synced end last recorded for each live WAL (numbered at or
     /// above `log_number`); a WAL flushed away drops out.
-    pub wal_ends: std::collections::BTreeMap<u64, u64>,
+    pub wal_ends: std::collections::BTreeMap<u64, super::WalEnd>,
 }
 
 impl VersionSet {
@@ -251,7 +251,7 @@ impl VersionSet {
             // The snapshot starts a manifest this build writes.
             format_version: Some(super::edit::DB_FORMAT_VERSION),
             write_totals: Some(self.write_totals),
-            wal_ends: self.wal_ends.iter().map(|(&n, &len)| (n, len)).collect(),
+            wal_ends: self.wal_ends.iter().map(|(&n, &end)| (n, end)).collect(),
         }
     }
 

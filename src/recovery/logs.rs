@@ -3,9 +3,10 @@
 
 use std::path::PathBuf;
 
-use super::RecoveryScan;
+use super::{RecoveryScan, WalCut};
 use crate::batch::WriteBatch;
 use crate::fs::FileSystem;
+use crate::manifest::WalEnd;
 use crate::wal::{HEADER_LEN, LogEnd, RecoveryMode};
 use crate::{Error, Result};
 
@@ -21,9 +22,14 @@ pub struct LogInfo {
     /// Whether it is live (numbered at or above the manifest's log
     /// number); older logs are flushed leftovers, deleted on open.
     pub live: bool,
-    /// Whether recovery replays it: live, and not after a point-in-time
-    /// stop in an earlier log.
+    /// Whether recovery replays it: live, present, and not after a
+    /// point-in-time stop or a cut in an earlier log.
     pub replayed: bool,
+    /// The manifest recorded a synced end for it, but the file is missing
+    /// (read as empty: a cut at byte 0).
+    pub missing: bool,
+    /// The synced end the manifest recorded for it, if any.
+    pub recorded_end: Option<WalEnd>,
     /// Whole records read.
     pub records: u64,
     /// Operations in those records' batches.
@@ -49,16 +55,23 @@ pub(super) fn read_log(
     mode: RecoveryMode,
 ) -> Result<()> {
     let live = number >= report.manifest.state.log_number;
-    let replayed = live && report.stop.is_none();
-    if live && !replayed {
+    let recorded_end = if live { report.manifest.state.wal_ends.get(&number).copied() } else { None };
+    let (bytes, missing) = match fs.read(&path) {
+        Ok(bytes) => (bytes, false),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound && recorded_end.is_some() => (Vec::new(), true),
+        Err(e) => return Err(e.into()),
+    };
+    let replayed = live && !missing && !report.halted();
+    if live && !missing && !replayed {
         report.discard.push(path.clone());
     }
-    let bytes = fs.read(&path)?;
     let mut info = LogInfo {
         number,
         size: bytes.len() as u64,
         live,
         replayed,
+        missing,
+        recorded_end,
         records: 0,
         ops: 0,
         last_seq: None,
@@ -98,6 +111,31 @@ pub(super) fn read_log(
     info.valid_len = reader.valid_len();
     if info.error.is_none() {
         info.end = reader.end().cloned();
+    }
+    // Checked before the log's own stop is taken: a stop inside the synced
+    // part is a cut too, and only a cut says how much was lost.
+    if let Some(end) = recorded_end
+        && (replayed || missing)
+        && !report.halted()
+        && info.valid_len < end.len
+    {
+        let cut = WalCut {
+            number,
+            path: info.path.clone(),
+            recorded: end,
+            found: info.valid_len,
+            size: (!missing).then_some(info.size),
+        };
+        if mode == RecoveryMode::AbsoluteConsistency && info.error.is_none() {
+            // Not a torn tail after all: `end` is for logs read without error.
+            info.error = Some(cut.error());
+            info.end = None;
+        }
+        report.cut = Some(cut);
+        if !missing {
+            // Point-in-time recovery keeps the prefix: cut here.
+            report.stop = Some((info.path.clone(), info.valid_len));
+        }
     }
     if replayed {
         if let Some(LogEnd::Stopped { at, .. }) = &info.end {

@@ -26,20 +26,28 @@
 //!   (strict mode), or ends recovery there (point-in-time mode: the log is
 //!   cut at the damage and later logs are discarded). Older WALs are read
 //!   for the report only: they were flushed, and opening deletes them.
+//! - A live WAL whose whole records end before the synced end the manifest
+//!   recorded for it (or that is missing) was cut after its sync: strict
+//!   mode refuses with `Corruption` naming the log and both lengths (see
+//!   [`WalCut`]); point-in-time mode stops there as at damage, and reports
+//!   the synced writes lost ([`RecoveryReport`]). Past the recorded end, a
+//!   torn tail is still just dropped.
 //!
 //! The scan never writes, so it is safe on a database another process has
 //! open (though it may then see a log mid-append, as a torn tail).
 
+mod cut;
 mod logs;
 #[cfg(test)]
 mod tests;
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use crate::fs::FileSystem;
 use crate::manifest::{
-    CURRENT, FileKind, TableRecord, VersionSet, log_file_name, manifest_file_name, parse_file_name,
+    CURRENT, FileKind, TableRecord, VersionSet, WalEnd, log_file_name, manifest_file_name, parse_file_name,
     read_current, replay, table_file_name,
 };
 use crate::memtable::Memtable;
@@ -48,6 +56,7 @@ use crate::table::Table;
 use crate::wal::{LogEnd, RecoveryMode};
 use crate::{Error, Result};
 
+pub use cut::{RecoveryReport, WalCut};
 pub use logs::LogInfo;
 
 /// The manifest named by `CURRENT`, replayed.
@@ -109,9 +118,13 @@ pub struct RecoveryScan {
     /// Where a point-in-time recovery stopped: a writer cuts this log here,
     /// after deleting [`RecoveryScan::discard`].
     pub stop: Option<(PathBuf, u64)>,
-    /// Live logs after a point-in-time stop: never replayed; a writer
-    /// deletes them.
+    /// Live logs after a point-in-time stop or a cut: never replayed; a
+    /// writer deletes them.
     pub discard: Vec<PathBuf>,
+    /// The first live log found short of its recorded synced end (in
+    /// either mode: strict opening refuses with its error, point-in-time
+    /// opening stops there).
+    pub cut: Option<WalCut>,
     /// The stored filter policy does not parse: opening refuses.
     pub policy_error: Option<Error>,
     /// The manifest's oldest live WAL is missing while newer ones exist:
@@ -131,6 +144,57 @@ impl RecoveryScan {
             .fold(self.manifest.state.last_seq, u64::max)
     }
 
+    /// Whether recovery has stopped: logs read from here on are not replayed.
+    fn halted(&self) -> bool {
+        self.stop.is_some() || self.cut.is_some()
+    }
+
+    /// What recovery replays and loses (what [`crate::Stats::recovery`]
+    /// reports after an open).
+    #[must_use]
+    pub fn report(&self) -> RecoveryReport {
+        let replayed = || self.logs.iter().filter(|l| l.replayed);
+        let torn_bytes = replayed()
+            .map(|l| match &l.end {
+                Some(LogEnd::TornTail { dropped, .. }) => *dropped,
+                Some(LogEnd::Stopped { at, .. }) => l.size.saturating_sub(*at),
+                _ => 0,
+            })
+            .sum();
+        let synced_writes_lost = self.cut.as_ref().and_then(|_| {
+            let ends = self.manifest.state.wal_ends.values();
+            let newest = ends.map(|e| e.last_seq).try_fold(0, |m, s| s.map(|s| s.max(m)))?;
+            Some(newest.saturating_sub(self.last_seq()))
+        });
+        RecoveryReport {
+            logs_replayed: replayed().count() as u64,
+            ops_replayed: replayed().map(|l| l.ops).sum(),
+            torn_bytes,
+            cut: self.cut.clone(),
+            synced_writes_lost,
+        }
+    }
+
+    /// The synced ends the reopened database starts from: the recorded ones
+    /// of the logs it keeps, a cut log's lowered to what recovery kept (so
+    /// the next open does not refuse what this one accepted), and none for a
+    /// log it discards.
+    #[must_use]
+    pub fn kept_wal_ends(&self) -> BTreeMap<u64, WalEnd> {
+        let last_seq = self.last_seq();
+        let mut out = BTreeMap::new();
+        for l in self.logs.iter().filter(|l| l.replayed) {
+            if let Some(&end) = self.manifest.state.wal_ends.get(&l.number) {
+                let kept = match &self.cut {
+                    Some(cut) if cut.number == l.number => WalEnd { len: cut.found, last_seq: Some(last_seq) },
+                    _ => end,
+                };
+                out.insert(l.number, kept);
+            }
+        }
+        out
+    }
+
     /// The error opening returns, if it refuses: the first reason it
     /// meets, in its order (the stored policy, the tables, the WAL chain,
     /// then the replayed logs). `None` when the database opens.
@@ -140,7 +204,7 @@ impl RecoveryScan {
             .take()
             .or_else(|| self.tables.iter_mut().find_map(|t| t.error.take()))
             .or_else(|| self.chain_error.take())
-            .or_else(|| self.logs.iter_mut().filter(|l| l.replayed).find_map(|l| l.error.take()))
+            .or_else(|| self.logs.iter_mut().filter(|l| l.replayed || l.missing).find_map(|l| l.error.take()))
     }
 }
 
@@ -187,6 +251,14 @@ pub fn scan(fs: &dyn FileSystem, dir: &Path, mode: RecoveryMode) -> Result<Recov
     files.sort_by_key(|(_, n, _)| *n);
     let log_numbers: Vec<u64> = files.iter().filter(|(k, ..)| *k == FileKind::Log).map(|(_, n, _)| *n).collect();
     let chain_error = chain_error(dir, manifest.state.log_number, &log_numbers);
+    // A log the manifest says was synced with writes in it must be there:
+    // read as empty, it is a cut like any other.
+    for (&n, end) in manifest.state.wal_ends.range(manifest.state.log_number..) {
+        if end.len > 0 && !log_numbers.contains(&n) {
+            files.push((FileKind::Log, n, dir.join(log_file_name(n))));
+        }
+    }
+    files.sort_by_key(|(_, n, _)| *n);
     let mut report = RecoveryScan {
         dir: dir.to_path_buf(),
         tables,
@@ -197,6 +269,7 @@ pub fn scan(fs: &dyn FileSystem, dir: &Path, mode: RecoveryMode) -> Result<Recov
         active_log: None,
         stop: None,
         discard: Vec::new(),
+        cut: None,
         policy_error,
         chain_error,
         manifest,

@@ -7,13 +7,28 @@ use crate::batch::WriteBatch;
 use crate::wal::HEADER_LEN;
 use crate::FilterKind;
 use crate::fs::StdFs;
-use crate::manifest::{ManifestWriter, VersionEdit, log_file_name, set_current};
+use crate::manifest::{ManifestWriter, VersionEdit, WalEnd, log_file_name, set_current};
 use crate::key::ValueKind;
 use crate::table::{TableBuilder, TableOptions};
 
 /// A database made by hand: table 3 in level 1, log 4 with two batches
 /// (seqs 11..=13), manifest 2.
 fn make(dir: &Path) {
+    make_with(dir, |_| Vec::new());
+}
+
+/// [`make`], with the synced WAL ends `ends(log length)` recorded.
+fn make_with(dir: &Path, ends: impl Fn(u64) -> Vec<(u64, WalEnd)>) {
+    let mut w = crate::wal::writer(StdFs.create(&dir.join(log_file_name(4))).unwrap());
+    let mut batch = WriteBatch::new();
+    batch.put("c", "3");
+    batch.delete("a");
+    w.append(&batch.encode(11)).unwrap();
+    let mut batch = WriteBatch::new();
+    batch.put("d", "4");
+    w.append(&batch.encode(13)).unwrap();
+    w.sync().unwrap();
+    let log_len = std::fs::metadata(dir.join(log_file_name(4))).unwrap().len();
     let opts = TableOptions { filter: FilterKind::Xor8, file_number: 3, ..TableOptions::default() };
     let mut b = TableBuilder::create(dir.join(table_file_name(3)), opts).unwrap();
     b.add(b"a", 5, ValueKind::Value, b"1").unwrap();
@@ -28,19 +43,11 @@ fn make(dir: &Path) {
         last_seq: Some(10),
         log_number: Some(4),
         hash_salt: Some(9),
+        wal_ends: ends(log_len),
         ..VersionEdit::default()
     };
     ManifestWriter::create(&StdFs, dir, 2, &edit).unwrap();
     set_current(&StdFs, dir, 2).unwrap();
-    let mut w = crate::wal::writer(StdFs.create(&dir.join(log_file_name(4))).unwrap());
-    let mut batch = WriteBatch::new();
-    batch.put("c", "3");
-    batch.delete("a");
-    w.append(&batch.encode(11)).unwrap();
-    let mut batch = WriteBatch::new();
-    batch.put("d", "4");
-    w.append(&batch.encode(13)).unwrap();
-    w.sync().unwrap();
 }
 
 #[test]
@@ -88,4 +95,51 @@ fn damage_is_recorded_and_non_databases_are_refused() {
     assert!(matches!(inspect_db(&StdFs, empty.path()), Err(Error::InvalidArgument(_))));
     std::fs::write(dir.path().join(manifest_file_name(2)), b"garbage").unwrap();
     assert!(inspect_db(&StdFs, dir.path()).unwrap_err().is_corruption());
+}
+
+/// Cuts log 4 of [`make_with`]'s database by one byte (into its second
+/// batch, seq 13).
+fn cut_log(dir: &Path) -> u64 {
+    let log = dir.join(log_file_name(4));
+    let len = std::fs::metadata(&log).unwrap().len();
+    StdFs.truncate(&log, len - 1).unwrap();
+    len
+}
+
+#[test]
+fn a_cut_before_the_recorded_end_refuses_strictly_and_counts_its_loss() {
+    let dir = tempfile::tempdir().unwrap();
+    make_with(dir.path(), |len| vec![(4, WalEnd { len, last_seq: Some(13) })]);
+    let len = cut_log(dir.path());
+    let mut strict = scan(&StdFs, dir.path(), RecoveryMode::AbsoluteConsistency).unwrap();
+    let cut = strict.cut.clone().expect("a cut");
+    assert_eq!((cut.number, cut.recorded.len, cut.size), (4, len, Some(len - 1)));
+    assert_eq!(strict.report().synced_writes_lost, Some(1), "seq 13 is lost");
+    assert!(strict.logs[0].end.is_none(), "a cut is not a torn tail");
+    let refusal = strict.refusal().expect("strict opening refuses");
+    assert!(refusal.to_string().contains(&format!("synced through byte {len}, writes through seq 13")));
+
+    let pit = scan(&StdFs, dir.path(), RecoveryMode::PointInTime).unwrap();
+    assert_eq!(pit.stop, Some((dir.path().join(log_file_name(4)), cut.found)));
+    assert_eq!(pit.last_seq(), 12);
+    // The reopened database records what it kept, with the seq it reached.
+    assert_eq!(pit.kept_wal_ends().into_iter().collect::<Vec<_>>(), [(4, WalEnd { len: cut.found, last_seq: Some(12) })]);
+}
+
+#[test]
+fn an_end_recorded_without_its_seq_still_refuses_but_cannot_count() {
+    // Format 4 recorded lengths only.
+    let dir = tempfile::tempdir().unwrap();
+    make_with(dir.path(), |len| vec![(4, WalEnd { len, last_seq: None })]);
+    cut_log(dir.path());
+    let mut strict = scan(&StdFs, dir.path(), RecoveryMode::AbsoluteConsistency).unwrap();
+    assert_eq!(strict.report().synced_writes_lost, None);
+    assert!(strict.refusal().is_some_and(|e| e.is_corruption()));
+    // Recorded short of the log's end: the tail past it is a torn tail.
+    let dir = tempfile::tempdir().unwrap();
+    make_with(dir.path(), |_| vec![(4, WalEnd { len: HEADER_LEN as u64, last_seq: Some(11) })]);
+    cut_log(dir.path());
+    let mut strict = scan(&StdFs, dir.path(), RecoveryMode::AbsoluteConsistency).unwrap();
+    assert!(strict.cut.is_none() && strict.refusal().is_none());
+    assert!(matches!(strict.logs[0].end, Some(LogEnd::TornTail { .. })));
 }

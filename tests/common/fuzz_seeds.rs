@@ -253,7 +253,10 @@ pub fn sample_edits() -> Vec<VersionEdit> {
                 flush_bytes: 1200,
                 compaction_bytes: 0,
             }),
-            wal_ends: vec![(5, 4096)],
+            wal_ends: vec![
+                (5, siftdb::manifest::WalEnd { len: 4096, last_seq: Some(40) }),
+                (6, siftdb::manifest::WalEnd { len: 10, last_seq: None }),
+            ],
             ..VersionEdit::default()
         },
         VersionEdit {

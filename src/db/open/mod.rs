@@ -25,6 +25,7 @@ use crate::manifest::{
 };
 use crate::memtable::Memtable;
 use crate::policy::FilterPolicy;
+use crate::recovery::RecoveryReport;
 use crate::wal::FrameWriter;
 use crate::{Error, Result};
 
@@ -136,6 +137,9 @@ pub(crate) fn open(dir: &Path, opts: Options) -> Result<Opened> {
     }
     set.next_file_number = next_file;
     set.last_seq = replayed.last_seq;
+    let log_number = set.log_number;
+    set.wal_ends = replayed.wal_ends.clone();
+    set.wal_ends.retain(|&n, _| n >= log_number);
     let writer = ManifestWriter::create(&*fs, dir, manifest_number, &set.snapshot_edit())?;
     set_current(&*fs, dir, manifest_number)?;
 
@@ -158,6 +162,7 @@ pub(crate) fn open(dir: &Path, opts: Options) -> Result<Opened> {
         cleanup_failures,
         policy,
         replaced_policy,
+        recovery: replayed.report,
     };
     Ok(assemble(dir, opts, recovered))
 }
@@ -191,6 +196,7 @@ pub(crate) fn open_read_only(dir: &Path, opts: Options) -> Result<Opened> {
     let tables = recovery::table_files(&fs, Some(&mut scanned), &cleanup_failures);
     let replayed = recovery::read_only(scanned);
     set.last_seq = replayed.last_seq;
+    set.wal_ends.clone_from(&replayed.wal_ends);
     let recovered = Recovered {
         lock,
         salt: set.hash_salt.unwrap_or(0),
@@ -204,6 +210,7 @@ pub(crate) fn open_read_only(dir: &Path, opts: Options) -> Result<Opened> {
         cleanup_failures,
         policy,
         replaced_policy,
+        recovery: replayed.report,
     };
     Ok(assemble(dir, opts, recovered))
 }
@@ -224,6 +231,7 @@ struct Recovered {
     cleanup_failures: Arc<AtomicU64>,
     policy: FilterPolicy,
     replaced_policy: Option<String>,
+    recovery: RecoveryReport,
 }
 
 fn assemble(dir: &Path, opts: Options, r: Recovered) -> Opened {
@@ -255,6 +263,7 @@ fn assemble(dir: &Path, opts: Options, r: Recovered) -> Opened {
         counters: Counters::new(NUM_LEVELS, r.cleanup_failures),
         policy: r.policy,
         replaced_policy: r.replaced_policy,
+        recovery: r.recovery,
         plan_cache: Mutex::new(None),
         refreshed: Mutex::new(crate::compaction::Refreshed::default()),
         snapshots: SnapshotList::default(),

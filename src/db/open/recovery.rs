@@ -2,7 +2,7 @@
 //! everything and decides; this takes its tables and memtable and, for a
 //! writer, makes the cuts it found durable.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::AtomicU64;
@@ -10,9 +10,9 @@ use std::sync::atomic::AtomicU64;
 use crate::Result;
 use crate::fs::FileSystem;
 use crate::key::SeqNo;
-use crate::manifest::{FileKind, parse_file_name};
+use crate::manifest::{FileKind, WalEnd, parse_file_name};
 use crate::memtable::Memtable;
-use crate::recovery::{RecoveryScan, scan};
+use crate::recovery::{RecoveryReport, RecoveryScan, scan};
 use crate::tree::TableFile;
 use crate::wal::{LogEnd, RecoveryMode};
 
@@ -58,6 +58,11 @@ pub(crate) struct Replayed {
     pub active_log: Option<u64>,
     /// Logs to delete once the new state is durable.
     pub discard: Vec<PathBuf>,
+    /// What was replayed and lost.
+    pub report: RecoveryReport,
+    /// The synced ends of the logs kept (see
+    /// [`RecoveryScan::kept_wal_ends`]).
+    pub wal_ends: BTreeMap<u64, WalEnd>,
 }
 
 /// Takes the scan's replayed writes for a writer, after cutting what it
@@ -78,6 +83,8 @@ pub(crate) fn apply(
             last_seq: manifest_seq,
             active_log: None,
             discard: Vec::new(),
+            report: RecoveryReport::default(),
+            wal_ends: BTreeMap::new(),
         });
     };
     for log in s.logs.iter().filter(|l| l.replayed) {
@@ -85,11 +92,14 @@ pub(crate) fn apply(
             fs.truncate(&log.path, *at)?;
         }
     }
-    if let Some((path, at)) = s.stop.take() {
+    // A cut at a missing log stops recovery with nothing to truncate.
+    if !s.discard.is_empty() {
         for later in s.discard.drain(..) {
             fs.remove_file(&later)?;
         }
         fs.sync_dir(dir)?;
+    }
+    if let Some((path, at)) = s.stop.take() {
         fs.truncate(&path, at)?;
     }
     Ok(read_only(s))
@@ -99,7 +109,9 @@ pub(crate) fn apply(
 /// damage stays in place, and logs after a stop are skipped, not deleted.
 pub(crate) fn read_only(s: RecoveryScan) -> Replayed {
     let last_seq = s.last_seq();
-    Replayed { mem: s.mem, last_seq, active_log: s.active_log, discard: s.discard }
+    let report = s.report();
+    let wal_ends = s.kept_wal_ends();
+    Replayed { mem: s.mem, last_seq, active_log: s.active_log, discard: s.discard, report, wal_ends }
 }
 
 /// Numbers of the `.log` files in `dir`, ascending.

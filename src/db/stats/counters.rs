@@ -151,6 +151,7 @@ impl Counters {
             filter_policy: String::new(),
             replaced_policy: None,
             lifetime_writes: super::WriteTotals::default(),
+            recovery: crate::recovery::RecoveryReport::default(),
             levels,
         }
     }

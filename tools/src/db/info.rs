@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use serde_json::{Value, json};
 use siftdb::manifest::NUM_LEVELS;
 use siftdb::policy::TreeShape;
-use siftdb::recovery::{LogInfo, RecoveryScan};
+use siftdb::recovery::{LogInfo, RecoveryReport, RecoveryScan};
 use siftdb::table::{FilterStatus, Table};
 use siftdb::wal::LogEnd;
 use siftdb::{Db, Options};
@@ -107,6 +107,33 @@ fn torn_bytes(end: Option<&LogEnd>) -> u64 {
     }
 }
 
+/// How many synced writes a cut loses, in words ("an unknown number" for
+/// a log whose end was recorded without its sequence number).
+#[must_use]
+pub fn lost_text(lost: Option<u64>) -> String {
+    lost.map_or_else(|| "an unknown number of".to_owned(), |n| n.to_string())
+}
+
+/// The JSON object for what recovery would replay and lose, shared with
+/// `db verify`.
+#[must_use]
+pub fn recovery_json(r: &RecoveryReport) -> Value {
+    json!({
+        "logs_replayed": r.logs_replayed,
+        "ops_replayed": r.ops_replayed,
+        "torn_bytes": r.torn_bytes,
+        "cut": r.cut.as_ref().map(|c| json!({
+            "number": c.number,
+            "path": c.path.display().to_string(),
+            "recorded_len": c.recorded.len,
+            "recorded_last_seq": c.recorded.last_seq,
+            "found_len": c.found,
+            "size": c.size,
+        })),
+        "synced_writes_lost": r.synced_writes_lost,
+    })
+}
+
 /// The JSON object for one log, shared with `db verify`.
 #[must_use]
 pub fn log_json(l: &LogInfo) -> Value {
@@ -119,6 +146,9 @@ pub fn log_json(l: &LogInfo) -> Value {
         "ops": l.ops,
         "last_seq": l.last_seq,
         "valid_len": l.valid_len,
+        "missing": l.missing,
+        "recorded_synced_len": l.recorded_end.map(|e| e.len),
+        "recorded_synced_seq": l.recorded_end.and_then(|e| e.last_seq),
         "end": end_name(l.end.as_ref()),
         "torn_bytes": torn_bytes(l.end.as_ref()),
         "error": l.error.as_ref().map(ToString::to_string),
@@ -193,6 +223,22 @@ fn document(i: &RecoveryScan, a: &Args) -> Result<Value, String> {
                 "theoretical_fpr": fpr,
             }));
         }
+    }
+    // A WAL the open would refuse (a cut after its sync, damage strict
+    // recovery refuses) is a problem too: the database does not open.
+    for l in i.logs.iter().filter(|l| l.replayed || l.missing) {
+        if let Some(e) = &l.error {
+            problems.push(format!("WAL {}: {e}", l.number));
+        }
+    }
+    let report = i.report();
+    if let Some(cut) = &report.cut {
+        problems.push(format!(
+            "a point-in-time open would recover through seq {} and lose {} synced write(s) of WAL {}",
+            i.last_seq(),
+            lost_text(report.synced_writes_lost),
+            cut.number
+        ));
     }
     let deepest = levels.iter().rposition(|l| !l.is_empty()).unwrap_or(0);
     let shape = TreeShape::from_level_keys(level_keys.get(..=deepest).unwrap_or_default().to_vec());
@@ -285,6 +331,7 @@ fn document(i: &RecoveryScan, a: &Args) -> Result<Value, String> {
         "expected_false_positive_reads": expected_fp_reads,
         "levels": level_docs,
         "wal": i.logs.iter().map(log_json).collect::<Vec<_>>(),
+        "recovery": recovery_json(&report),
         "unreferenced_tables": i.unreferenced_tables.iter().map(|p| p.display().to_string()).collect::<Vec<_>>(),
         "old_manifests": i.old_manifests.iter().map(|p| p.display().to_string()).collect::<Vec<_>>(),
     }))
@@ -482,12 +529,13 @@ pub fn run(a: &Args) -> Result<Outcome, String> {
                 if l["live"] == Value::Bool(true) { "live".into() } else { "flushed".into() },
                 g(l, "records"),
                 g(l, "last_seq"),
-                g(l, "end"),
+                if l["recorded_synced_len"].is_null() { "-".into() } else { g(l, "recorded_synced_len") },
+                if l["missing"] == Value::Bool(true) { "MISSING".into() } else { g(l, "end") },
             ]
         })
         .collect();
     println!();
-    print!("{}", output::table(&["wal", "bytes", "state", "records", "last seq", "end"], &rows));
+    print!("{}", output::table(&["wal", "bytes", "state", "records", "last seq", "synced", "end"], &rows));
     for p in doc["unreferenced_tables"].as_array().map(Vec::as_slice).unwrap_or_default() {
         println!("unreferenced table (removed at next open): {}", p.as_str().unwrap_or_default());
     }

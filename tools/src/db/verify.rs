@@ -8,7 +8,7 @@ use siftdb::Error;
 use siftdb::table::Table;
 use siftdb::wal::LogEnd;
 
-use super::info::log_json;
+use super::info::{log_json, lost_text, recovery_json};
 use crate::Outcome;
 use crate::bytes_arg::show;
 use crate::output;
@@ -47,6 +47,7 @@ pub fn run(a: &Args) -> Result<Outcome, String> {
     };
     let mut tables: Vec<Value> = Vec::new();
     let mut logs: Vec<Value> = Vec::new();
+    let mut recovery: Option<Value> = None;
     if let Some(i) = &inspection {
         // What stops the database from opening, as opening finds it (the
         // same scan): a stored policy that does not parse, a lost WAL.
@@ -113,7 +114,7 @@ pub fn run(a: &Args) -> Result<Outcome, String> {
         for l in &i.logs {
             let path = l.path.display().to_string();
             match &l.error {
-                Some(e) if l.replayed => {
+                Some(e) if l.replayed || l.missing => {
                     let offset = match e {
                         Error::Corruption { offset, .. } => Some(*offset),
                         _ => None,
@@ -139,6 +140,16 @@ pub fn run(a: &Args) -> Result<Outcome, String> {
             }
             logs.push(log_json(l));
         }
+        let report = i.report();
+        if let Some(cut) = &report.cut {
+            notes.push(format!(
+                "{}: a point-in-time open would recover through seq {} and lose {} synced write(s)",
+                cut.path.display(),
+                i.last_seq(),
+                lost_text(report.synced_writes_lost)
+            ));
+        }
+        recovery = Some(recovery_json(&report));
         if let LogEnd::TornTail { at, dropped } = &i.manifest.end {
             notes.push(format!(
                 "{}: torn last edit of {dropped} bytes at {at} (dropped on open)",
@@ -160,6 +171,7 @@ pub fn run(a: &Args) -> Result<Outcome, String> {
             "notes": notes,
             "tables": tables,
             "wal": logs,
+            "recovery": recovery,
         }));
     } else {
         for p in &problems {
