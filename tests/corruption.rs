@@ -534,8 +534,16 @@ fn db_files_sweep() {
             let want = match damage {
                 Damage::Flip { byte, .. } if filter_block.contains(&byte) => ops.len(),
                 Damage::Flip { .. } => return Err(format!("{name}: a bit flip opened without corruption")),
+                // The database was closed cleanly, so the manifest records
+                // the WAL synced to its end: any cut loses synced writes and
+                // must be refused (issue 37), never opened as the records
+                // before it.
                 Damage::Truncate { len } if is_wal => {
-                    flushed + wal_ends.iter().filter(|&&e| e <= len).count()
+                    return Err(format!(
+                        "{name}: cut to {len} of {} bytes opened ({} whole records) instead of Corruption",
+                        bytes.len(),
+                        wal_ends.iter().filter(|&&e| e <= len).count()
+                    ));
                 }
                 Damage::Truncate { .. } => ops.len(),
             };
