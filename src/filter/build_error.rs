@@ -2,12 +2,20 @@
 
 use std::fmt;
 
-/// A static filter (xor, binary fuse) could not be built.
+/// A static filter (xor, binary fuse, Ribbon) could not be built.
 #[non_exhaustive]
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum BuildError {
     /// Peeling the hypergraph stalled on every seed tried.
     PeelingFailed {
+        /// Seeds tried before giving up.
+        attempts: u32,
+        /// Distinct keys in the input.
+        keys: usize,
+    },
+    /// A Ribbon filter's equations contradicted each other on every seed
+    /// tried (the banded system had no solution).
+    BandingFailed {
         /// Seeds tried before giving up.
         attempts: u32,
         /// Distinct keys in the input.
@@ -37,6 +45,9 @@ impl fmt::Display for BuildError {
         match self {
             BuildError::PeelingFailed { attempts, keys } => {
                 write!(f, "peeling failed after {attempts} seeds for {keys} keys")
+            }
+            BuildError::BandingFailed { attempts, keys } => {
+                write!(f, "ribbon banding found no solvable system in {attempts} seeds for {keys} keys")
             }
             BuildError::ValidationFailed { hash } => {
                 write!(f, "validation failed: built filter rejects input hash {hash:#018x}")

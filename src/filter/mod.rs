@@ -12,6 +12,7 @@
 //! | [`CuckooFilter`] | dynamic, deletable | ~12.6 bits/key at 12-bit fp (0.19%) | partial-key cuckoo hashing |
 //! | [`Xor8`] / [`Xor16`] | static | 9.84 / 19.7 bits/key | 3-hypergraph peeling |
 //! | [`BinaryFuse8`] / [`BinaryFuse16`] | static | ~9.0 / 18 bits/key | segmented 3-wise peeling |
+//! | [`Ribbon`] | static, any rate | ~8.3 bits/key | banded linear system over GF(2), width 128 |
 //!
 //! ```
 //! use siftdb::filter::{hash_key, BlockedBloom, Filter};
@@ -34,6 +35,7 @@ mod hash;
 mod kind;
 mod peel;
 mod prefetch;
+mod ribbon;
 #[cfg(test)]
 mod static_tests;
 mod three_wise;
@@ -53,6 +55,7 @@ pub use fingerprint::Fingerprint;
 pub(crate) use hash::HASHES;
 pub use hash::{KeyHash, hash_key};
 pub use kind::{EXAMPLE_BITS_PER_KEY, FilterKind, MAX_BITS_PER_KEY, MIN_BITS_PER_KEY, check_bits_per_key};
+pub use ribbon::{Ribbon, RibbonLayout};
 pub use three_wise::ThreeWise;
 pub use xor::{Xor, Xor8, Xor16, XorLayout};
 

@@ -14,8 +14,8 @@
 
 use siftdb::codec::seal;
 use siftdb::filter::{
-    BinaryFuse8, BinaryFuse16, BlockedBloom, Bloom, CountingBloom, CuckooFilter, Filter, FilterCodec, Xor8,
-    Xor16,
+    BinaryFuse8, BinaryFuse16, BlockedBloom, Bloom, CountingBloom, CuckooFilter, Filter, FilterCodec, Ribbon,
+    Xor8, Xor16,
 };
 use siftdb::key::MAX_SEQ;
 use siftdb::manifest::{VersionEdit, replay};
@@ -41,6 +41,7 @@ pub const TARGETS: &[(&str, Check)] = &[
     ("filter_xor16", check_xor16),
     ("filter_binary_fuse8", check_binary_fuse8),
     ("filter_binary_fuse16", check_binary_fuse16),
+    ("filter_ribbon", check_ribbon),
     ("wal_reader", check_wal_reader),
     ("write_batch", check_write_batch),
     ("version_edit", check_version_edit),
@@ -117,6 +118,7 @@ static_filter_check!(check_xor8, Xor8);
 static_filter_check!(check_xor16, Xor16);
 static_filter_check!(check_binary_fuse8, BinaryFuse8);
 static_filter_check!(check_binary_fuse16, BinaryFuse16);
+static_filter_check!(check_ribbon, Ribbon);
 
 macro_rules! bloom_check {
     ($name:ident, $ty:ty) => {

@@ -9,7 +9,7 @@ use siftdb::ValueKind;
 use siftdb::WriteBatch;
 use siftdb::filter::{
     BinaryFuse8, BinaryFuse16, BlockedBloom, Bloom, CountingBloom, CuckooFilter, FilterCodec, FilterKind,
-    Xor8, Xor16, hash_key,
+    Ribbon, Xor8, Xor16, hash_key,
 };
 use siftdb::fs::StdFs;
 use siftdb::manifest::{TableRecord, VersionEdit, current_contents};
@@ -41,6 +41,7 @@ pub fn seeds() -> Vec<(&'static str, String, Vec<u8>)> {
         out.push(("filter_xor16", name.clone(), Xor16::build(&hashes).unwrap().encode()));
         out.push(("filter_binary_fuse8", name.clone(), BinaryFuse8::build(&hashes).unwrap().encode()));
         out.push(("filter_binary_fuse16", name.clone(), BinaryFuse16::build(&hashes).unwrap().encode()));
+        out.push(("filter_ribbon", name.clone(), Ribbon::build(&hashes, 6.5).unwrap().encode()));
     }
     let batches = sample_batches();
     for (i, (seq, b)) in batches.iter().enumerate() {

@@ -1,0 +1,95 @@
+//! Solving the banded system: on-the-fly Gaussian elimination over GF(2)
+//! ("banding"), then back substitution into the interleaved solution.
+//!
+//! Each key contributes the equation `Σ_j c_j · Z[s + j] = r` whose
+//! coefficient row `c` (128 bits, bit 0 set) starts at slot `s`. Banding
+//! keeps at most one row per slot, the row whose lowest set bit (its pivot)
+//! is that slot:
+//!
+//! ```text
+//!   insert (s, c, r):
+//!     while slot s holds a row (c', r'):
+//!       c ^= c'; r ^= r'               // clears bit 0: the pivots agree
+//!       if c == 0: return r == 0       // implied by earlier rows, or contradicts them
+//!       s += tz(c); c >>= tz(c)        // move to the new pivot
+//!     store (c, r) at slot s
+//! ```
+//!
+//! A row only moves right, and its highest bit never passes the end of the
+//! original window, so every stored row fits inside the array. A
+//! contradiction (`c == 0`, `r != 0`) means this seed's system has no
+//! solution; a duplicate key reduces to `0 = 0` and costs nothing.
+//!
+//! Back substitution then sets, from the last slot down,
+//! `Z[i] = r_i ⊕ Σ_{j≥1} c_{i,j} · Z[i + j]` (a slot with no row is free
+//! and takes 0). Working column by column, each column keeps a 128-bit
+//! window of the solution bits just above `i`; when a block's 128 slots are
+//! done, the window *is* that block's solution word for the column, the
+//! interleaved (column-major per block) storage queries read.
+
+use super::layout::{Equation, RibbonLayout, WIDTH};
+
+/// The banded rows, one optional row per slot.
+pub(crate) struct Banding {
+    coeffs: Vec<u128>,
+    results: Vec<u32>,
+}
+
+impl Banding {
+    pub(crate) fn new(slots: usize) -> Self {
+        Banding { coeffs: vec![0; slots], results: vec![0; slots] }
+    }
+
+    /// Adds one equation; `false` if it contradicts the rows already held
+    /// (the system has no solution under this seed).
+    #[inline]
+    pub(crate) fn add(&mut self, e: Equation) -> bool {
+        let (mut s, mut c, mut r) = (e.start as usize, e.coeff, e.result);
+        loop {
+            let Some(held) = self.coeffs.get(s).copied() else {
+                // Unreachable for an equation from the layout (its window
+                // ends inside the array); refused rather than trusted.
+                return false;
+            };
+            if held == 0 {
+                self.coeffs[s] = c;
+                self.results[s] = r;
+                return true;
+            }
+            c ^= held;
+            r ^= self.results[s];
+            if c == 0 {
+                return r == 0;
+            }
+            let tz = c.trailing_zeros();
+            s += tz as usize;
+            c >>= tz;
+        }
+    }
+
+    /// Back substitution into `layout`'s interleaved words.
+    pub(crate) fn solve(&self, layout: &RibbonLayout) -> Vec<u128> {
+        let mut words = vec![0u128; layout.words()];
+        let top = layout.columns(layout.blocks - 1) as usize;
+        // windows[b]: bit t holds Z[i + t][b] for the slot i last solved.
+        let mut windows = [0u128; 32];
+        for block in (0..layout.blocks).rev() {
+            let columns = layout.columns(block) as usize;
+            let base = block as usize * WIDTH as usize;
+            for i in (base..base + WIDTH as usize).rev() {
+                let (c, r) = (self.coeffs[i], self.results[i]);
+                for (b, w) in windows.iter_mut().enumerate().take(top) {
+                    // Bit 0 of the shifted window is the unknown Z[i][b];
+                    // the row's bit 0 (its pivot) multiplies it, so leave
+                    // it out of the sum and set it to balance the equation.
+                    let shifted = *w << 1;
+                    let z = ((c & shifted).count_ones() ^ (r >> b)) & 1;
+                    *w = shifted | u128::from(z);
+                }
+            }
+            let first = layout.first_word(block);
+            words[first..first + columns].copy_from_slice(&windows[..columns]);
+        }
+        words
+    }
+}

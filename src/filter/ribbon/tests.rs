@@ -1,0 +1,188 @@
+//! The Ribbon filter against its contract: no false negatives, the rate
+//! and space its layout predicts, round trips, damage.
+
+use super::layout::overhead;
+use super::*;
+use crate::filter::codec_tests::{all_corruption, hashes as random_hashes, resealed, round_trip_and_sweep};
+use crate::filter::static_tests::hex;
+
+/// The measured false-positive rate over `probes` hashes no key has.
+#[expect(clippy::cast_precision_loss, reason = "counts far below 2^52")]
+fn measured_fpr(f: &Ribbon, stream: u64, probes: usize) -> f64 {
+    random_hashes(stream, probes).iter().filter(|&&h| f.contains(h)).count() as f64 / probes as f64
+}
+
+/// Bits of the whole encoding per key.
+#[expect(clippy::cast_precision_loss, reason = "sizes far below 2^52")]
+fn bits_per_key(f: &Ribbon) -> f64 {
+    (f.encode().len() * 8) as f64 / f.keys() as f64
+}
+
+#[test]
+fn no_false_negatives_at_every_small_size() {
+    for n in [0usize, 1, 2, 3, 5, 10, 127, 128, 129, 1000, 10_000, 100_000] {
+        for bits in [1.0, 6.5, 7.0, 16.0, 32.0] {
+            let hashes = random_hashes(n as u64 + 1, n);
+            let f = Ribbon::build(&hashes, bits).unwrap();
+            assert_eq!(f.keys(), n);
+            assert!(hashes.iter().all(|&h| f.contains(h)), "n = {n}, {bits} bits/key");
+        }
+    }
+}
+
+#[test]
+fn duplicates_are_removed() {
+    let distinct = random_hashes(7, 5000);
+    let twice: Vec<u64> = distinct.iter().flat_map(|&h| [h, h]).collect();
+    let f = Ribbon::build(&twice, 8.0).unwrap();
+    assert_eq!(f.keys(), 5000);
+    assert_eq!(f.encode().len(), Ribbon::build(&distinct, 8.0).unwrap().encode().len());
+    assert!(distinct.iter().all(|&h| f.contains(h)));
+    let same = Ribbon::build(&[0xdead_beef; 1000], 8.0).unwrap();
+    assert_eq!(same.keys(), 1);
+    assert!(same.contains(0xdead_beef));
+}
+
+/// The bars on space: bits per key, all metadata counted, against
+/// the bound `log2(1/ε)` for the measured rate ε over 10^6 absent keys.
+#[test]
+fn space_is_within_five_percent_of_the_bound_at_100k_keys_and_twelve_at_10k() {
+    for (n, bar) in [(100_000usize, 1.05), (10_000, 1.12)] {
+        for bits in [7.0, 10.0, 6.5] {
+            let f = Ribbon::build(&random_hashes(11, n), bits).unwrap();
+            let fpr = measured_fpr(&f, 12, 1_000_000);
+            let ratio = bits_per_key(&f) / -fpr.log2();
+            assert!(
+                ratio <= bar,
+                "n = {n}, {bits} bits/key: {:.3} bits/key at ε = {fpr}: {ratio:.4}",
+                bits_per_key(&f)
+            );
+        }
+    }
+}
+
+#[test]
+fn seven_bits_per_key_is_under_one_percent() {
+    let f = Ribbon::build(&random_hashes(21, 200_000), 7.0).unwrap();
+    let fpr = measured_fpr(&f, 22, 1_000_000);
+    assert!(fpr <= 0.010, "{fpr}");
+    assert!((bits_per_key(&f) - 7.0).abs() < 0.05, "{}", bits_per_key(&f));
+}
+
+/// The rate the layout predicts (2^−r per block, weighted by its starts)
+/// is what the filter delivers, at whole and fractional widths.
+#[test]
+fn the_theoretical_rate_is_the_measured_one() {
+    let probes = 400_000;
+    for bits in [1.0, 2.5, 5.0, 6.5, 7.0, 9.3, 12.0] {
+        let f = Ribbon::build(&random_hashes(31, 20_000), bits).unwrap();
+        let theory = f.theoretical_fpr();
+        let measured = measured_fpr(&f, 32, probes);
+        #[expect(clippy::cast_precision_loss, reason = "a count")]
+        let sigma = (theory * (1.0 - theory) / probes as f64).sqrt();
+        assert!((measured - theory).abs() <= 5.0 * sigma + 1e-5, "{bits} bits/key: {measured} vs {theory}");
+        // And the formula by hand: lower columns and lower + 1, mixed.
+        let l = f.layout();
+        let lo = (-f64::from(l.lower)).exp2();
+        assert!(theory <= lo && theory >= lo / 2.0, "{theory} outside [{}, {lo}]", lo / 2.0);
+    }
+    // Fractional widths interpolate: more bits, a lower rate.
+    let rates: Vec<f64> = [6.0, 6.25, 6.5, 6.75, 7.0]
+        .iter()
+        .map(|&b| Ribbon::build(&random_hashes(33, 50_000), b).unwrap().theoretical_fpr())
+        .collect();
+    assert!(rates.windows(2).all(|w| w[1] < w[0]), "{rates:?}");
+}
+
+#[test]
+fn build_for_fpr_meets_its_target() {
+    for target in [0.1, 0.01, 0.005, 0.001, 0.0001] {
+        let f = Ribbon::build_for_fpr(&random_hashes(41, 50_000), target).unwrap();
+        let theory = f.theoretical_fpr();
+        assert!((theory - target).abs() <= target * 0.03, "target {target}: theory {theory}");
+        let measured = measured_fpr(&f, 42, 1_000_000);
+        assert!(measured <= target * 1.15 + 1e-5, "target {target}: measured {measured}");
+    }
+}
+
+#[test]
+fn sizing_follows_the_overhead_model() {
+    for n in [1usize, 127, 1000, 100_000, 1_000_000] {
+        let blocks = RibbonLayout::blocks_for(n).unwrap();
+        #[expect(clippy::cast_precision_loss, reason = "counts")]
+        let wanted = n as f64 * (1.0 + overhead(n));
+        assert!(
+            f64::from(blocks) * 128.0 >= wanted && f64::from(blocks - 1) * 128.0 < wanted.max(1.0),
+            "n = {n}"
+        );
+    }
+    assert!((overhead(1_000_000) - 0.0375).abs() < 1e-9);
+    assert_eq!(Ribbon::encoded_len(MAX_KEYS + 1, 7.0), None);
+    for (n, bits) in [(0, 7.0), (1000, 6.5), (100_000, 10.0)] {
+        let f = Ribbon::build(&random_hashes(3, n), bits).unwrap();
+        assert_eq!(Ribbon::encoded_len(n, bits), Some(f.encode().len()), "n = {n}");
+    }
+}
+
+#[test]
+fn banding_and_validation_failures_are_reported() {
+    // One 128-slot block cannot hold 1000 keys: every seed contradicts.
+    let hashes = random_hashes(51, 1000);
+    let cramped = |_, _| RibbonLayout::new(1, 7, 1);
+    assert_eq!(
+        Ribbon::build_with(&hashes, 3, cramped).unwrap_err(),
+        BuildError::BandingFailed { attempts: 3, keys: 1000 }
+    );
+    let mut f = Ribbon::build(&hashes, 7.0).unwrap();
+    f.damage_for(hashes[500]);
+    assert!(!f.contains(hashes[500]), "the damage reaches the key's pivot bit");
+    let first = hashes.iter().copied().find(|&h| !f.contains(h)).unwrap();
+    assert_eq!(f.validate(&hashes), Err(BuildError::ValidationFailed { hash: first }));
+}
+
+#[test]
+fn round_trips_and_survives_damage() {
+    for (n, bits) in [(0usize, 7.0), (1, 1.0), (40, 6.5), (300, 16.0), (2000, 32.0)] {
+        let keys = random_hashes(61 + n as u64, n);
+        let f = Ribbon::build(&keys, bits).unwrap();
+        let back: Ribbon = round_trip_and_sweep(&f.encode(), &keys);
+        assert_eq!(back, f);
+        let probes = random_hashes(62, 10_000);
+        assert!(probes.iter().all(|&h| back.contains(h) == f.contains(h)));
+    }
+}
+
+#[test]
+fn impossible_geometry_is_corruption() {
+    let keys = random_hashes(71, 300);
+    let enc = Ribbon::build(&keys, 7.0).unwrap().encode();
+    let set = |at: usize, bytes: &'static [u8]| {
+        move |b: &mut Vec<u8>| b[at..at + bytes.len()].copy_from_slice(bytes)
+    };
+    all_corruption::<Ribbon>(vec![
+        ("no blocks", resealed(&enc, &set(14, &[0, 0, 0, 0]))),
+        ("33 columns", resealed(&enc, &set(18, &[33]))),
+        ("32 columns below 33", resealed(&enc, &set(18, &[32]))),
+        ("upper start past the blocks", resealed(&enc, &set(19, &[9, 0, 0, 0]))),
+        ("more keys than slots", resealed(&enc, &set(10, &[0, 2, 0, 0]))),
+        ("a word short", resealed(&enc, &|b: &mut Vec<u8>| b.truncate(b.len() - 16))),
+        ("a word long", resealed(&enc, &|b: &mut Vec<u8>| b.extend_from_slice(&[0; 16]))),
+        ("version 2", resealed(&enc, &set(1, &[2]))),
+        ("kind of fuse8", resealed(&enc, &set(0, &[0x21]))),
+    ]);
+    assert!(crate::filter::BinaryFuse8::decode(&enc).unwrap_err().is_corruption());
+}
+
+#[test]
+fn golden_bytes() {
+    let f = Ribbon::build(&[1, 2, 3], 7.0).unwrap();
+    let enc = f.encode();
+    // Three keys: one block; 7 / (1 + overhead) → 7 columns after
+    // rounding; 7 words.
+    assert_eq!((f.layout().blocks, f.layout().lower, f.layout().upper_start), (1, 7, 1));
+    assert_eq!(enc.len(), 23 + 7 * 16 + 4);
+    assert_eq!(&enc[..2], &[0x31, 1]);
+    assert_eq!(&enc[2..10], &f.seed().to_le_bytes());
+    assert_eq!(&enc[10..23], &[3, 0, 0, 0, 1, 0, 0, 0, 7, 1, 0, 0, 0]);
+    assert_eq!(hex(&enc[..23]), "3101ed5e6e6f6262697203000000010000000701000000");
+}
