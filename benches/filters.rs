@@ -15,7 +15,9 @@
 use std::hint::black_box;
 
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
-use siftdb::filter::{BinaryFuse8, BinaryFuse16, Bloom, CountingBloom, CuckooFilter, Filter, Xor8, Xor16};
+use siftdb::filter::{
+    BinaryFuse8, BinaryFuse16, Bloom, CountingBloom, CuckooFilter, Filter, Ribbon, Xor8, Xor16,
+};
 use xorf::Filter as _;
 
 mod common;
@@ -70,6 +72,7 @@ fn build(c: &mut Criterion) {
         g.bench_function("xorf::Xor8", |b| b.iter(|| xorf::Xor8::from(black_box(&present))));
         g.bench_function("siftdb::BinaryFuse16", |b| b.iter(|| BinaryFuse16::build(black_box(&present))));
         g.bench_function("siftdb::Xor16", |b| b.iter(|| Xor16::build(black_box(&present))));
+        g.bench_function("siftdb::Ribbon7", |b| b.iter(|| Ribbon::build(black_box(&present), 7.0)));
         g.bench_function("siftdb::BlockedBloom", |b| b.iter(|| blocked_build(black_box(&present))));
         g.bench_function("fastbloom", |b| b.iter(|| fastbloom_build(black_box(&present))));
         g.bench_function("siftdb::Bloom", |b| b.iter(|| bloom_build(black_box(&present))));
@@ -110,7 +113,9 @@ fn query(c: &mut Criterion, group: &str, absent_keys: bool) {
         g.throughput(Throughput::Elements(BATCH as u64));
         let QuerySet { fuse8, xorf_fuse8, xor8, xorf_xor8, blocked, fastbloom } = QuerySet::new(&present);
         let bloom = bloom_build(&present);
+        let ribbon = Ribbon::build(&present, 7.0).expect("builds");
         if absent_keys {
+            report("Ribbon7", n, ribbon.size_bytes(), |h| ribbon.contains(h), &fpr_probes);
             report("BinaryFuse8", n, fuse8.size_bytes(), |h| fuse8.contains(h), &fpr_probes);
             report("Xor8", n, xor8.size_bytes(), |h| xor8.contains(h), &fpr_probes);
             report("BlockedBloom", n, blocked.size_bytes(), |h| blocked.contains(h), &fpr_probes);
@@ -124,6 +129,7 @@ fn query(c: &mut Criterion, group: &str, absent_keys: bool) {
         run(&mut g, "siftdb::BlockedBloom", &probes, |h| blocked.contains(h));
         run(&mut g, "fastbloom", &probes, |h| fastbloom.contains_hash(h));
         run(&mut g, "siftdb::Bloom", &probes, |h| bloom.contains(h));
+        run(&mut g, "siftdb::Ribbon7", &probes, |h| ribbon.contains(h));
         g.finish();
     }
 }

@@ -7,12 +7,16 @@
 //! two minima taken over the same stretch of time. DESIGN.md, "Measured
 //! figures", quotes both.
 //!
+//! No crate offers a Ribbon filter to compare with, so Ribbon at 7 bits/key
+//! runs beside siftdb's own BinaryFuse8 instead (issue 38's bars: build at
+//! most 2x, queries at most 1.5x), in the same rounds.
+//!
 //! Run: `cargo bench --bench peers` (about two minutes on a 2-core VM).
 
 use std::hint::black_box;
 use std::time::Instant;
 
-use siftdb::filter::{BinaryFuse8, Filter, Xor8};
+use siftdb::filter::{BinaryFuse8, Filter, Ribbon, Xor8};
 use xorf::Filter as _;
 
 mod common;
@@ -59,24 +63,28 @@ fn count(probes: &[u64], contains: impl Fn(u64) -> bool) -> usize {
 fn main() {
     for (n, rounds) in SIZES {
         let present = keys(0, n);
-        let (mut fuse, mut fuse_peer, mut xor, mut xor_peer) =
-            (Best::default(), Best::default(), Best::default(), Best::default());
+        let (mut fuse, mut fuse_peer, mut xor, mut xor_peer, mut ribbon) =
+            (Best::default(), Best::default(), Best::default(), Best::default(), Best::default());
         for _ in 0..rounds {
             fuse.time(|| BinaryFuse8::build(&present).expect("builds"));
             fuse_peer.time(|| xorf::BinaryFuse8::try_from(&present).expect("builds"));
             xor.time(|| Xor8::build(&present).expect("builds"));
             xor_peer.time(|| xorf::Xor8::from(&present));
+            ribbon.time(|| Ribbon::build(&present, 7.0).expect("builds"));
         }
         let ms = 1e3;
         report(&format!("build {n}, BinaryFuse8"), "ms", ms, &fuse, &fuse_peer, "xorf");
         report(&format!("build {n}, Xor8"), "ms", ms, &xor, &xor_peer, "xorf");
+        report(&format!("build {n}, Ribbon 7 vs fuse8"), "ms", ms, &ribbon, &fuse, "fuse8");
+        let ribbon7 = Ribbon::build(&present, 7.0).expect("builds");
 
         let QuerySet { fuse8, xorf_fuse8, xor8, xorf_xor8, blocked, fastbloom } = QuerySet::new(&present);
         let absent = keys(1 << 40, PROBES);
         let hits: Vec<u64> = present.iter().step_by(7).take(PROBES).copied().collect();
         for (name, probes) in [("absent", &absent), ("present", &hits)] {
-            let mut best: [Best; 6] = Default::default();
+            let mut best: [Best; 7] = Default::default();
             for _ in 0..QUERY_ROUNDS {
+                best[6].time(|| count(probes, |h| ribbon7.contains(h)));
                 best[0].time(|| count(probes, |h| fuse8.contains(h)));
                 best[1].time(|| count(probes, |h| xorf_fuse8.contains(&h)));
                 best[2].time(|| count(probes, |h| xor8.contains(h)));
@@ -87,6 +95,7 @@ fn main() {
             let ns = 1e9 / PROBES as f64;
             report(&format!("{name} {n}, BinaryFuse8"), "ns", ns, &best[0], &best[1], "xorf");
             report(&format!("{name} {n}, Xor8"), "ns", ns, &best[2], &best[3], "xorf");
+            report(&format!("{name} {n}, Ribbon 7 vs fuse8"), "ns", ns, &best[6], &best[0], "fuse8");
             report(
                 &format!("{name} {n}, BlockedBloom 10 bits/key"),
                 "ns",

@@ -34,11 +34,14 @@ use siftdb::{Db, FilterKind, Options, TableInfo, WriteBatch};
 /// Every kind a table could be upgraded to: each fixed-rate kind, and a
 /// Bloom filter past any plan's bits per key.
 fn stronger() -> impl Iterator<Item = FilterKind> {
-    FilterKind::ALL
-        .iter()
-        .copied()
-        .filter(FilterKind::is_static)
-        .chain([FilterKind::BlockedBloom { bits_per_key: 48.0 }])
+    fixed_rate_statics().chain([FilterKind::BlockedBloom { bits_per_key: 48.0 }])
+}
+
+/// The static kinds at a fixed rate (xor, binary fuse): what `monkey:B`
+/// plans with beside blocked Bloom. Ribbon, sized by bits per key, is not
+/// among them until the plan takes it (issue 39).
+fn fixed_rate_statics() -> impl Iterator<Item = FilterKind> {
+    FilterKind::ALL.iter().copied().filter(|k| k.is_static() && k.bits_per_key().is_none())
 }
 
 /// A tree shape, in tables of level 1 and keys of ~48 bytes on disk.
@@ -212,10 +215,8 @@ fn check(s: Shape, bits: f64) -> Result<(), TestCaseError> {
     }
 
     let monkey = summed_fpr(&tables, &|t: &TableInfo| t.filter_fpr);
-    let mut uniforms: Vec<(String, f64)> = FilterKind::ALL
-        .iter()
-        .copied()
-        .filter(|k| k.is_static() && uniform_bytes(&tables, *k) <= spent_bytes)
+    let mut uniforms: Vec<(String, f64)> = fixed_rate_statics()
+        .filter(|k| uniform_bytes(&tables, *k) <= spent_bytes)
         .map(|k| (k.to_string(), summed_fpr(&tables, &|_| k.theoretical_fpr())))
         .collect();
     if let Some(b) = bloom_within(&tables, spent_bytes) {

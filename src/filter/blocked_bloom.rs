@@ -441,6 +441,7 @@ pub(crate) static KIND: KindSpec = KindSpec {
     name: "blocked-bloom",
     aliases: &["blocked"],
     is_static: false,
+    max_bits_per_key: super::kind::MAX_BITS_PER_KEY,
     nominal_bits_per_key: |bits_per_key| bits_per_key,
     theoretical_fpr: BlockedBloom::fpr_for_bits_per_key,
     encoded_len: <BlockedBloom as FilterCodec>::encoded_len,

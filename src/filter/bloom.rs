@@ -411,6 +411,7 @@ pub(crate) static KIND: KindSpec = KindSpec {
     name: "bloom",
     aliases: &[],
     is_static: false,
+    max_bits_per_key: super::kind::MAX_BITS_PER_KEY,
     nominal_bits_per_key: |bits_per_key| bits_per_key,
     // (1 − e^(−k/b))^k at the k `Bloom::new` picks for b bits per key.
     theoretical_fpr: |bits_per_key| {

@@ -17,7 +17,8 @@ macro_rules! filter_kinds {
         /// Which filter a table carries.
         ///
         /// Parses from and displays as the names the CLI uses: `none`,
-        /// `bloom:10`, `blocked-bloom:10`, `xor8`, `xor16`, `fuse8`, `fuse16`.
+        /// `bloom:10`, `blocked-bloom:10`, `xor8`, `xor16`, `fuse8`, `fuse16`,
+        /// `ribbon:7`.
         ///
         /// ```
         /// use siftdb::filter::FilterKind;
@@ -93,6 +94,9 @@ filter_kinds! {
     BinaryFuse8 => super::binary_fuse::FUSE8,
     /// Binary fuse filter, 16-bit fingerprints (ε ≈ 0.0015%, ~18 bits/key).
     BinaryFuse16 => super::binary_fuse::FUSE16,
+    /// Ribbon filter (width 128) at any bits per key from 1 to 32: about
+    /// 4% over the bound `log2(1/ε)`.
+    Ribbon { bits_per_key } => super::ribbon::KIND,
 }
 
 /// The bits per key [`FilterKind::ALL`] lists the sized kinds at.
@@ -108,9 +112,12 @@ pub(crate) struct KindSpec {
     pub(crate) name: &'static str,
     /// Other names it parses from.
     pub(crate) aliases: &'static [&'static str],
-    /// Built once from the whole key set, at a fixed rate: such a build may
-    /// fail (and a table then falls back to blocked Bloom).
+    /// Built once from the whole key set: such a build may fail (and a
+    /// table then falls back to blocked Bloom).
     pub(crate) is_static: bool,
+    /// The most bits per key a sized kind takes ([`MAX_BITS_PER_KEY`] for
+    /// the Bloom family, 32 for Ribbon; unused by fixed-rate kinds).
+    pub(crate) max_bits_per_key: f64,
     /// Bits per key for a large key set, given the kind's parameter.
     pub(crate) nominal_bits_per_key: fn(f64) -> f64,
     /// The rate theory gives at full load, given the kind's parameter.
@@ -169,11 +176,11 @@ impl FilterKind {
     /// # Errors
     /// `InvalidArgument` naming the kind and what is wrong.
     pub fn validate(&self) -> Result<()> {
-        match self.parameter() {
-            Some(bits_per_key) => check_bits_per_key(bits_per_key)
+        match (self.spec(), self.parameter()) {
+            (Some(spec), Some(bits_per_key)) => check_bits_for(spec, bits_per_key)
                 .map(|_| ())
                 .map_err(|e| Error::InvalidArgument(format!("filter {self}: {}", message(&e)))),
-            None => Ok(()),
+            _ => Ok(()),
         }
     }
 
@@ -182,6 +189,13 @@ impl FilterKind {
     #[must_use]
     pub fn bits_per_key(&self) -> Option<f64> {
         self.parameter()
+    }
+
+    /// The most bits per key this kind takes, if it is sized by them
+    /// ([`MAX_BITS_PER_KEY`] for the Bloom family, 32 for Ribbon).
+    #[must_use]
+    pub fn max_bits_per_key(&self) -> Option<f64> {
+        self.parameter().and(self.spec().map(|s| s.max_bits_per_key))
     }
 
     /// This kind at `bits_per_key`, if it is sized by bits per key; a
@@ -282,6 +296,18 @@ impl FilterKind {
     }
 }
 
+/// [`check_bits_per_key`] against the kind's own maximum.
+fn check_bits_for(spec: &KindSpec, bits_per_key: f64) -> Result<f64> {
+    let max = spec.max_bits_per_key;
+    if bits_per_key.is_finite() && (MIN_BITS_PER_KEY..=max).contains(&bits_per_key) {
+        Ok(bits_per_key)
+    } else {
+        Err(Error::InvalidArgument(format!(
+            "bits per key must be a number from {MIN_BITS_PER_KEY} to {max}, got {bits_per_key}"
+        )))
+    }
+}
+
 /// An `InvalidArgument`'s message without the variant's prefix.
 fn message(e: &Error) -> String {
     match e {
@@ -331,10 +357,11 @@ impl FromStr for FilterKind {
             (true, arg) => {
                 let a = arg.unwrap_or("10");
                 let bits =
-                    a.parse::<f64>().ok().and_then(|b| check_bits_per_key(b).ok()).ok_or_else(|| {
+                    a.parse::<f64>().ok().and_then(|b| check_bits_for(spec, b).ok()).ok_or_else(|| {
                         Error::InvalidArgument(format!(
                             "filter '{s}': bits per key must be a number from {MIN_BITS_PER_KEY} to \
-                         {MAX_BITS_PER_KEY}, got '{a}'"
+                         {}, got '{a}'",
+                            spec.max_bits_per_key
                         ))
                     })?;
                 Ok(Self::from_spec(spec, bits))
@@ -355,7 +382,12 @@ mod tests {
 
     #[test]
     fn names_round_trip() {
-        let odd = [FilterKind::None, FilterKind::BlockedBloom { bits_per_key: 7.5 }];
+        let odd = [
+            FilterKind::None,
+            FilterKind::BlockedBloom { bits_per_key: 7.5 },
+            FilterKind::Ribbon { bits_per_key: 6.5 },
+            FilterKind::Ribbon { bits_per_key: 32.0 },
+        ];
         for &k in FilterKind::ALL.iter().chain(&odd) {
             assert_eq!(k.to_string().parse::<FilterKind>().unwrap(), k);
         }
@@ -363,7 +395,17 @@ mod tests {
 
     #[test]
     fn bad_names_are_invalid_arguments() {
-        for s in ["", "bloom:x", "bloom:0", "xor8:3", "cuckoo", "bloom:inf"] {
+        for s in [
+            "",
+            "bloom:x",
+            "bloom:0",
+            "xor8:3",
+            "cuckoo",
+            "bloom:inf",
+            "ribbon:33",
+            "ribbon:0.5",
+            "ribbon:nan",
+        ] {
             assert!(matches!(s.parse::<FilterKind>(), Err(Error::InvalidArgument(_))), "{s}");
         }
     }

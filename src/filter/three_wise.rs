@@ -275,6 +275,7 @@ pub(crate) const fn kind_spec<F: Fingerprint, L: Geometry>(
         name,
         aliases,
         is_static: true,
+        max_bits_per_key: super::kind::MAX_BITS_PER_KEY,
         nominal_bits_per_key: nominal_bits_per_key::<F, L>,
         theoretical_fpr: fixed_fpr::<F>,
         encoded_len: <ThreeWise<F, L> as FilterCodec>::encoded_len,

@@ -89,10 +89,11 @@ pub(crate) fn budgeted_bloom_max_fpr(bits_per_key: f64, keys: u64) -> f64 {
     BlockedBloom::fpr_for_bits_per_key((fewest as f64 * 512.0 / n as f64).min(64.0))
 }
 
-/// The static kinds a level may carry, each at a fixed rate, in
-/// [`FilterKind::ALL`]'s order.
+/// The static kinds a level may carry at a fixed rate (xor and binary
+/// fuse), in [`FilterKind::ALL`]'s order. Ribbon, static but sized by bits
+/// per key, is not among them: a plan names it with its bits.
 pub(crate) fn static_kinds() -> impl Iterator<Item = FilterKind> + Clone {
-    FilterKind::ALL.iter().copied().filter(FilterKind::is_static)
+    FilterKind::ALL.iter().copied().filter(|k| k.is_static() && k.bits_per_key().is_none())
 }
 
 /// `x` rounded up to the next hundredth (parameters stay readable in

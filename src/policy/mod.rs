@@ -232,7 +232,7 @@ pub const MAX_MONKEY_BITS_PER_KEY: f64 = 64.0;
 
 /// The forms [`FilterPolicy::from_str`] accepts, for error messages.
 pub const POLICY_FORMS: &str = "default, a filter kind on every level (none, bloom:B, blocked-bloom:B, \
-     xor8, xor16, fuse8, fuse16), per-level:K0,K1,... (level 0 first, the last repeating), or \
+     xor8, xor16, fuse8, fuse16, ribbon:B with B <= 32), per-level:K0,K1,... (level 0 first, the last repeating), or \
      monkey:B (0 < B <= 64 bits per key), each optionally followed by +skip-last";
 
 impl FromStr for FilterPolicy {
@@ -296,7 +296,8 @@ mod tests {
     fn kind() -> impl Strategy<Value = FilterKind> {
         let kinds: Vec<FilterKind> =
             std::iter::once(FilterKind::None).chain(FilterKind::ALL.iter().copied()).collect();
-        (proptest::sample::select(kinds), 1.0f64..=64.0).prop_map(|(k, b)| k.at_bits_per_key(b))
+        (proptest::sample::select(kinds), 1.0f64..=64.0)
+            .prop_map(|(k, b)| k.at_bits_per_key(b.min(k.max_bits_per_key().unwrap_or(b))))
     }
 
     fn policy() -> impl Strategy<Value = FilterPolicy> {

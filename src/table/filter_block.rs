@@ -3,7 +3,8 @@
 //!
 //! ```text
 //! offset  0: kind tag        u8   FilterKind::tag: 1 bloom, 2 blocked bloom,
-//!                                 3 xor8, 4 xor16, 5 fuse8, 6 fuse16
+//!                                 3 xor8, 4 xor16, 5 fuse8, 6 fuse16,
+//!                                 7 ribbon
 //! offset  1: format version  u8   currently 1
 //! offset  2: hash seed       u64 LE  (keys are probed as hash_key(seed, user_key))
 //! offset 10: bits per key    f64 LE  (the configured or nominal parameter)

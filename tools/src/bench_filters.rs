@@ -5,7 +5,7 @@ use std::time::Instant;
 
 use serde_json::json;
 use siftdb::filter::{
-    BinaryFuse8, BinaryFuse16, BlockedBloom, Bloom, CountingBloom, CuckooFilter, Filter, Xor8, Xor16,
+    BinaryFuse8, BinaryFuse16, BlockedBloom, Bloom, CountingBloom, CuckooFilter, Filter, Ribbon, Xor8, Xor16,
     hash_key,
 };
 
@@ -162,6 +162,9 @@ pub fn run(args: &Args) -> Result<Outcome, String> {
         measure("xor16", &present, &absent, |k| Xor16::build(k).map_err(|e| e.to_string())),
         measure("fuse8", &present, &absent, |k| BinaryFuse8::build(k).map_err(|e| e.to_string())),
         measure("fuse16", &present, &absent, |k| BinaryFuse16::build(k).map_err(|e| e.to_string())),
+        measure(&format!("ribbon:{}", bpk.min(32.0)), &present, &absent, |k| {
+            Ribbon::build(k, bpk).map_err(|e| e.to_string())
+        }),
     ];
     let failures: Vec<String> = rows.iter().filter_map(|r| r.as_ref().err().cloned()).collect();
     let rows: Vec<Row> = rows.into_iter().filter_map(Result::ok).collect();

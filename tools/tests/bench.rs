@@ -483,3 +483,31 @@ fn the_report_opens_with_a_verdict() {
     let wide = siftdb().args(args).args(["--policies", "none,fuse8", "--wide"]).output().unwrap();
     assert!(String::from_utf8_lossy(&wide.stdout).contains("p99.9 us"));
 }
+
+/// Issue 38: Ribbon runs in the read-amplification bench beside the other
+/// kinds, per policy, with its rate at its bits per key.
+#[test]
+fn ribbon_policies_run_in_the_bench() {
+    let out = siftdb()
+        .args(["bench", "--keys", "20000", "--lookups", "20000", "--workloads", "absent", "--json"])
+        .args(["--policies", "ribbon:7;bloom:10;fuse8;none"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "stderr: {}", String::from_utf8_lossy(&out.stderr));
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let text = report.to_string();
+    for policy in ["ribbon:7", "bloom:10", "fuse8", "none"] {
+        assert!(text.contains(&format!("\"{policy}\"")), "{policy} missing");
+    }
+    let policies = report["policies"].as_array().unwrap();
+    let blocks = |policy: &str| {
+        policies
+            .iter()
+            .find(|r| r["policy"] == policy)
+            .and_then(|r| r["workloads"][0]["blocks_per_lookup"].as_f64())
+            .unwrap_or_else(|| panic!("{policy}: {report}"))
+    };
+    // About 1% a level at 7 bits/key: far below no filter, above fuse8's 0.39%.
+    assert!(blocks("ribbon:7") < blocks("none") / 20.0);
+    assert!(blocks("ribbon:7") > blocks("fuse8"));
+}

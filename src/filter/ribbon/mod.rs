@@ -44,6 +44,7 @@ mod solve;
 #[cfg(test)]
 mod tests;
 
+use super::kind::{KindSpec, decoder};
 use super::{BuildError, Filter, FilterCodec};
 use crate::codec::{Reader, seal, unseal};
 use crate::{Error, Result};
@@ -51,7 +52,7 @@ pub use layout::RibbonLayout;
 use layout::{MAX_COLUMNS, WIDTH, remix};
 use solve::Banding;
 
-const KIND: u8 = 0x31;
+const KIND_BYTE: u8 = 0x31;
 const VERSION: u8 = 1;
 /// Bytes before the solution words.
 const HEADER_LEN: usize = 23;
@@ -273,7 +274,7 @@ impl FilterCodec for Ribbon {
     /// Serialises the filter (format in the module docs).
     fn encode(&self) -> Vec<u8> {
         let mut out = Vec::with_capacity(Self::encoded_bytes(&self.layout));
-        out.push(KIND);
+        out.push(KIND_BYTE);
         out.push(VERSION);
         out.extend_from_slice(&self.seed.to_le_bytes());
         out.extend_from_slice(&self.keys.to_le_bytes());
@@ -294,7 +295,7 @@ impl FilterCodec for Ribbon {
     fn decode(bytes: &[u8]) -> Result<Self> {
         let mut r = Reader::new(unseal(bytes)?);
         let found = r.u8()?;
-        if found != KIND {
+        if found != KIND_BYTE {
             return Err(Error::corruption(0, format!("kind {found:#04x} is not ribbon")));
         }
         let version = r.u8()?;
@@ -358,3 +359,33 @@ impl FilterCodec for Ribbon {
         ]
     }
 }
+
+/// Keys a table's Ribbon filter is rated at when no table is at hand
+/// ([`FilterKind::theoretical_fpr`](super::FilterKind::theoretical_fpr)):
+/// the slot margin, and so the rate at a given bits/key, moves a little
+/// with the key count.
+const NOMINAL_KEYS: usize = 1 << 20;
+
+/// The expected rate of a large Ribbon filter at `bits_per_key`: the
+/// column mix its layout takes for [`NOMINAL_KEYS`] keys, with starts
+/// spread evenly over blocks.
+fn nominal_fpr(bits_per_key: f64) -> f64 {
+    let bits = if bits_per_key.is_nan() { 1.0 } else { bits_per_key.clamp(1.0, f64::from(MAX_COLUMNS)) };
+    let columns = bits / (1.0 + layout::overhead(NOMINAL_KEYS));
+    let k = columns.floor();
+    (-k).exp2() * (1.0 - (columns - k) / 2.0)
+}
+
+/// The table filter kind `ribbon:B`: filter-block tag 7.
+pub(crate) static KIND: KindSpec = KindSpec {
+    tag: 7,
+    name: "ribbon",
+    aliases: &[],
+    is_static: true,
+    max_bits_per_key: 32.0,
+    nominal_bits_per_key: |bits_per_key| bits_per_key,
+    theoretical_fpr: nominal_fpr,
+    encoded_len: <Ribbon as FilterCodec>::encoded_len,
+    build: |hashes, bits_per_key, _carry| Ok(Box::new(Ribbon::build(hashes, bits_per_key)?)),
+    decode: decoder::<Ribbon>,
+};
