@@ -78,7 +78,7 @@ pub(crate) fn mix(hash: u64, seed: u64) -> u64 {
 /// have inverses modulo 2^64).
 #[inline]
 #[must_use]
-fn unmix(mixed: u64, seed: u64) -> u64 {
+pub(crate) fn unmix(mixed: u64, seed: u64) -> u64 {
     let mut h = mixed ^ (mixed >> 33);
     h = h.wrapping_mul(0x9cb4_b2f8_1293_37db);
     h ^= h >> 33;

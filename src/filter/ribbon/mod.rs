@@ -133,17 +133,18 @@ impl Ribbon {
         max_attempts: u32,
         layout_for: impl Fn(usize, u32) -> Option<RibbonLayout>,
     ) -> std::result::Result<Self, BuildError> {
-        let f = Self::solve_with(hashes, max_attempts, layout_for)?;
-        f.validate(hashes)?;
+        let (f, mixed) = Self::solve_with(hashes, max_attempts, layout_for)?;
+        f.validate_mixed(&mixed)?;
         Ok(f)
     }
 
-    /// The solving half of [`Ribbon::build_with`], unvalidated.
+    /// The solving half of [`Ribbon::build_with`], unvalidated, with the
+    /// remixed inputs it solved for, sorted and distinct.
     fn solve_with(
         hashes: &[u64],
         max_attempts: u32,
         layout_for: impl Fn(usize, u32) -> Option<RibbonLayout>,
-    ) -> std::result::Result<Self, BuildError> {
+    ) -> std::result::Result<(Self, Vec<u64>), BuildError> {
         let too_many = |keys| BuildError::TooManyKeys { keys, max: MAX_KEYS };
         if hashes.len() > MAX_KEYS {
             return Err(too_many(hashes.len()));
@@ -164,7 +165,7 @@ impl Ribbon {
                 let mut words = banding.solve(&layout);
                 words.resize(layout.words() + MAX_COLUMNS as usize, 0);
                 let keys = u32::try_from(distinct).map_err(|_| too_many(distinct))?;
-                return Ok(Ribbon { seed, keys, layout, words: words.into_boxed_slice() });
+                return Ok((Ribbon { seed, keys, layout, words: words.into_boxed_slice() }, mixed));
             }
             // The next seed: a fresh, independent system.
             seed = remix(seed, u64::from(attempt) + 1);
@@ -172,10 +173,14 @@ impl Ribbon {
         Err(BuildError::BandingFailed { attempts: max_attempts, keys: distinct })
     }
 
-    /// `ValidationFailed` naming the first of `hashes` the filter rejects.
-    fn validate(&self, hashes: &[u64]) -> std::result::Result<(), BuildError> {
-        match hashes.iter().find(|&&h| !self.contains(h)) {
-            Some(&hash) => Err(BuildError::ValidationFailed { hash }),
+    /// `ValidationFailed` naming the input hash of the first of `mixed`
+    /// (remixed inputs) the filter rejects. Every input's remixed hash is
+    /// among them, so this checks every input; walking them sorted, in
+    /// start order, streams through the solution instead of jumping (a
+    /// third of the build at 10^6 keys when it walked the input order).
+    fn validate_mixed(&self, mixed: &[u64]) -> std::result::Result<(), BuildError> {
+        match mixed.iter().find(|&&h| !self.contains_mixed(h)) {
+            Some(&h) => Err(BuildError::ValidationFailed { hash: super::peel::unmix(h, self.seed) }),
             None => Ok(()),
         }
     }
@@ -211,24 +216,14 @@ impl Ribbon {
         self.layout.words() as f64 / f64::from(self.layout.blocks)
     }
 
-    /// Bytes of an encoding of `layout`.
-    fn encoded_bytes(layout: &RibbonLayout) -> usize {
-        HEADER_LEN + 16 * layout.words() + 4
-    }
-
-    /// Flips a solution bit that `hash`'s query reads (tests of validation).
-    #[cfg(test)]
-    pub(crate) fn damage_for(&mut self, hash: u64) {
-        let e = self.layout.equation(remix(hash, self.seed));
-        let first = self.layout.first_word(e.start / WIDTH);
-        self.words[first] ^= 1u128 << (e.start % WIDTH);
-    }
-}
-
-impl Filter for Ribbon {
-    #[inline]
-    fn contains(&self, hash: u64) -> bool {
-        let e = self.layout.equation(remix(hash, self.seed));
+    /// [`Filter::contains`] of the key whose remixed hash is `h`.
+    #[expect(
+        clippy::inline_always,
+        reason = "with #[inline] the query was not inlined into contains: 29 ns became 37 (bench filters, 10^6 keys)"
+    )]
+    #[inline(always)]
+    fn contains_mixed(&self, h: u64) -> bool {
+        let e = self.layout.equation(h);
         let block = e.start / WIDTH;
         let offset = e.start % WIDTH;
         let columns = self.layout.columns(block) as usize;
@@ -251,6 +246,26 @@ impl Filter for Ribbon {
             found |= (folded.count_ones() & 1) << b;
         }
         found == e.result
+    }
+
+    /// Bytes of an encoding of `layout`.
+    fn encoded_bytes(layout: &RibbonLayout) -> usize {
+        HEADER_LEN + 16 * layout.words() + 4
+    }
+
+    /// Flips a solution bit that `hash`'s query reads (tests of validation).
+    #[cfg(test)]
+    pub(crate) fn damage_for(&mut self, hash: u64) {
+        let e = self.layout.equation(remix(hash, self.seed));
+        let first = self.layout.first_word(e.start / WIDTH);
+        self.words[first] ^= 1u128 << (e.start % WIDTH);
+    }
+}
+
+impl Filter for Ribbon {
+    #[inline]
+    fn contains(&self, hash: u64) -> bool {
+        self.contains_mixed(remix(hash, self.seed))
     }
 
     #[inline]

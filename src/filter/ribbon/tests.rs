@@ -136,8 +136,13 @@ fn banding_and_validation_failures_are_reported() {
     let mut f = Ribbon::build(&hashes, 7.0).unwrap();
     f.damage_for(hashes[500]);
     assert!(!f.contains(hashes[500]), "the damage reaches the key's pivot bit");
-    let first = hashes.iter().copied().find(|&h| !f.contains(h)).unwrap();
-    assert_eq!(f.validate(&hashes), Err(BuildError::ValidationFailed { hash: first }));
+    let mut mixed: Vec<u64> = hashes.iter().map(|&h| super::layout::remix(h, f.seed())).collect();
+    mixed.sort_unstable();
+    // The first rejected in start order, reported as the input hash.
+    let first =
+        mixed.iter().map(|&h| crate::filter::peel::unmix(h, f.seed())).find(|&h| !f.contains(h)).unwrap();
+    assert!(hashes.contains(&first));
+    assert_eq!(f.validate_mixed(&mixed), Err(BuildError::ValidationFailed { hash: first }));
 }
 
 #[test]
