@@ -95,7 +95,7 @@ filter_kinds! {
     /// Binary fuse filter, 16-bit fingerprints (ε ≈ 0.0015%, ~18 bits/key).
     BinaryFuse16 => super::binary_fuse::FUSE16,
     /// Ribbon filter (width 128) at any bits per key from 1 to 32: about
-    /// 4% over the bound `log2(1/ε)`.
+    /// 3% over the bound `log2(1/ε)`.
     Ribbon { bits_per_key } => super::ribbon::KIND,
 }
 

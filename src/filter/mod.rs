@@ -12,7 +12,7 @@
 //! | [`CuckooFilter`] | dynamic, deletable | ~12.6 bits/key at 12-bit fp (0.19%) | partial-key cuckoo hashing |
 //! | [`Xor8`] / [`Xor16`] | static | 9.84 / 19.7 bits/key | 3-hypergraph peeling |
 //! | [`BinaryFuse8`] / [`BinaryFuse16`] | static | ~9.0 / 18 bits/key | segmented 3-wise peeling |
-//! | [`Ribbon`] | static, any rate | ~8.3 bits/key | banded linear system over GF(2), width 128 |
+//! | [`Ribbon`] | static, any rate | ~8.2 bits/key | banded linear system over GF(2), width 128, bumping |
 //!
 //! ```
 //! use siftdb::filter::{hash_key, BlockedBloom, Filter};
