@@ -40,9 +40,9 @@
 //! Version 1 (the first build of this filter) ended after the solution
 //! words, without bumped keys; it still decodes.
 //!
-//! Decoding checks the crc, the kind and version, the geometry, that the
-//! words are exactly `16·W` bytes and the bumped keys exactly `8·B`, in
-//! order; every word a query reads is then inside the array (with the zero
+//! Decoding checks the crc, the kind and version, the geometry (with at
+//! least half a word a block, as every build has), that the words are
+//! exactly `16·W` bytes and the bumped keys exactly `8·B`, in order; every word a query reads is then inside the array (with the zero
 //! padding the decoder appends), so a decoded filter cannot panic.
 
 mod bumped;
@@ -120,13 +120,14 @@ impl Ribbon {
     }
 
     /// Builds a filter whose expected false-positive rate is `fpr`
-    /// (clamped to 2^−32..=1): the columns are mixed so that the blocks'
+    /// (clamped to 2^−32..=1/2: a filter holds at least one column): the
+    /// columns are mixed so that the blocks'
     /// rates average to it.
     ///
     /// # Errors
     /// As [`Ribbon::build`].
     pub fn build_for_fpr(hashes: &[u64], fpr: f64) -> std::result::Result<Self, BuildError> {
-        let fpr = if fpr.is_nan() { 1.0 } else { fpr.clamp((-f64::from(MAX_COLUMNS)).exp2(), 1.0) };
+        let fpr = if fpr.is_nan() { 0.5 } else { fpr.clamp((-f64::from(MAX_COLUMNS)).exp2(), 0.5) };
         Self::build_with(hashes, MAX_ATTEMPTS, |_, blocks| {
             // With a fraction f of blocks at k + 1 columns the rate is
             // 2^−k·(1 − f/2) (starts spread evenly over blocks).
@@ -382,6 +383,16 @@ impl FilterCodec for Ribbon {
         })?;
         if keys as usize > layout.slots() {
             return Err(Error::corruption(10, format!("{keys} keys cannot fit {} slots", layout.slots())));
+        }
+        // Every build stores at least about one column (1 bit/key at the
+        // least): fewer than half a word a block is damage, and refusing it
+        // keeps what decoding allocates (the bumped keys' block bits) in
+        // proportion to the bytes it was given.
+        if 2 * layout.words() < layout.blocks as usize {
+            return Err(Error::corruption(
+                18,
+                format!("{} solution words for {blocks} blocks: under half a column", layout.words()),
+            ));
         }
         let at = r.position() as u64;
         let expected = 16 * layout.words();

@@ -96,6 +96,15 @@ fn the_theoretical_rate_is_the_measured_one() {
 }
 
 #[test]
+fn build_for_fpr_keeps_a_column_at_least() {
+    for fpr in [1.0, 0.9, 0.5, f64::NAN] {
+        let f = Ribbon::build_for_fpr(&random_hashes(43, 5000), fpr).unwrap();
+        assert!((f.theoretical_fpr() - 0.5).abs() < 1e-9, "{fpr}: {}", f.theoretical_fpr());
+        assert!(Ribbon::decode(&f.encode()).is_ok());
+    }
+}
+
+#[test]
 fn build_for_fpr_meets_its_target() {
     for target in [0.1, 0.01, 0.005, 0.001, 0.0001] {
         let f = Ribbon::build_for_fpr(&random_hashes(41, 50_000), target).unwrap();
@@ -167,6 +176,18 @@ fn impossible_geometry_is_corruption() {
     };
     all_corruption::<Ribbon>(vec![
         ("no blocks", resealed(&enc, &set(14, &[0, 0, 0, 0]))),
+        // 2^32 − 1 blocks of no columns: no words to read, but a bumped
+        // key's block bits would take 512 MiB.
+        (
+            "no columns in 2^32 blocks",
+            resealed(&enc, &|b: &mut Vec<u8>| {
+                b[14..18].copy_from_slice(&u32::MAX.to_le_bytes());
+                b[18] = 0;
+                b[19..23].copy_from_slice(&u32::MAX.to_le_bytes());
+                let words_end = b.len() - 4;
+                b.drain(23..words_end);
+            }),
+        ),
         ("33 columns", resealed(&enc, &set(18, &[33]))),
         ("32 columns below 33", resealed(&enc, &set(18, &[32]))),
         ("upper start past the blocks", resealed(&enc, &set(19, &[9, 0, 0, 0]))),
