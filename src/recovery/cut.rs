@@ -64,8 +64,9 @@ pub struct RecoveryReport {
     pub logs_replayed: u64,
     /// Operations (puts and deletes) replayed from them.
     pub ops_replayed: u64,
-    /// Bytes of torn tails dropped: writes past the last recorded sync,
-    /// never acknowledged as durable.
+    /// Bytes dropped from the ends of the logs replayed: torn tails (writes
+    /// past the last recorded sync, never acknowledged as durable) and, in
+    /// point-in-time mode, what follows the damage or cut it stopped at.
     pub torn_bytes: u64,
     /// The first live log found short of its recorded synced end. Only a
     /// [`crate::RecoveryMode::PointInTime`] open gets past one; the default

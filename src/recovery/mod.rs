@@ -248,7 +248,6 @@ pub fn scan(fs: &dyn FileSystem, dir: &Path, mode: RecoveryMode) -> Result<Recov
             Some((kind, n, p))
         })
         .collect();
-    files.sort_by_key(|(_, n, _)| *n);
     let log_numbers: Vec<u64> = files.iter().filter(|(k, ..)| *k == FileKind::Log).map(|(_, n, _)| *n).collect();
     let chain_error = chain_error(dir, manifest.state.log_number, &log_numbers);
     // A log the manifest says was synced with writes in it must be there:

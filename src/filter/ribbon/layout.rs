@@ -44,13 +44,20 @@ const COEFF_LO: u64 = 0x9e37_79b9_7f4a_7c15;
 const COEFF_HI: u64 = 0xc2b2_ae3d_27d4_eb4f;
 const RESULT: u64 = 0xff51_afd7_ed55_8ccd;
 
-/// The slot margin over `n` keys: `m ≈ n·(1 + overhead(n))` plus rounding
-/// to whole blocks. One figure for every size now that contradicting rows
-/// are bumped; the key count stays a parameter for the sizing's callers.
-pub(crate) fn overhead(_n: usize) -> f64 {
-    // 2% whatever the size: the keys whose rows still contradict are
-    // bumped (`bumped.rs`), about 0.02% of them at 10^6 keys.
-    0.02
+/// The slot margin: `m ≈ n·(1 + MARGIN)` plus rounding to whole blocks, at
+/// every size; the keys whose rows still contradict are bumped
+/// (`bumped.rs`), about 0.01% of them from 10^6 keys up.
+pub(crate) const MARGIN: f64 = 0.02;
+
+/// `bits_per_key` clamped to 1..=32 (NaN reads as 1).
+pub(crate) fn clamp_bits(bits_per_key: f64) -> f64 {
+    if bits_per_key.is_nan() { 1.0 } else { bits_per_key.clamp(1.0, f64::from(MAX_COLUMNS)) }
+}
+
+/// Columns per slot at `bits_per_key` when the slots are exactly
+/// `n·(1 + MARGIN)`: what a large set gets, and the least a small one does.
+pub(crate) fn nominal_columns(bits_per_key: f64) -> f64 {
+    clamp_bits(bits_per_key) / (1.0 + MARGIN)
 }
 
 /// One key's equation: `Σ_j coeff_j · Z[start + j] = result`.
@@ -88,7 +95,7 @@ impl RibbonLayout {
         reason = "slot counts are positive and far below 2^52"
     )]
     pub(crate) fn blocks_for(n: usize) -> Option<u32> {
-        let slots = (n as f64 * (1.0 + overhead(n))).ceil() as u64;
+        let slots = (n as f64 * (1.0 + MARGIN)).ceil() as u64;
         u32::try_from(slots.div_ceil(u64::from(WIDTH)).max(1)).ok()
     }
 
@@ -109,16 +116,14 @@ impl RibbonLayout {
 
     /// The layout of `blocks` blocks for `n` keys at `bits_per_key`
     /// (clamped to 1..=32): `bits_per_key · n` solution bits, but never
-    /// fewer columns than `bits_per_key / (1 + overhead(n))`, what the
-    /// slots would get without rounding to whole blocks, so that a small
+    /// fewer columns than [`nominal_columns`], what the slots would get
+    /// without rounding to whole blocks, so that a small
     /// set (whose one 128-slot block is mostly empty) keeps the rate and
     /// pays in bits instead.
     pub(crate) fn for_bits(n: usize, blocks: u32, bits_per_key: f64) -> Option<Self> {
-        let bits = if bits_per_key.is_nan() { 1.0 } else { bits_per_key.clamp(1.0, f64::from(MAX_COLUMNS)) };
         #[expect(clippy::cast_precision_loss, reason = "key and slot counts for a ratio")]
-        let per_slot = bits * n as f64 / (f64::from(blocks) * f64::from(WIDTH));
-        let nominal = bits / (1.0 + overhead(n));
-        Self::with_columns(blocks, per_slot.max(nominal))
+        let per_slot = clamp_bits(bits_per_key) * n as f64 / (f64::from(blocks) * f64::from(WIDTH));
+        Self::with_columns(blocks, per_slot.max(nominal_columns(bits_per_key)))
     }
 
     /// Slots: `128 · blocks`.
