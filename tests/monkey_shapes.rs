@@ -17,7 +17,7 @@
 //! can exceed a small budget), at budgets of 2 to 20 bits/key. At 2 bits/key
 //! one 64-byte block is a quarter of a 1,000-key table's filter, so a level
 //! of like-sized tables is kept on its price by a ledger that sizes each
-//! Bloom filter a block either way (`policy::BloomLedger`); without it, 150
+//! Bloom filter a block either way (`policy::SizeLedger`); without it, 150
 //! shapes from 2 bits/key found 2.95 spending 2.86 and 2.01 spending 2.09.
 //! Rates are each table's real ones (`TableInfo::filter_fpr`), and a
 //! uniform Bloom plan is priced exactly, table by table, with every bit of
@@ -27,19 +27,19 @@
 mod common;
 
 use proptest::prelude::*;
-use siftdb::filter::BlockedBloom;
+use siftdb::filter::{BlockedBloom, Ribbon};
 use siftdb::policy::{FilterPolicy, table_filter_bytes};
 use siftdb::{Db, FilterKind, Options, TableInfo, WriteBatch};
 
 /// Every kind a table could be upgraded to: each fixed-rate kind, and a
-/// Bloom filter past any plan's bits per key.
+/// Bloom and a Ribbon filter past any plan's bits per key.
 fn stronger() -> impl Iterator<Item = FilterKind> {
-    fixed_rate_statics().chain([FilterKind::BlockedBloom { bits_per_key: 48.0 }])
+    fixed_rate_statics()
+        .chain([FilterKind::BlockedBloom { bits_per_key: 48.0 }, FilterKind::Ribbon { bits_per_key: 32.0 }])
 }
 
-/// The static kinds at a fixed rate (xor, binary fuse): what `monkey:B`
-/// plans with beside blocked Bloom. Ribbon, sized by bits per key, is not
-/// among them until the plan takes it (issue 39).
+/// The static kinds at a fixed rate (xor, binary fuse); blocked Bloom and
+/// Ribbon, sized by bits per key, are compared at the bits that fit.
 fn fixed_rate_statics() -> impl Iterator<Item = FilterKind> {
     FilterKind::ALL.iter().copied().filter(|k| k.is_static() && k.bits_per_key().is_none())
 }
@@ -125,11 +125,11 @@ fn uniform_bytes(tables: &[TableInfo], kind: FilterKind) -> u64 {
     tables.iter().map(|t| table_filter_bytes(kind, t.entries)).sum()
 }
 
-/// The blocked-Bloom bits/key (to a hundredth) whose filters on `tables`
-/// take at most `bytes`, priced exactly ([`table_filter_bytes`]: each
-/// table's last 64-byte block whole), if even 1 bit/key fits.
-fn bloom_within(tables: &[TableInfo], bytes: u64) -> Option<f64> {
-    let fits = |b: f64| uniform_bytes(tables, FilterKind::BlockedBloom { bits_per_key: b }) <= bytes;
+/// The bits/key (to a hundredth) of a sized kind (`kind(b)`) whose filters
+/// on `tables` take at most `bytes`, priced exactly ([`table_filter_bytes`]:
+/// each table's last block whole), if even 1 bit/key fits.
+fn bits_within(tables: &[TableInfo], bytes: u64, kind: fn(f64) -> FilterKind) -> Option<f64> {
+    let fits = |b: f64| uniform_bytes(tables, kind(b)) <= bytes;
     if !fits(1.0) {
         return None;
     }
@@ -215,15 +215,38 @@ fn check(s: Shape, bits: f64) -> Result<(), TestCaseError> {
     }
 
     let monkey = summed_fpr(&tables, &|t: &TableInfo| t.filter_fpr);
+    if std::env::var("ZZ").is_ok() {
+        for t in &tables {
+            eprintln!(
+                "L{} {} keys {} {} bytes fpr {:.3e} bpk {:.2}",
+                t.level,
+                t.entries,
+                t.filter,
+                t.filter_bytes,
+                t.filter_fpr,
+                t.filter_bytes as f64 * 8.0 / t.entries as f64
+            );
+        }
+    }
     let mut uniforms: Vec<(String, f64)> = fixed_rate_statics()
         .filter(|k| uniform_bytes(&tables, *k) <= spent_bytes)
         .map(|k| (k.to_string(), summed_fpr(&tables, &|_| k.theoretical_fpr())))
         .collect();
-    if let Some(b) = bloom_within(&tables, spent_bytes) {
+    if let Some(b) = bits_within(&tables, spent_bytes, |b| FilterKind::BlockedBloom { bits_per_key: b }) {
         uniforms.push((format!("blocked-bloom:{b}"), summed_fpr(&tables, &|t| bloom_rate(b, t.entries))));
     }
+    let ribbon = |b| FilterKind::Ribbon { bits_per_key: b };
+    if let Some(b) = bits_within(&tables, spent_bytes, ribbon) {
+        // Each table's rate at its own size: its column mix over whole
+        // blocks, the last holding one start (what a uniform plan builds).
+        let rate = |t: &TableInfo| Ribbon::expected_fpr(usize::try_from(t.entries).unwrap(), b).unwrap();
+        uniforms.push((format!("ribbon:{b}"), summed_fpr(&tables, &rate)));
+    }
     for (name, sum) in uniforms {
-        prop_assert!(monkey <= sum * 1.03, "monkey:{bits} Σ {monkey:.5} loses to {name} Σ {sum:.5}\n{shape}");
+        prop_assert!(
+            monkey <= sum * 1.03,
+            "monkey:{bits} Σ {monkey:.4e} loses to {name} Σ {sum:.4e}\n{shape}"
+        );
     }
     Ok(())
 }
@@ -289,9 +312,13 @@ fn level_0_residency_does_not_leave_the_budget_short() {
 /// Found by the property test. Level 3 held 35 tables at xor8 and levels 2
 /// and 4 xor16; xor16 on all of level 3 cost more than the budget left, so
 /// monkey:13.7 spent 13.19 bits/key until some of level 3's tables could
-/// take xor16 (a mixed level).
+/// take xor16 (a mixed level). Since Monkey plans over Ribbon, whose bits
+/// per key are continuous, the budget falls between no two kinds: it is
+/// spent to within 2% (13.53 of 13.68 measured: the plan prices each
+/// table's rounding to whole blocks at its average) with no mixing needed.
 #[test]
-fn a_budget_between_two_fixed_kinds_is_spent_by_mixing_them() {
+#[expect(clippy::cast_precision_loss, reason = "a ratio")]
+fn a_budget_between_two_fixed_kinds_is_spent() {
     let s = Shape {
         keys: 96_715,
         flush_keys: 1_898,
@@ -301,10 +328,12 @@ fn a_budget_between_two_fixed_kinds_is_spent_by_mixing_them() {
         ratio: 6,
         trigger: 2,
     };
-    check(s, 13.682_233_120_208_764).unwrap();
-    let (db, _dir) = load(s, 13.682_233_120_208_764);
-    let mixed = db.stats().levels.iter().any(|l| l.filter_kinds.len() > 1);
-    assert!(mixed, "{}", report(&db.tables()));
+    let bits = 13.682_233_120_208_764;
+    check(s, bits).unwrap();
+    let (db, _dir) = load(s, bits);
+    let tables = db.tables();
+    let spent = tables.iter().map(|t| t.filter_bytes).sum::<u64>() as f64 * 8.0 / s.keys as f64;
+    assert!((spent / bits - 1.0).abs() < 0.02, "spent {spent}\n{}", report(&tables));
 }
 
 /// Found by a wider search (150 shapes from 2 bits/key): level 3's 43

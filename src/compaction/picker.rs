@@ -220,8 +220,8 @@ pub(crate) enum Drift {
     Presence,
     /// That, or another kind than the planned one (a small table's xor8
     /// costs about what blocked Bloom at 15 bits/key does, at 4× its rate),
-    /// or blocked Bloom whose bytes are off the planned bits/key's by more
-    /// than this fraction.
+    /// or blocked Bloom or Ribbon whose bytes are off the planned
+    /// bits/key's by more than this fraction.
     Bytes(f64),
 }
 
@@ -246,15 +246,21 @@ pub(crate) fn drifted(t: &TableFile, planned: &LevelFilter, drift: Drift) -> boo
     if planned.mix.is_some() {
         return true;
     }
-    let bloom = |k: &FilterKind| matches!(k, FilterKind::BlockedBloom { .. });
-    let planned_bloom = std::iter::once(planned.kind).chain(planned.mix.map(|m| m.kind)).find(bloom);
-    let Some(planned_bloom) = planned_bloom.filter(|_| bloom(&t.record.filter)) else {
+    // A kind sized by bits per key (blocked Bloom, Ribbon) drifts only by
+    // its bytes: a budget moves its bits a little with every plan.
+    let sized_like_table = |k: &FilterKind| {
+        matches!(k, FilterKind::BlockedBloom { .. } | FilterKind::Ribbon { .. })
+            && std::mem::discriminant(k) == std::mem::discriminant(&t.record.filter)
+    };
+    let planned_sized =
+        std::iter::once(planned.kind).chain(planned.mix.map(|m| m.kind)).find(sized_like_table);
+    let Some(planned_sized) = planned_sized else {
         return true;
     };
     let keys = t.table.distinct_keys();
     #[expect(clippy::cast_precision_loss, reason = "a relative difference of sizes")]
     let (built, want) =
-        (table_filter_bytes(t.record.filter, keys) as f64, table_filter_bytes(planned_bloom, keys) as f64);
+        (table_filter_bytes(t.record.filter, keys) as f64, table_filter_bytes(planned_sized, keys) as f64);
     (built - want).abs() > tolerance * want
 }
 

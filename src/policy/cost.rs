@@ -18,7 +18,7 @@
 //! Each filter prices itself (`encoded_len`, from the same sizing code its
 //! constructor uses); a test checks the prices against filters actually built.
 
-use crate::filter::{BLOOM_FRAME_BYTES, BlockedBloom, FilterKind};
+use crate::filter::{BLOOM_FRAME_BYTES, BlockedBloom, FilterKind, Ribbon};
 use crate::table::filter_block::FILTER_HEADER_LEN;
 use crate::table::format::BLOCK_TRAILER_LEN;
 
@@ -74,6 +74,18 @@ pub fn expected_blocked_bloom_bits(bits_per_key: f64, table_keys: f64) -> f64 {
     let fixed = (TABLE_FILTER_OVERHEAD + BLOOM_FRAME_BYTES as u64) as f64;
     let blocks = f64::max(1.0, n * bits_per_key / 512.0 + 0.5);
     (fixed + 64.0 * blocks) * 8.0 / n
+}
+
+/// Expected bits per key of a Ribbon filter at `bits_per_key` over tables
+/// of about `table_keys` keys: the filter block's fixed bytes, and its
+/// nominal columns over whole 128-slot blocks, the last taken as half used
+/// (as [`expected_blocked_bloom_bits`] takes Bloom's last block).
+#[must_use]
+pub fn expected_ribbon_bits(bits_per_key: f64, table_keys: f64) -> f64 {
+    let n = table_keys.max(1.0);
+    #[expect(clippy::cast_precision_loss, reason = "a small constant")]
+    let table = (TABLE_FILTER_OVERHEAD * 8) as f64;
+    (table + Ribbon::expected_encoded_bits(n, bits_per_key)) / n
 }
 
 /// The highest rate a table of `keys` keys planned at blocked Bloom

@@ -391,7 +391,10 @@ mod tests {
         TreeShape::geometric(10.0, 5).scaled(1e4).with_table_keys(1e5)
     }
 
-    /// Real filter bits of `plan` over `shape`: every table priced exactly.
+    /// Real filter bits of `plan` over `shape`: every table priced exactly,
+    /// its key count spread evenly over ±25% of the level's table size (a
+    /// level's tables are cut at one size but differ, and the plan prices
+    /// block rounding at its average over sizes, not at one lucky size).
     #[expect(
         clippy::cast_precision_loss,
         clippy::cast_possible_truncation,
@@ -402,8 +405,14 @@ mod tests {
         plan.iter()
             .zip(shape.level_models())
             .map(|(f, l)| {
-                let per_table =
-                    |k: FilterKind| table_filter_bytes(k, l.table_keys.round() as u64) as f64 * 8.0;
+                let per_table = |k: FilterKind| {
+                    let sizes =
+                        (0..64).map(|i| (l.table_keys * (0.75 + f64::from(i) / 128.0)).round().max(1.0));
+                    let (bits, keys) = sizes.fold((0.0, 0.0), |(bits, keys), n| {
+                        (bits + table_filter_bytes(k, n as u64) as f64 * 8.0, keys + n)
+                    });
+                    bits / keys * l.table_keys
+                };
                 let mixed = f.mix.map_or(per_table(f.kind), |m| {
                     (1.0 - m.share) * per_table(f.kind) + m.share * per_table(m.kind)
                 });

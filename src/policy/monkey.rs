@@ -19,10 +19,12 @@
 //! 1% and rounds to 64-byte blocks, and every table's filter block carries
 //! headers. [`monkey_plan`] therefore solves the same Lagrangian on the real
 //! cost curves: for a multiplier μ each level takes the option (no filter,
-//! blocked Bloom at any bits/key, xor or binary fuse) minimising
+//! blocked Bloom at any bits/key, xor or binary fuse, Ribbon at a whole
+//! number of columns: `ribbon.rs`) minimising
 //! `runs · (p + μ · N · bits_per_key)`, μ is bisected until the real bits fit
 //! the budget, and what a jump between options leaves unspent is shared out
-//! to the Bloom levels, so the plan spends the budget to within 0.01 bits/key.
+//! to the Bloom and Ribbon levels, so the plan spends the budget to within
+//! 0.01 bits/key.
 
 use std::collections::HashMap;
 use std::sync::OnceLock;
@@ -32,8 +34,10 @@ use parking_lot::Mutex;
 use super::LevelFilter;
 use super::cost::expected_blocked_bloom_bits;
 use crate::filter::{BlockedBloom, FilterKind};
+use ribbon::{raised, ribbon_bits_for, ribbon_choice};
 use rivals::{TIE, UNIFORM_SLACK, mix_in_slack, static_options, uniform_plans};
 
+mod ribbon;
 mod rivals;
 
 const LN2_SQUARED: f64 = std::f64::consts::LN_2 * std::f64::consts::LN_2;
@@ -289,7 +293,18 @@ fn plan(levels: &[LevelModel], budget_bits: f64, free: usize) -> Vec<LevelFilter
     if total <= 0.0 || !budget_bits.is_finite() || budget_bits <= 0.0 {
         return vec![LevelFilter::NONE; levels.len()];
     }
-    let statics = static_options(levels);
+    let mut statics = static_options(levels);
+    // Build time is not priced, with one exception: the uncharged levels
+    // (level 0's flushes) never take Ribbon. A flush sits on the write path
+    // and its tables live until the next compaction, and there Ribbon's
+    // build (179 ns/key at 15 bits/key and 3·10^5 keys, against blocked
+    // Bloom's 16: `siftdb bench filters`, docs/measurements.md) would cost
+    // a 64 MiB memtable about 0.1 s a flush for a rate the level's bits do
+    // not pay for anyway. Below level 0 a table is built once per
+    // compaction and read for as long as it lives, and the bytes decide.
+    for s in statics.iter_mut().take(free) {
+        s.retain(|c| !matches!(c.kind, FilterKind::Ribbon { .. }));
+    }
     let memory = |plan: &[LevelFilter]| -> f64 {
         plan.iter().zip(levels).skip(free).map(|(c, l)| c.bits_per_key * l.keys()).sum()
     };
@@ -352,7 +367,12 @@ fn plan(levels: &[LevelModel], budget_bits: f64, free: usize) -> Vec<LevelFilter
             .filter_map(|(i, ((current, l), s))| {
                 let affordable = current.bits_per_key + slack / l.keys();
                 let bloom_bits = bloom_bits_for(affordable, l.table_keys);
-                let options = s.iter().copied().chain(bloom_bits.map(|b| bloom_choice(b, l.table_keys)));
+                let ribbon_bits = ribbon_bits_for(affordable, l.table_keys);
+                let options = s
+                    .iter()
+                    .copied()
+                    .chain(bloom_bits.map(|b| bloom_choice(b, l.table_keys)))
+                    .chain(ribbon_bits.map(|b| ribbon_choice(b, l.table_keys)));
                 options
                     .filter(|c| c.bits_per_key <= affordable && c.target_fpr < current.target_fpr)
                     .map(|c| ((current.target_fpr - c.target_fpr) * l.runs, i, c))
@@ -364,25 +384,8 @@ fn plan(levels: &[LevelModel], budget_bits: f64, free: usize) -> Vec<LevelFilter
             None => break,
         }
     }
-    // Spread what is left over the Bloom levels, the same bits/key each:
-    // with ln p about linear in bits/key, that keeps their rates in
-    // proportion, as the optimum wants.
     let slack = budget_bits - memory(&plan);
-    let bloom_keys: f64 = plan
-        .iter()
-        .zip(levels)
-        .skip(free)
-        .filter(|(c, _)| matches!(c.kind, FilterKind::BlockedBloom { .. }))
-        .map(|(_, l)| l.keys())
-        .sum();
-    if slack > 0.0 && bloom_keys > 0.0 {
-        let extra = slack / bloom_keys;
-        for (c, l) in plan.iter_mut().zip(levels).skip(free) {
-            if let FilterKind::BlockedBloom { bits_per_key } = c.kind {
-                *c = bloom_choice(((bits_per_key + extra) * 100.0).floor() / 100.0, l.table_keys);
-            }
-        }
-    }
+    spread(&mut plan, levels, free, slack);
     exact_rates(&mut plan);
     let slack = budget_bits - memory(&plan);
     mix_in_slack(&mut plan, levels, &statics, slack, free, budget_bits);
@@ -422,6 +425,31 @@ fn plan(levels: &[LevelModel], budget_bits: f64, free: usize) -> Vec<LevelFilter
         mix_in_slack(&mut plan, levels, &statics, slack, free, budget_bits);
     }
     plan
+}
+
+/// Spreads `slack` bits over the levels (from `free` on) whose bits/key is
+/// continuous (blocked Bloom, Ribbon), the same bits/key each: with ln p
+/// about linear in bits/key, that keeps their rates in proportion, as the
+/// optimum wants.
+fn spread(plan: &mut [LevelFilter], levels: &[LevelModel], free: usize, slack: f64) {
+    let continuous_keys: f64 = plan
+        .iter()
+        .zip(levels)
+        .skip(free)
+        .filter(|(c, _)| matches!(c.kind, FilterKind::BlockedBloom { .. } | FilterKind::Ribbon { .. }))
+        .map(|(_, l)| l.keys())
+        .sum();
+    if slack <= 0.0 || continuous_keys <= 0.0 {
+        return;
+    }
+    let extra = slack / continuous_keys;
+    for (c, l) in plan.iter_mut().zip(levels).skip(free) {
+        if let FilterKind::BlockedBloom { bits_per_key } = c.kind {
+            *c = bloom_choice(((bits_per_key + extra) * 100.0).floor() / 100.0, l.table_keys);
+        } else if let Some(up) = raised(c, extra, l.table_keys) {
+            *c = up;
+        }
+    }
 }
 
 #[cfg(test)]

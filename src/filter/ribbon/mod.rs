@@ -57,7 +57,7 @@ use crate::codec::{Reader, seal, unseal};
 use crate::{Error, Result};
 use bumped::{Bumped, max_bumped};
 pub use layout::RibbonLayout;
-use layout::{MAX_COLUMNS, WIDTH, remix};
+use layout::{MARGIN, MAX_COLUMNS, WIDTH, remix};
 use solve::Banding;
 
 const KIND_BYTE: u8 = 0x31;
@@ -117,6 +117,48 @@ impl Ribbon {
     /// A `bits_per_key` outside 1..=32 is clamped to it (NaN reads as 1).
     pub fn build(hashes: &[u64], bits_per_key: f64) -> std::result::Result<Self, BuildError> {
         Self::build_with(hashes, MAX_ATTEMPTS, |n, blocks| RibbonLayout::for_bits(n, blocks, bits_per_key))
+    }
+
+    /// The expected false-positive rate of [`Ribbon::build`] over `keys`
+    /// distinct keys at `bits_per_key`: its column mix over whole blocks,
+    /// each block's `2^−columns` weighted by the starts it holds (the last
+    /// holds one). Below a few thousand keys this differs from the kind's
+    /// nominal rate ([`FilterKind::theoretical_fpr`](super::FilterKind::theoretical_fpr))
+    /// by the blocks' rounding. `None` beyond 2^31 keys.
+    #[must_use]
+    pub fn expected_fpr(keys: usize, bits_per_key: f64) -> Option<f64> {
+        Some(Self::layout_for(keys, bits_per_key)?.theoretical_fpr())
+    }
+
+    /// The layout [`Ribbon::build`] takes for `keys` distinct keys.
+    fn layout_for(keys: usize, bits_per_key: f64) -> Option<RibbonLayout> {
+        if keys > MAX_KEYS {
+            return None;
+        }
+        RibbonLayout::for_bits(keys, RibbonLayout::blocks_for(keys)?, bits_per_key)
+    }
+
+    /// The bits per key at which a large set gets exactly `columns`
+    /// solution columns in every slot (`columns · (1 + 2%)`, the slot
+    /// margin): a rate of `2^−columns`. Between two of these the rate falls
+    /// linearly in the bits, so they are the corners of Ribbon's
+    /// rate-for-space curve, the points a memory planner compares
+    /// (`monkey:B` does). `columns` is clamped to 1..=31, the most that fit
+    /// under 32 bits per key.
+    ///
+    /// ```
+    /// use siftdb::filter::{Filter, Ribbon};
+    /// let bits = Ribbon::bits_per_key_for_columns(7);
+    /// assert!((bits - 7.14).abs() < 1e-9);
+    /// let hashes: Vec<u64> = (0..10_000u64).map(|i| i.wrapping_mul(0x9e37_79b9_7f4a_7c15)).collect();
+    /// let f = Ribbon::build(&hashes, bits)?;
+    /// assert!((f.theoretical_fpr() - 2f64.powi(-7)).abs() < 1e-4);
+    /// # Ok::<(), siftdb::filter::BuildError>(())
+    /// ```
+    #[must_use]
+    pub fn bits_per_key_for_columns(columns: u32) -> f64 {
+        // In hundredths, so that a vertex prints as it parses (`ribbon:7.14`).
+        (f64::from(columns.clamp(1, MAX_COLUMNS - 1)) * (1.0 + MARGIN) * 100.0).round() / 100.0
     }
 
     /// Builds a filter whose expected false-positive rate is `fpr`
@@ -295,6 +337,21 @@ impl Ribbon {
         Ok(hashes)
     }
 
+    /// The bits of an encoding for about `keys` keys at `bits_per_key`,
+    /// averaged over key counts near it: every build stores the nominal
+    /// columns in each of `⌈keys·(1 + MARGIN)/128⌉` blocks, and that
+    /// rounding up to a whole block is taken as half a block. A planner
+    /// pricing tables whose sizes vary (a compaction's last output is short)
+    /// wants this, not one key count's exact price.
+    #[expect(clippy::cast_precision_loss, reason = "small constants")]
+    pub(crate) fn expected_encoded_bits(keys: f64, bits_per_key: f64) -> f64 {
+        let n = keys.max(1.0);
+        let blocks = f64::max(1.0, n * (1.0 + MARGIN) / f64::from(WIDTH) + 0.5);
+        let fixed =
+            (Self::encoded_bytes(&RibbonLayout { blocks: 1, lower: 0, upper_start: 1 }, 0) * 8) as f64;
+        fixed + f64::from(WIDTH) * layout::nominal_columns(bits_per_key) * blocks
+    }
+
     /// Bytes of an encoding of `layout`.
     fn encoded_bytes(layout: &RibbonLayout, bumped: usize) -> usize {
         HEADER_LEN + 16 * layout.words() + 4 + 8 * bumped + 4
@@ -417,11 +474,7 @@ impl FilterCodec for Ribbon {
     /// `bits_per_key`, without building it, if no key is bumped (each adds
     /// 8 bytes, at most one key in 500); `None` beyond 2^31 keys.
     fn encoded_len(keys: usize, bits_per_key: f64) -> Option<usize> {
-        if keys > MAX_KEYS {
-            return None;
-        }
-        let layout = RibbonLayout::for_bits(keys, RibbonLayout::blocks_for(keys)?, bits_per_key)?;
-        Some(Self::encoded_bytes(&layout, 0))
+        Some(Self::encoded_bytes(&Self::layout_for(keys, bits_per_key)?, 0))
     }
 
     fn parameters(&self) -> Vec<(&'static str, u64)> {

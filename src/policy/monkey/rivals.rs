@@ -4,6 +4,7 @@
 
 use super::super::cost::{expected_blocked_bloom_bits, static_kinds, table_filter_bits_per_key};
 use super::super::{LevelFilter, Mix};
+use super::ribbon::{ribbon_bits_for, ribbon_choice, uniform_ribbon, vertices};
 use super::{BLOOM_MAX_BITS, BLOOM_MIN_BITS, LevelModel, bloom_bits_for, bloom_choice, exact, exact_rates};
 use crate::filter::FilterKind;
 
@@ -81,8 +82,11 @@ fn best_mix(
         // one plan to the next and a level's share can be counted; and, for
         // the whole level, blocked Bloom at all the bits `slack` pays for.
         let blooms = MIX_BLOOM_BITS.map(|b| exact(bloom_choice(b, l.table_keys)));
-        let whole = bloom_bits_for(current.bits_per_key + slack / l.keys(), l.table_keys)
-            .map(|b| exact(bloom_choice(b, l.table_keys)));
+        let affordable = current.bits_per_key + slack / l.keys();
+        let whole = bloom_bits_for(affordable, l.table_keys)
+            .map(|b| exact(bloom_choice(b, l.table_keys)))
+            .into_iter()
+            .chain(ribbon_bits_for(affordable, l.table_keys).map(|b| ribbon_choice(b, l.table_keys)));
         for stronger in s.iter().copied().chain(blooms).chain(whole) {
             let extra_bits = stronger.bits_per_key - current.bits_per_key;
             if stronger.target_fpr >= current.target_fpr || extra_bits <= 0.0 {
@@ -105,8 +109,9 @@ fn best_mix(
     best.map(|(_, i, stronger, share)| (i, stronger, share))
 }
 
-/// Each fixed-rate kind (`static_kinds()`, in order) priced for each level's
-/// table size: `[level][kind]`.
+/// Each fixed-rate kind (`static_kinds()`, in order), then Ribbon at each
+/// whole column count (`ribbon::vertices`), priced for each level's table
+/// size: `[level][option]`.
 pub(super) fn static_options(levels: &[LevelModel]) -> Vec<Vec<LevelFilter>> {
     levels
         .iter()
@@ -120,14 +125,15 @@ pub(super) fn static_options(levels: &[LevelModel]) -> Vec<Vec<LevelFilter>> {
                     bits_per_key: table_filter_bits_per_key(kind, n),
                     mix: None,
                 })
+                .chain(vertices(l.table_keys))
                 .collect()
         })
         .collect()
 }
 
 /// The uniform plans Monkey compares itself with: each fixed-rate kind on
-/// every level, and blocked Bloom at the one bits/key (to a hundredth) that
-/// spends the budget.
+/// every level, and blocked Bloom and Ribbon each at the one bits/key (to a
+/// hundredth) that spends the budget.
 pub(super) fn uniform_plans(
     levels: &[LevelModel],
     valid: &dyn Fn(&LevelModel) -> bool,
@@ -166,5 +172,6 @@ pub(super) fn uniform_plans(
         exact_rates(&mut plan);
         out.push(plan);
     }
+    out.extend(uniform_ribbon(levels, valid, budget_bits, free));
     out
 }
