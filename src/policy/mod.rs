@@ -463,6 +463,40 @@ mod tests {
         assert!(monkey < model, "monkey {monkey} vs model {model}");
     }
 
+    /// Issue 39's bar on the model of its bench tree (10^6 keys; levels 1
+    /// to 4 in 1, 3, 2 and 1 tables): Monkey over Ribbon puts Ribbon on
+    /// every level and sums at most a fifth of uniform blocked Bloom's rate
+    /// in the same real bytes, and under uniform Ribbon's.
+    #[test]
+    fn monkey_over_ribbon_sums_a_fifth_of_uniform_bloom_on_the_bench_tree() {
+        let level = |n: f64, tables: f64| LevelModel { run_keys: n, runs: 1.0, table_keys: n / tables };
+        let models =
+            vec![level(1766.0, 1.0), level(26_549.0, 3.0), level(199_338.0, 2.0), level(772_347.0, 1.0)];
+        let shape = TreeShape::from_levels(models);
+        let plan = FilterPolicy::monkey(10.0).unwrap().plan(&shape);
+        assert!(plan.iter().all(|l| matches!(l.kind, FilterKind::Ribbon { .. })), "{plan:?}");
+        let total: f64 = shape.level_keys().iter().sum();
+        let real = real_bits(&plan, &shape);
+        assert!((real / total - 10.0).abs() < 0.1, "real {} bits/key: {plan:?}", real / total);
+        let uniform_at = |kind: fn(f64) -> FilterKind| {
+            let (mut lo, mut hi) = (1.0, 32.0);
+            for _ in 0..60 {
+                let mid = f64::midpoint(lo, hi);
+                if real_bits(&[LevelFilter::for_kind(kind(mid), 1.0); 4], &shape) > real {
+                    hi = mid;
+                } else {
+                    lo = mid;
+                }
+            }
+            4.0 * kind(lo).theoretical_fpr()
+        };
+        let bloom = uniform_at(|b| FilterKind::BlockedBloom { bits_per_key: b });
+        let ribbon = uniform_at(|b| FilterKind::Ribbon { bits_per_key: b });
+        let monkey: f64 = plan.iter().map(|l| l.target_fpr).sum();
+        assert!(monkey <= bloom / 5.0, "monkey {monkey} vs uniform blocked Bloom {bloom}");
+        assert!(monkey < ribbon * 0.6, "monkey {monkey} vs uniform Ribbon {ribbon}");
+    }
+
     #[test]
     fn monkey_meets_the_budget_at_many_shapes() {
         for (ratio, levels, table, bits) in [

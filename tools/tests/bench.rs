@@ -220,6 +220,16 @@ fn the_absent_key_bound_counts_every_level_probed() {
         let bound = w["bound_blocks_per_lookup"].as_f64().unwrap();
         let repeats = w["repeat_slack"].as_f64().unwrap();
         assert!((bound - probed - 0.001 - repeats).abs() < 1e-9, "{}: {bound} vs {probed}", p["policy"]);
+        // The expectation from the probes really made: none for no filter;
+        // for a filter, the measured reads within sampling error of it
+        // (about 400 false positives expected here: five deviations ≈ 25%).
+        let expected = &w["expected_blocks_per_lookup"];
+        if p["policy"] == "none" {
+            assert!(expected.is_null(), "{expected}");
+        } else {
+            let (e, m) = (expected.as_f64().unwrap(), w["blocks_per_lookup"].as_f64().unwrap());
+            assert!(e > 0.0 && e <= bound && (m / e - 1.0).abs() < 0.25, "{}: {m} vs {e}", p["policy"]);
+        }
     }
 }
 

@@ -50,6 +50,9 @@ pub struct LevelShape {
     /// filter, 0 for an empty level). A lookup that probes one of the level's
     /// tables for a key it lacks reads a data block with at most this chance.
     pub filter_fpr: f64,
+    /// The level's built rate: its tables' real rates weighted by their
+    /// keys (`LevelStats::built_fpr`); `None` for an empty level.
+    pub built_fpr: Option<f64>,
     /// Tables whose xor or fuse build fell back (`LevelStats::filter_fallbacks`).
     pub filter_fallbacks: u64,
     /// Tables whose filter misses the planned rate (`LevelStats::tables_over_target`).
@@ -384,6 +387,7 @@ fn shape(stats: &Stats) -> Vec<LevelShape> {
             filter_bytes: l.filter_bytes,
             target_fpr: l.target_fpr,
             filter_fpr: l.filter_kinds.iter().map(FilterKind::theoretical_fpr).fold(0.0, f64::max),
+            built_fpr: l.built_fpr,
             filter_fallbacks: l.filter_fallbacks,
             tables_over_target: l.tables_over_target,
         })

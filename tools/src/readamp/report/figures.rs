@@ -83,6 +83,32 @@ pub fn probed_fpr_sum(r: &PolicyResult) -> f64 {
         .sum()
 }
 
+/// The data blocks per lookup `w` should read on `r`'s tree, given the
+/// probes it made: one for each present key, and for each level, the
+/// probes of its tables that lacked the key times the level's built rate
+/// (its tables' real rates, weighted by keys). Where [`block_bound`] counts
+/// every level whether a key's range meets it or not, this counts the
+/// probes a lookup really made, so the measured figure should agree with it
+/// to within sampling error. `None` where some probe met a table without
+/// a filter (no rate to expect).
+pub fn expected_blocks(r: &PolicyResult, w: &WorkloadResult) -> Option<f64> {
+    if w.stats.levels.iter().any(|l| l.probes_without_filter > 0) {
+        return None;
+    }
+    let n = w.lookups.max(1) as f64;
+    let false_positives: f64 = w
+        .stats
+        .levels
+        .iter()
+        .map(|l| {
+            let lacking = l.filter_probes.saturating_sub(l.filter_true_positives) as f64;
+            let rate = r.levels.iter().find(|s| s.level == l.level).and_then(|s| s.built_fpr).unwrap_or(0.0);
+            lacking * rate.min(1.0)
+        })
+        .sum();
+    Some((w.present_lookups as f64 + false_positives) / n)
+}
+
 /// The most data blocks per lookup `w` may read on `r`'s tree: each present
 /// key costs one block where it is found plus false positives above it, each
 /// absent key the false positives of every filter it may probe, so the bound

@@ -23,6 +23,7 @@ fn policy(name: &str, levels: &[(usize, u64, f64)]) -> PolicyResult {
                 filter_bytes: 0,
                 target_fpr: filter_fpr,
                 filter_fpr,
+                built_fpr: Some(filter_fpr),
                 filter_fallbacks: 0,
                 tables_over_target: 0,
             })
@@ -124,6 +125,33 @@ fn present_keys_may_read_one_block_more_and_mixed_runs_their_fraction() {
     assert!((block_bound(&r, &mixed) - (0.3 + sum + BOUND_SLACK)).abs() < 1e-12);
     assert!(within_bound(&r, &mixed));
     assert!(!within_bound(&r, &run(Workload::Mixed, 1000, 300, &[(0, 0, 0), (0, 0, 0), (320, 1000, 300)])));
+}
+
+/// The expectation counts the probes a lookup made, level by level, at
+/// each level's built rate: unlike the bound, a level a key's range never
+/// met costs nothing, and the measured figure should sit on it.
+#[test]
+fn expected_blocks_count_the_probes_made_at_each_levels_built_rate() {
+    let mut r = policy("monkey:10", &[(0, 0, 0.0), (1, 1, 0.001), (2, 2, 0.002), (3, 1, 0.004)]);
+    // Level 3's tables really carry a lower rate than their kinds' worst.
+    r.levels[3].built_fpr = Some(0.003);
+    // 10,000 absent lookups: level 1 probed by 2,000, level 2 by 6,000,
+    // level 3 by all; 2 + 12 + 30 false positives expected, 45 read.
+    let absent =
+        run(Workload::Absent, 10_000, 0, &[(0, 0, 0), (2, 2_000, 0), (13, 6_000, 0), (30, 10_000, 0)]);
+    let e = expected_blocks(&r, &absent).unwrap();
+    assert!((e - 0.0044).abs() < 1e-12, "{e}");
+    assert!((figures(&absent).blocks_per_lookup / e - 45.0 / 44.0).abs() < 1e-12);
+    // The bound takes every level as probed: 0.001 + 0.002 + 0.004 + 0.1%.
+    assert!((block_bound(&r, &absent) - 0.008).abs() < 1e-12);
+    // Present keys add their one block each.
+    let mixed =
+        run(Workload::Mixed, 10_000, 4_000, &[(0, 0, 0), (0, 0, 0), (0, 0, 0), (4_030, 10_000, 4_000)]);
+    assert!((expected_blocks(&r, &mixed).unwrap() - (4_000.0 + 6_000.0 * 0.003) / 10_000.0).abs() < 1e-12);
+    // A probe of a table without a filter has no rate to expect.
+    let mut none = absent.clone();
+    none.stats.levels[1].probes_without_filter = 5;
+    assert_eq!(expected_blocks(&r, &none), None);
 }
 
 #[test]

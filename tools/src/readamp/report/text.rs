@@ -11,6 +11,9 @@ probes/lookup: tables whose filter or index was consulted;\n  obs fpr: false pos
 lacking the key; vs none: ratio to the no-filter run; bound: the most blocks/lookup the filters' theoretical rates \
 allow (+0.1%).\n";
 
+/// What the per-level blocks table's last columns mean.
+pub(super) const EXPECTED_LEGEND: &str = "  expected: one block per present key, plus each level's probes of tables lacking the key times the level's built rate (its tables' real rates, by keys): what `all` should be, within sampling error; ratio: all / expected.\n";
+
 /// What the tree table's columns mean.
 pub(super) const TREE_LEGEND: &str = "  sum probed fpr: Σ of the theoretical rates of the filters an absent key meets (its expected wasted reads); \
 build s: load, flushes and compactions;\n  settle s (--wide): the flushes and compactions alone.\n";
@@ -196,7 +199,9 @@ impl Report {
             l.dedup();
             l
         };
-        s.push_str("\nData blocks read per lookup, by level:\n");
+        s.push_str(
+            "\nData blocks read per lookup, by level, and against what the probes made should read:\n",
+        );
         let mut rows = Vec::new();
         for r in &self.results {
             for w in &r.workloads {
@@ -206,14 +211,23 @@ impl Report {
                         w.stats.levels.iter().find(|l| l.level == level).map_or(0, |l| l.data_blocks_read);
                     row.push(format!("{:.4}", blocks as f64 / w.lookups.max(1) as f64));
                 }
+                let measured = figures(w).blocks_per_lookup;
+                let expected = expected_blocks(r, w);
+                row.push(format!("{measured:.4}"));
+                row.push(expected.map_or("-".into(), |e| format!("{e:.4}")));
+                row.push(
+                    expected.filter(|&e| e > 0.0).map_or("-".into(), |e| format!("{:.3}", measured / e)),
+                );
                 rows.push(row);
             }
         }
         let header: Vec<String> = ["policy".to_string(), "workload".to_string()]
             .into_iter()
             .chain(levels.iter().map(|l| format!("L{l}")))
+            .chain(["all", "expected", "ratio"].map(String::from))
             .collect();
         s.push_str(&output::table(&header.iter().map(String::as_str).collect::<Vec<_>>(), &rows));
+        s.push_str(&output::wrap(EXPECTED_LEGEND, TEXT_WIDTH, "  ", "  "));
         s.push_str("\nPer level, absent keys (blocks read per lookup; observed vs targeted FPR):\n");
         let mut rows = Vec::new();
         for r in &self.results {
