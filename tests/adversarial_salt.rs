@@ -18,7 +18,7 @@ use siftdb::ValueKind;
 use siftdb::filter::FilterKind;
 use siftdb::fs::StdFs;
 use siftdb::table::{Table, TableBuilder, TableOptions};
-use siftdb::{Db, Options};
+use siftdb::{Db, FilterPolicy, Options};
 
 const KEYS: u32 = 2000;
 const ADVERSARIAL: usize = 200;
@@ -112,7 +112,14 @@ fn blocked_bloom_collisions_do_not_transfer_across_salts() {
 #[test]
 fn db_salt_defeats_replayed_collisions() {
     let open = |dir: &std::path::Path, salt: u64| {
-        let opts = Options { hash_salt: Some(salt), auto_compaction: false, ..Options::default() };
+        // Blocked Bloom, the level-0 filter the attack was written against
+        // (the default policy's before issue 39).
+        let opts = Options {
+            hash_salt: Some(salt),
+            auto_compaction: false,
+            filter_policy: Some(FilterPolicy::uniform(FilterKind::BlockedBloom { bits_per_key: 10.0 })),
+            ..Options::default()
+        };
         let db = Db::open(dir, opts).unwrap();
         assert_eq!(db.hash_salt(), salt);
         for i in 0..KEYS {

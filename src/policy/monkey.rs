@@ -269,7 +269,7 @@ fn best_option(statics: &[LevelFilter], table_keys: f64, weight: f64, must_filte
 /// ```
 #[must_use]
 pub fn monkey_plan(levels: &[LevelModel], budget_bits: f64) -> Vec<LevelFilter> {
-    plan(levels, budget_bits, 0)
+    plan(levels, budget_bits, 0, 0)
 }
 
 /// [`monkey_plan`] for a tree whose level 0 (`levels[0]`) holds flushes on
@@ -280,12 +280,21 @@ pub fn monkey_plan(levels: &[LevelModel], budget_bits: f64) -> Vec<LevelFilter> 
 /// empty, the tree then spends exactly its budget.
 #[must_use]
 pub fn monkey_plan_settling(levels: &[LevelModel], budget_bits: f64) -> Vec<LevelFilter> {
-    plan(levels, budget_bits, 1)
+    plan(levels, budget_bits, 1, 1)
+}
+
+/// [`monkey_plan`] for a live tree that is level 0 alone (a new database's
+/// first flushes): level 0 is charged, as the only level, and is still the
+/// flush level, which never takes Ribbon (see `plan`).
+#[must_use]
+pub fn monkey_plan_flushes_only(levels: &[LevelModel], budget_bits: f64) -> Vec<LevelFilter> {
+    plan(levels, budget_bits, 0, 1)
 }
 
 /// Monkey's plan where the first `free` levels' filters are not charged to
-/// the budget (their rates still count).
-fn plan(levels: &[LevelModel], budget_bits: f64, free: usize) -> Vec<LevelFilter> {
+/// the budget (their rates still count), and the first `flush` levels are
+/// flushes, which never take Ribbon.
+fn plan(levels: &[LevelModel], budget_bits: f64, free: usize, flush: usize) -> Vec<LevelFilter> {
     let valid = |l: &LevelModel| l.keys().is_finite() && l.keys() > 0.0 && l.table_keys >= 1.0;
     let charged = |i: usize| i >= free;
     let total: f64 =
@@ -294,15 +303,16 @@ fn plan(levels: &[LevelModel], budget_bits: f64, free: usize) -> Vec<LevelFilter
         return vec![LevelFilter::NONE; levels.len()];
     }
     let mut statics = static_options(levels);
-    // Build time is not priced, with one exception: the uncharged levels
-    // (level 0's flushes) never take Ribbon. A flush sits on the write path
+    // Build time is not priced, with one exception: the flush level never
+    // takes Ribbon (a level whose options hold no Ribbon corner is offered
+    // none in any later step either). A flush sits on the write path
     // and its tables live until the next compaction, and there Ribbon's
     // build (179 ns/key at 15 bits/key and 3·10^5 keys, against blocked
     // Bloom's 16: `siftdb bench filters`, docs/measurements.md) would cost
     // a 64 MiB memtable about 0.1 s a flush for a rate the level's bits do
     // not pay for anyway. Below level 0 a table is built once per
     // compaction and read for as long as it lives, and the bytes decide.
-    for s in statics.iter_mut().take(free) {
+    for s in statics.iter_mut().take(flush) {
         s.retain(|c| !matches!(c.kind, FilterKind::Ribbon { .. }));
     }
     let memory = |plan: &[LevelFilter]| -> f64 {
@@ -367,7 +377,7 @@ fn plan(levels: &[LevelModel], budget_bits: f64, free: usize) -> Vec<LevelFilter
             .filter_map(|(i, ((current, l), s))| {
                 let affordable = current.bits_per_key + slack / l.keys();
                 let bloom_bits = bloom_bits_for(affordable, l.table_keys);
-                let ribbon_bits = ribbon_bits_for(affordable, l.table_keys);
+                let ribbon_bits = ribbon_bits_for(affordable, l.table_keys).filter(|_| offers_ribbon(s));
                 let options = s
                     .iter()
                     .copied()
@@ -413,6 +423,13 @@ fn plan(levels: &[LevelModel], budget_bits: f64, free: usize) -> Vec<LevelFilter
         .into_iter()
         .map(|mut candidate| {
             candidate[..free].copy_from_slice(&plan[..free]);
+            // A flush level keeps this plan's kind (uniform Ribbon would put
+            // Ribbon there).
+            for (i, s) in statics.iter().enumerate() {
+                if !offers_ribbon(s) && matches!(candidate[i].kind, FilterKind::Ribbon { .. }) {
+                    candidate[i] = plan[i];
+                }
+            }
             candidate
         })
         .filter(|candidate| memory(candidate) <= budget_bits * UNIFORM_SLACK)
@@ -425,6 +442,12 @@ fn plan(levels: &[LevelModel], budget_bits: f64, free: usize) -> Vec<LevelFilter
         mix_in_slack(&mut plan, levels, &statics, slack, free, budget_bits);
     }
     plan
+}
+
+/// Whether a level's options (`static_options`, less what `plan` keeps
+/// off a flush level) offer Ribbon.
+fn offers_ribbon(options: &[LevelFilter]) -> bool {
+    options.iter().any(|c| matches!(c.kind, FilterKind::Ribbon { .. }))
 }
 
 /// Spreads `slack` bits over the levels (from `free` on) whose bits/key is

@@ -88,6 +88,12 @@ impl TreeShape {
         self.settling
     }
 
+    /// This shape with its levels replaced by `levels` (a live tree's stays
+    /// one).
+    pub(crate) fn with_levels(&self, levels: Vec<LevelModel>) -> Self {
+        TreeShape { levels, settling: self.settling }
+    }
+
     /// Levels in the shape.
     #[must_use]
     pub fn levels(&self) -> usize {

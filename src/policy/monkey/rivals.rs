@@ -5,7 +5,10 @@
 use super::super::cost::{expected_blocked_bloom_bits, static_kinds, table_filter_bits_per_key};
 use super::super::{LevelFilter, Mix};
 use super::ribbon::{ribbon_bits_for, ribbon_choice, uniform_ribbon, vertices};
-use super::{BLOOM_MAX_BITS, BLOOM_MIN_BITS, LevelModel, bloom_bits_for, bloom_choice, exact, exact_rates};
+use super::{
+    BLOOM_MAX_BITS, BLOOM_MIN_BITS, LevelModel, bloom_bits_for, bloom_choice, exact, exact_rates,
+    offers_ribbon,
+};
 use crate::filter::FilterKind;
 
 /// How close to Monkey's own summed rate a uniform plan may come and be
@@ -86,7 +89,11 @@ fn best_mix(
         let whole = bloom_bits_for(affordable, l.table_keys)
             .map(|b| exact(bloom_choice(b, l.table_keys)))
             .into_iter()
-            .chain(ribbon_bits_for(affordable, l.table_keys).map(|b| ribbon_choice(b, l.table_keys)));
+            .chain(
+                ribbon_bits_for(affordable, l.table_keys)
+                    .filter(|_| offers_ribbon(s))
+                    .map(|b| ribbon_choice(b, l.table_keys)),
+            );
         for stronger in s.iter().copied().chain(blooms).chain(whole) {
             let extra_bits = stronger.bits_per_key - current.bits_per_key;
             if stronger.target_fpr >= current.target_fpr || extra_bits <= 0.0 {

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 
 use serde_json::{Value, json};
 use siftdb::manifest::NUM_LEVELS;
-use siftdb::policy::TreeShape;
+use siftdb::policy::{LevelModel, TreeShape};
 use siftdb::recovery::{LogInfo, RecoveryReport, RecoveryScan};
 use siftdb::table::{FilterStatus, Table};
 use siftdb::wal::LogEnd;
@@ -241,7 +241,25 @@ fn document(i: &RecoveryScan, a: &Args) -> Result<Value, String> {
         ));
     }
     let deepest = levels.iter().rposition(|l| !l.is_empty()).unwrap_or(0);
-    let shape = TreeShape::from_level_keys(level_keys.get(..=deepest).unwrap_or_default().to_vec());
+    // The tree as the engine plans it (`TreeShape::settling`): level 0 as
+    // runs of flushes on their way down, the flush level (never Ribbon under
+    // Monkey), each deeper level one run in tables of its mean size.
+    #[expect(clippy::cast_precision_loss, reason = "table counts for a planning model")]
+    let models: Vec<LevelModel> = levels
+        .iter()
+        .zip(level_keys)
+        .take(deepest + 1)
+        .enumerate()
+        .map(|(n, (tables, keys))| {
+            let table_keys = (keys / tables.len().max(1) as f64).max(1.0);
+            if n == 0 {
+                LevelModel { run_keys: table_keys, runs: tables.len() as f64, table_keys }
+            } else {
+                LevelModel { run_keys: keys, runs: 1.0, table_keys }
+            }
+        })
+        .collect();
+    let shape = TreeShape::settling(models);
     let mut expected_fp_reads = 0.0;
     let mut total_filter_memory = 0u64;
     let level_docs: Vec<Value> = levels
