@@ -30,9 +30,9 @@ use crate::policy::{LevelFilter, Writing};
 use crate::sink::TableSink;
 use crate::tree::{TableFile, Tree};
 
-/// How far `Db::compact` lets a table's filter drift from the plan: 2% of
-/// its bytes, so a compacted tree spends its budget to within a few percent.
-pub(crate) const EXPLICIT_DRIFT: Drift = Drift::Bytes(0.02);
+/// How far `Db::compact` lets a table's filter drift from the plan:
+/// [`PLAN_DRIFT`](crate::policy::PLAN_DRIFT) of its bytes.
+pub(crate) const EXPLICIT_DRIFT: Drift = Drift::Bytes(crate::policy::PLAN_DRIFT);
 
 /// What a job needs from the database that runs it: compaction reads the
 /// tree and these, and returns an edit; it never reaches into the database.

@@ -6,7 +6,6 @@
 
 use crate::filter::FilterKind;
 use crate::manifest::WriteTotals;
-use crate::policy::budgeted_bloom_max_fpr;
 
 mod counters;
 pub(crate) use counters::{Counters, LevelCounters, bump};
@@ -59,7 +58,10 @@ pub struct LevelStats {
     /// Tables in the level whose filter, as built, misses the rate the
     /// policy plans for the level now by more than 10%: a
     /// fallback, a dropped filter, or a table written under an older plan
-    /// (see [`crate::Db::compact`], which rewrites those).
+    /// (see [`crate::Db::compact`], which rewrites those). Under a budget a
+    /// blocked-Bloom table may be a block and a Ribbon table
+    /// [`PLAN_DRIFT`](crate::policy::PLAN_DRIFT) of its bits under its plan
+    /// before it counts ([`LevelFilter::table_target`](crate::policy::LevelFilter::table_target)).
     pub tables_over_target: u64,
     /// Data blocks read by point lookups.
     pub data_blocks_read: u64,
@@ -428,24 +430,14 @@ impl super::DbInner {
                 Some(p) => *p,
                 None => self.policy.for_level(l.level, &shape),
             };
-            let planned_bloom = std::iter::once(planned.kind)
-                .chain(planned.mix.map(|m| m.kind))
-                .find(|k| matches!(k, FilterKind::BlockedBloom { .. }));
             let mut weighted = 0.0;
             for t in tables {
                 if !l.filter_kinds.contains(&t.record.filter) {
                     l.filter_kinds.push(t.record.filter);
                 }
                 let rate = t.table.filter_fpr();
-                let mut target = planned.target_for(t.record.filter);
-                // A budget sizes a level's Bloom tables a block either way
-                // of their bits per key to spend it exactly.
-                if let Some(FilterKind::BlockedBloom { bits_per_key }) = planned_bloom
-                    && matches!(t.record.filter, FilterKind::BlockedBloom { .. })
-                    && self.policy.is_budgeted()
-                {
-                    target = target.max(budgeted_bloom_max_fpr(bits_per_key, t.table.distinct_keys()));
-                }
+                let target =
+                    planned.table_target(t.record.filter, t.table.distinct_keys(), self.policy.is_budgeted());
                 l.tables_over_target += u64::from(LevelStats::misses(rate, target));
                 #[expect(clippy::cast_precision_loss, reason = "a weighted mean of rates")]
                 let entries = t.record.entries as f64;

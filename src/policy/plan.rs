@@ -6,7 +6,9 @@
     allow(dead_code, reason = "the what-if helpers serve the CLI and tests, through the internals feature")
 )]
 
-use super::cost::{expected_blocked_bloom_bits, table_filter_bits_per_key};
+use super::cost::{
+    budgeted_bloom_max_fpr, expected_blocked_bloom_bits, expected_ribbon_bits, table_filter_bits_per_key,
+};
 use super::mix::Mix;
 use super::monkey::LevelModel;
 use crate::filter::FilterKind;
@@ -113,6 +115,12 @@ impl TreeShape {
     }
 }
 
+/// How far a table's filter bytes may drift from its plan's before
+/// `Db::compact` rewrites it (2%: a compacted tree spends its budget to
+/// within a few percent), and so how far under its plan's bits a table of
+/// a sized kind may be and still count as on plan.
+pub const PLAN_DRIFT: f64 = 0.02;
+
 /// The filter chosen for one level, the false-positive rate it aims at,
 /// and what it costs.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -159,6 +167,35 @@ impl LevelFilter {
         }
     }
 
+    /// The highest rate a table of `keys` keys built as `kind` may carry and
+    /// still be on this plan: [`LevelFilter::target_for`], and under a
+    /// budget (`budgeted`), what the budget lets a table of a sized kind
+    /// take: a blocked-Bloom table one 64-byte block under its bits (the
+    /// ledger moves a table a block either way), a Ribbon table
+    /// [`PLAN_DRIFT`] of its bits under (a budget moves Ribbon's bits a
+    /// little with every plan, and `Db::compact` rewrites a table only past
+    /// that; Ribbon's rate moves 14% with 2% of 10 bits/key).
+    #[must_use]
+    pub fn table_target(&self, kind: FilterKind, keys: u64, budgeted: bool) -> f64 {
+        let target = self.target_for(kind);
+        if !budgeted {
+            return target;
+        }
+        let same_sized = |k: &FilterKind| {
+            matches!(k, FilterKind::BlockedBloom { .. } | FilterKind::Ribbon { .. })
+                && std::mem::discriminant(k) == std::mem::discriminant(&kind)
+        };
+        match std::iter::once(self.kind).chain(self.mix.map(|m| m.kind)).find(same_sized) {
+            Some(FilterKind::BlockedBloom { bits_per_key }) => {
+                target.max(budgeted_bloom_max_fpr(bits_per_key, keys))
+            }
+            Some(FilterKind::Ribbon { bits_per_key }) => target.max(
+                FilterKind::Ribbon { bits_per_key: bits_per_key * (1.0 - PLAN_DRIFT) }.theoretical_fpr(),
+            ),
+            _ => target,
+        }
+    }
+
     /// `kind` for tables of about `table_keys` keys.
     #[must_use]
     pub fn for_kind(kind: FilterKind, table_keys: f64) -> Self {
@@ -166,6 +203,7 @@ impl LevelFilter {
             FilterKind::BlockedBloom { bits_per_key } => {
                 expected_blocked_bloom_bits(bits_per_key, table_keys)
             }
+            FilterKind::Ribbon { bits_per_key } => expected_ribbon_bits(bits_per_key, table_keys),
             #[expect(clippy::cast_possible_truncation, clippy::cast_sign_loss, reason = "a key count")]
             _ => table_filter_bits_per_key(kind, table_keys.max(1.0).round() as u64),
         };

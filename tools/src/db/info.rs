@@ -291,7 +291,9 @@ fn document(i: &RecoveryScan, a: &Args) -> Result<Value, String> {
                 .iter()
                 .filter(|t| {
                     let kind = t["filter_kind"].as_str().and_then(|k| k.parse::<siftdb::FilterKind>().ok());
-                    let planned = kind.map_or(plan.target_fpr, |k| plan.target_for(k));
+                    let keys = t["distinct_keys"].as_u64().unwrap_or(0);
+                    let planned =
+                        kind.map_or(plan.target_fpr, |k| plan.table_target(k, keys, policy.is_budgeted()));
                     siftdb::LevelStats::misses(t["theoretical_fpr"].as_f64().unwrap_or(1.0), planned)
                 })
                 .count();
