@@ -11,12 +11,12 @@
 //! runs beside siftdb's own BinaryFuse8 instead (issue 38's bars: build at
 //! most 2x, queries at most 1.5x), in the same rounds.
 //!
-//! Run: `cargo bench --bench peers` (about two minutes on a 2-core VM).
+//! Run: `cargo bench --bench peers` (about three minutes on a 2-core VM).
 
 use std::hint::black_box;
 use std::time::Instant;
 
-use siftdb::filter::{BinaryFuse8, Filter, Ribbon, Xor8};
+use siftdb::filter::{BinaryFuse8, BinaryFuse16, Filter, Ribbon, Xor8, Xor16};
 use xorf::Filter as _;
 
 mod common;
@@ -63,28 +63,42 @@ fn count(probes: &[u64], contains: impl Fn(u64) -> bool) -> usize {
 fn main() {
     for (n, rounds) in SIZES {
         let present = keys(0, n);
-        let (mut fuse, mut fuse_peer, mut xor, mut xor_peer, mut ribbon) =
-            (Best::default(), Best::default(), Best::default(), Best::default(), Best::default());
+        let mut b: [Best; 9] = Default::default();
         for _ in 0..rounds {
-            fuse.time(|| BinaryFuse8::build(&present).expect("builds"));
-            fuse_peer.time(|| xorf::BinaryFuse8::try_from(&present).expect("builds"));
-            xor.time(|| Xor8::build(&present).expect("builds"));
-            xor_peer.time(|| xorf::Xor8::from(&present));
-            ribbon.time(|| Ribbon::build(&present, 7.0).expect("builds"));
+            b[0].time(|| BinaryFuse8::build(&present).expect("builds"));
+            b[1].time(|| xorf::BinaryFuse8::try_from(&present).expect("builds"));
+            b[2].time(|| Xor8::build(&present).expect("builds"));
+            b[3].time(|| xorf::Xor8::from(&present));
+            b[4].time(|| BinaryFuse16::build(&present).expect("builds"));
+            b[5].time(|| xorf::BinaryFuse16::try_from(&present).expect("builds"));
+            b[6].time(|| Xor16::build(&present).expect("builds"));
+            b[7].time(|| xorf::Xor16::from(&present));
+            b[8].time(|| Ribbon::build(&present, 7.0).expect("builds"));
         }
         let ms = 1e3;
-        report(&format!("build {n}, BinaryFuse8"), "ms", ms, &fuse, &fuse_peer, "xorf");
-        report(&format!("build {n}, Xor8"), "ms", ms, &xor, &xor_peer, "xorf");
-        report(&format!("build {n}, Ribbon 7 vs fuse8"), "ms", ms, &ribbon, &fuse, "fuse8");
+        report(&format!("build {n}, BinaryFuse8"), "ms", ms, &b[0], &b[1], "xorf");
+        report(&format!("build {n}, Xor8"), "ms", ms, &b[2], &b[3], "xorf");
+        report(&format!("build {n}, BinaryFuse16"), "ms", ms, &b[4], &b[5], "xorf");
+        report(&format!("build {n}, Xor16"), "ms", ms, &b[6], &b[7], "xorf");
+        report(&format!("build {n}, Ribbon 7 vs fuse8"), "ms", ms, &b[8], &b[0], "fuse8");
         let ribbon7 = Ribbon::build(&present, 7.0).expect("builds");
+        let (fuse16, xorf_fuse16) = (
+            BinaryFuse16::build(&present).expect("builds"),
+            xorf::BinaryFuse16::try_from(&present).expect("builds"),
+        );
+        let (xor16, xorf_xor16) = (Xor16::build(&present).expect("builds"), xorf::Xor16::from(&present));
 
         let QuerySet { fuse8, xorf_fuse8, xor8, xorf_xor8, blocked, fastbloom } = QuerySet::new(&present);
         let absent = keys(1 << 40, PROBES);
         let hits: Vec<u64> = present.iter().step_by(7).take(PROBES).copied().collect();
         for (name, probes) in [("absent", &absent), ("present", &hits)] {
-            let mut best: [Best; 7] = Default::default();
+            let mut best: [Best; 11] = Default::default();
             for _ in 0..QUERY_ROUNDS {
                 best[6].time(|| count(probes, |h| ribbon7.contains(h)));
+                best[7].time(|| count(probes, |h| fuse16.contains(h)));
+                best[8].time(|| count(probes, |h| xorf_fuse16.contains(&h)));
+                best[9].time(|| count(probes, |h| xor16.contains(h)));
+                best[10].time(|| count(probes, |h| xorf_xor16.contains(&h)));
                 best[0].time(|| count(probes, |h| fuse8.contains(h)));
                 best[1].time(|| count(probes, |h| xorf_fuse8.contains(&h)));
                 best[2].time(|| count(probes, |h| xor8.contains(h)));
@@ -95,6 +109,8 @@ fn main() {
             let ns = 1e9 / PROBES as f64;
             report(&format!("{name} {n}, BinaryFuse8"), "ns", ns, &best[0], &best[1], "xorf");
             report(&format!("{name} {n}, Xor8"), "ns", ns, &best[2], &best[3], "xorf");
+            report(&format!("{name} {n}, BinaryFuse16"), "ns", ns, &best[7], &best[8], "xorf");
+            report(&format!("{name} {n}, Xor16"), "ns", ns, &best[9], &best[10], "xorf");
             report(&format!("{name} {n}, Ribbon 7 vs fuse8"), "ns", ns, &best[6], &best[0], "fuse8");
             report(
                 &format!("{name} {n}, BlockedBloom 10 bits/key"),
