@@ -144,14 +144,15 @@ pub(crate) struct Constructed<F, L> {
 pub(crate) struct Peeled {
     stack: ZeroedBuf<u64>,
     keys: usize,
-    seed: u64,
 }
 
 impl Peeled {
-    /// Every input hash, once (given the checksums matched).
-    pub fn hashes(&self) -> impl Iterator<Item = u64> + '_ {
-        let seed = self.seed;
-        self.stack[..self.keys].iter().rev().map(move |&h| unmix(h, seed))
+    /// Every input hash remixed under the filter's seed, once (given the
+    /// checksums matched): what a query
+    /// computes first, so validation skips an unmix and a remix per key
+    /// (measured at 10^6 keys, a few percent of a fuse build).
+    pub fn mixed(&self) -> impl Iterator<Item = u64> + '_ {
+        self.stack[..self.keys].iter().rev().copied()
     }
 }
 
@@ -173,11 +174,8 @@ pub(crate) fn construct<F: Fingerprint, L: Layout>(
         if scratch.peel(keys, &layout, seed) {
             let (fingerprints, stacked) = scratch.assign(keys.len(), &layout);
             // Only a stack of the caller's own slice stands for the input.
-            let peeled = (distinct.is_none() && stacked == scratch.placed).then_some(Peeled {
-                stack: scratch.order,
-                keys: keys.len(),
-                seed,
-            });
+            let peeled = (distinct.is_none() && stacked == scratch.placed)
+                .then_some(Peeled { stack: scratch.order, keys: keys.len() });
             return Ok(Constructed { seed, layout, fingerprints, keys: keys.len(), peeled });
         }
         if distinct.is_none() {

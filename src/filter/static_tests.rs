@@ -43,7 +43,7 @@ impl<F: Fingerprint, L: Geometry> StaticFilter for ThreeWise<F, L> {
     }
     fn peeled_hashes(hashes: &[u64]) -> Option<Vec<u64>> {
         let built = super::peel::construct::<F, _>(hashes, super::peel::MAX_ATTEMPTS, L::for_keys).unwrap();
-        built.peeled.map(|p| p.hashes().collect())
+        built.peeled.map(|p| p.mixed().map(|h| super::peel::unmix(h, built.seed)).collect())
     }
 }
 
