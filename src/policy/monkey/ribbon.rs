@@ -59,9 +59,9 @@ pub(super) fn ribbon_bits_for(real_bits: f64, table_keys: f64) -> Option<f64> {
     Some(f64::from(lo) / 100.0)
 }
 
-/// Uniform Ribbon at the one bits/key (to a hundredth) whose real cost over
-/// the charged levels spends `budget_bits`, if 1 bit/key fits: the plan
-/// `monkey:B` must never lose to.
+/// Uniform Ribbon at the one bits/key (to a hundredth) whose expected real
+/// cost over the charged levels spends `budget_bits`, if 1 bit/key fits: a
+/// plan `monkey:B` must never lose to.
 pub(super) fn uniform_ribbon(
     levels: &[LevelModel],
     valid: &dyn Fn(&LevelModel) -> bool,
@@ -93,8 +93,8 @@ pub(super) fn uniform_ribbon(
     )
 }
 
-/// `level`'s Ribbon filter raised by `extra` real bits per key, along the
-/// chain's edge (to a hundredth below), if that raises it at all.
+/// `current`, a level's Ribbon filter, raised by `extra` real bits per key
+/// along the chain's edge (to a hundredth below), if that raises it at all.
 pub(super) fn raised(current: &LevelFilter, extra: f64, table_keys: f64) -> Option<LevelFilter> {
     // A mixed level's bits are an average over two kinds: not this edge.
     let (FilterKind::Ribbon { bits_per_key }, None) = (current.kind, current.mix) else { return None };

@@ -145,3 +145,28 @@ fn degenerate_inputs_mean_no_filters() {
     assert_eq!(monkey_rates(&[5.0], f64::NAN), vec![1.0]);
     assert!((monkey_rates(&[5.0, 0.0], 10.0)[1] - 1.0).abs() < f64::EPSILON);
 }
+
+/// Level 0 is the flush level: it never takes Ribbon, whether the budget
+/// is charged to it (a new database's first flushes, level 0 alone) or not
+/// (`monkey_plan_settling`); a level 0 that is only a model's first level
+/// (`monkey_plan`) may.
+#[test]
+fn the_flush_level_never_takes_ribbon() {
+    let is_ribbon = |c: &LevelFilter| {
+        matches!(c.kind, FilterKind::Ribbon { .. })
+            || c.mix.is_some_and(|m| matches!(m.kind, FilterKind::Ribbon { .. }))
+    };
+    for bits in [4.0, 10.0, 16.0] {
+        let alone = [LevelModel { run_keys: 200_000.0, runs: 2.0, table_keys: 200_000.0 }];
+        let budget = bits * alone[0].keys();
+        let plan = monkey_plan_flushes_only(&alone, budget);
+        assert!(plan[0].kind != FilterKind::None && !is_ribbon(&plan[0]), "{bits}: {plan:?}");
+        assert!(plan[0].bits_per_key * alone[0].keys() <= budget * 1.01, "{bits}: {plan:?}");
+        assert!(is_ribbon(&monkey_plan(&alone, budget)[0]), "{bits}: a model's level 0 may take Ribbon");
+        let levels = tree(50_000.0, 20_000.0, 8.0, 4, 60_000.0);
+        let held: f64 = levels[1..].iter().map(LevelModel::keys).sum();
+        let plan = monkey_plan_settling(&levels, bits * held);
+        assert!(!is_ribbon(&plan[0]), "{bits}: {plan:?}");
+        assert!(plan[1..].iter().any(is_ribbon), "{bits}: {plan:?}");
+    }
+}
