@@ -248,13 +248,7 @@ pub(crate) fn drifted(t: &TableFile, planned: &LevelFilter, drift: Drift) -> boo
     }
     // A kind sized by bits per key (blocked Bloom, Ribbon) drifts only by
     // its bytes: a budget moves its bits a little with every plan.
-    let sized_like_table = |k: &FilterKind| {
-        matches!(k, FilterKind::BlockedBloom { .. } | FilterKind::Ribbon { .. })
-            && std::mem::discriminant(k) == std::mem::discriminant(&t.record.filter)
-    };
-    let planned_sized =
-        std::iter::once(planned.kind).chain(planned.mix.map(|m| m.kind)).find(sized_like_table);
-    let Some(planned_sized) = planned_sized else {
+    let Some(planned_sized) = planned.sized_like(t.record.filter) else {
         return true;
     };
     let keys = t.table.distinct_keys();

@@ -181,11 +181,7 @@ impl LevelFilter {
         if !budgeted {
             return target;
         }
-        let same_sized = |k: &FilterKind| {
-            matches!(k, FilterKind::BlockedBloom { .. } | FilterKind::Ribbon { .. })
-                && std::mem::discriminant(k) == std::mem::discriminant(&kind)
-        };
-        match std::iter::once(self.kind).chain(self.mix.map(|m| m.kind)).find(same_sized) {
+        match self.sized_like(kind) {
             Some(FilterKind::BlockedBloom { bits_per_key }) => {
                 target.max(budgeted_bloom_max_fpr(bits_per_key, keys))
             }
@@ -194,6 +190,19 @@ impl LevelFilter {
             ),
             _ => target,
         }
+    }
+
+    /// The kind sized by bits per key (blocked Bloom, Ribbon) of `kind`'s
+    /// family that this level plans, at the plan's bits, if any: what a
+    /// table of `kind` is held to by bytes rather than by kind, since a
+    /// budget moves the bits a little with every plan.
+    #[must_use]
+    pub fn sized_like(&self, kind: FilterKind) -> Option<FilterKind> {
+        let sized = |k: &FilterKind| {
+            matches!(k, FilterKind::BlockedBloom { .. } | FilterKind::Ribbon { .. })
+                && std::mem::discriminant(k) == std::mem::discriminant(&kind)
+        };
+        std::iter::once(self.kind).chain(self.mix.map(|m| m.kind)).find(sized)
     }
 
     /// `kind` for tables of about `table_keys` keys.

@@ -16,7 +16,6 @@
 
 use super::super::LevelFilter;
 use super::super::cost::expected_ribbon_bits;
-use super::LevelModel;
 use crate::filter::{FilterKind, Ribbon};
 
 /// The most columns offered: 31, under Ribbon's 32 bits/key (a rate of
@@ -59,40 +58,6 @@ pub(super) fn ribbon_bits_for(real_bits: f64, table_keys: f64) -> Option<f64> {
     Some(f64::from(lo) / 100.0)
 }
 
-/// Uniform Ribbon at the one bits/key (to a hundredth) whose expected real
-/// cost over the charged levels spends `budget_bits`, if 1 bit/key fits: a
-/// plan `monkey:B` must never lose to.
-pub(super) fn uniform_ribbon(
-    levels: &[LevelModel],
-    valid: &dyn Fn(&LevelModel) -> bool,
-    budget_bits: f64,
-    free: usize,
-) -> Option<Vec<LevelFilter>> {
-    let cost = |b: f64| -> f64 {
-        levels
-            .iter()
-            .skip(free)
-            .filter(|l| valid(l))
-            .map(|l| ribbon_choice(b, l.table_keys).bits_per_key * l.keys())
-            .sum()
-    };
-    if cost(1.0) > budget_bits {
-        return None;
-    }
-    let (mut lo, mut hi) = (1.0, 32.0);
-    for _ in 0..30 {
-        let mid = f64::midpoint(lo, hi);
-        if cost(mid) <= budget_bits { lo = mid } else { hi = mid }
-    }
-    let b = (lo * 100.0).floor() / 100.0;
-    Some(
-        levels
-            .iter()
-            .map(|l| if valid(l) { ribbon_choice(b, l.table_keys) } else { LevelFilter::NONE })
-            .collect(),
-    )
-}
-
 /// `current`, a level's Ribbon filter, raised by `extra` real bits per key
 /// along the chain's edge (to a hundredth below), if that raises it at all.
 pub(super) fn raised(current: &LevelFilter, extra: f64, table_keys: f64) -> Option<LevelFilter> {
@@ -104,6 +69,8 @@ pub(super) fn raised(current: &LevelFilter, extra: f64, table_keys: f64) -> Opti
 
 #[cfg(test)]
 mod tests {
+    use super::super::LevelModel;
+    use super::super::rivals::uniform_plans;
     use super::*;
 
     #[test]
@@ -152,10 +119,15 @@ mod tests {
             .collect();
         let total: f64 = levels.iter().map(LevelModel::keys).sum();
         let valid = |l: &LevelModel| l.keys() > 0.0;
-        let plan = uniform_ribbon(&levels, &valid, 10.0 * total, 0).unwrap();
+        let ribbon_plan = |budget: f64| {
+            uniform_plans(&levels, &valid, budget, 0)
+                .into_iter()
+                .find(|p| p.iter().all(|c| matches!(c.kind, FilterKind::Ribbon { .. })))
+        };
+        let plan = ribbon_plan(10.0 * total).unwrap();
         let spent: f64 = plan.iter().zip(&levels).map(|(c, l)| c.bits_per_key * l.keys()).sum();
         assert!(spent <= 10.0 * total && spent >= 9.98 * total, "{}", spent / total);
-        assert!(uniform_ribbon(&levels, &valid, 0.5 * total, 0).is_none());
+        assert!(ribbon_plan(0.5 * total).is_none());
     }
 
     impl LevelFilter {

@@ -2,9 +2,11 @@
 //! plans it must not lose to, and the mixes that spend what a plan leaves
 //! (see `plan` in the parent module).
 
-use super::super::cost::{expected_blocked_bloom_bits, static_kinds, table_filter_bits_per_key};
+use super::super::cost::{
+    expected_blocked_bloom_bits, expected_ribbon_bits, static_kinds, table_filter_bits_per_key,
+};
 use super::super::{LevelFilter, Mix};
-use super::ribbon::{ribbon_bits_for, ribbon_choice, uniform_ribbon, vertices};
+use super::ribbon::{ribbon_bits_for, ribbon_choice, vertices};
 use super::{
     BLOOM_MAX_BITS, BLOOM_MIN_BITS, LevelModel, bloom_bits_for, bloom_choice, exact, exact_rates,
     offers_ribbon,
@@ -160,25 +162,39 @@ pub(super) fn uniform_plans(
                 .collect()
         })
         .collect();
-    let bloom_cost = |b: f64| -> f64 {
-        levels
-            .iter()
-            .skip(free)
-            .filter(|l| valid(l))
-            .map(|l| expected_blocked_bloom_bits(b, l.table_keys) * l.keys())
-            .sum()
-    };
-    if bloom_cost(BLOOM_MIN_BITS) <= budget_bits {
-        let (mut lo, mut hi) = (BLOOM_MIN_BITS, BLOOM_MAX_BITS);
-        for _ in 0..40 {
-            let mid = f64::midpoint(lo, hi);
-            if bloom_cost(mid) <= budget_bits { lo = mid } else { hi = mid }
-        }
-        let b = (lo * 100.0).floor() / 100.0;
+    let spending =
+        |range, price: fn(f64, f64) -> f64| uniform_bits(levels, valid, budget_bits, free, range, price);
+    if let Some(b) = spending((BLOOM_MIN_BITS, BLOOM_MAX_BITS), expected_blocked_bloom_bits) {
         let mut plan = on_valid(&|l: &LevelModel| bloom_choice(b, l.table_keys));
         exact_rates(&mut plan);
         out.push(plan);
     }
-    out.extend(uniform_ribbon(levels, valid, budget_bits, free));
+    if let Some(b) = spending((1.0, 32.0), expected_ribbon_bits) {
+        out.push(on_valid(&|l: &LevelModel| ribbon_choice(b, l.table_keys)));
+    }
     out
+}
+
+/// The bits/key in `range` (to a hundredth below) whose expected real
+/// cost, `price(bits, table_keys)` per key, spends `budget_bits` over the
+/// charged valid levels, if the range's lower end fits.
+fn uniform_bits(
+    levels: &[LevelModel],
+    valid: &dyn Fn(&LevelModel) -> bool,
+    budget_bits: f64,
+    free: usize,
+    (mut lo, mut hi): (f64, f64),
+    price: fn(f64, f64) -> f64,
+) -> Option<f64> {
+    let cost = |b: f64| -> f64 {
+        levels.iter().skip(free).filter(|l| valid(l)).map(|l| price(b, l.table_keys) * l.keys()).sum()
+    };
+    if cost(lo) > budget_bits {
+        return None;
+    }
+    for _ in 0..40 {
+        let mid = f64::midpoint(lo, hi);
+        if cost(mid) <= budget_bits { lo = mid } else { hi = mid }
+    }
+    Some((lo * 100.0).floor() / 100.0)
 }
