@@ -255,6 +255,12 @@ mod tests {
     }
 
     #[test]
+    fn build_walk_finds_damage() {
+        shared::build_walk_finds_damage::<BinaryFuse8>();
+        shared::build_walk_finds_damage::<BinaryFuse16>();
+    }
+
+    #[test]
     fn validation_walks_exactly_the_input() {
         shared::validation_walks_exactly_the_input::<BinaryFuse8>();
         shared::validation_walks_exactly_the_input::<BinaryFuse16>();

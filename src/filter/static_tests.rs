@@ -16,6 +16,8 @@ pub(super) trait StaticFilter: FilterCodec + Debug + PartialEq {
     /// key, which cannot peel more than one distinct key.
     fn build_cramped(hashes: &[u64], attempts: u32) -> Result<Self, BuildError>;
     fn validate(&self, hashes: &[u64]) -> Result<(), BuildError>;
+    /// The build's validation walk over `hashes` (read from the end).
+    fn first_rejected(&self, hashes: &[u64]) -> Option<u64>;
     /// Inverts the fingerprint in the first cell of `hash`.
     fn damage_first_cell_of(&mut self, hash: u64);
     fn distinct_keys(&self) -> usize;
@@ -35,6 +37,9 @@ impl<F: Fingerprint, L: Geometry> StaticFilter for ThreeWise<F, L> {
     fn validate(&self, hashes: &[u64]) -> Result<(), BuildError> {
         ThreeWise::validate(self, hashes.iter().copied())
     }
+    fn first_rejected(&self, hashes: &[u64]) -> Option<u64> {
+        self.first_rejected_of(hashes)
+    }
     fn damage_first_cell_of(&mut self, hash: u64) {
         ThreeWise::damage_first_cell_of(self, hash);
     }
@@ -43,7 +48,7 @@ impl<F: Fingerprint, L: Geometry> StaticFilter for ThreeWise<F, L> {
     }
     fn peeled_hashes(hashes: &[u64]) -> Option<Vec<u64>> {
         let built = super::peel::construct::<F, _>(hashes, super::peel::MAX_ATTEMPTS, L::for_keys).unwrap();
-        built.peeled.map(|p| p.mixed().map(|h| super::peel::unmix(h, built.seed)).collect())
+        built.peeled.map(|p| p.mixed().iter().rev().map(|&h| super::peel::unmix(h, built.seed)).collect())
     }
 }
 
@@ -143,6 +148,21 @@ pub(super) fn validation_failure_is_reported<T: StaticFilter>() {
         let first_rejected = hashes.iter().position(|&h| !f.contains(h)).unwrap();
         assert_eq!(hash, hashes[first_rejected]);
         assert!(first_rejected <= victim);
+    }
+}
+
+/// The build's own walk (which asks for the cells of keys ahead of the
+/// one it tests) finds damage anywhere: at either end of the walk and in
+/// the middle, with keys ahead of the damage and without.
+pub(super) fn build_walk_finds_damage<T: StaticFilter>() {
+    let hashes = random_hashes(12, 2000);
+    assert_eq!(T::build(&hashes).unwrap().first_rejected(&hashes), None);
+    for victim in [0, 5, 1000, 1990, 1999] {
+        let mut f = T::build(&hashes).unwrap();
+        f.damage_first_cell_of(hashes[victim]);
+        let last_rejected = hashes.iter().rposition(|&h| !f.contains(h)).unwrap();
+        assert!(last_rejected >= victim);
+        assert_eq!(f.first_rejected(&hashes), Some(hashes[last_rejected]), "victim {victim}");
     }
 }
 

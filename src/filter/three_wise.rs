@@ -21,7 +21,7 @@ use std::fmt;
 
 use super::fingerprint::Fingerprint;
 use super::kind::{KindSpec, decoder};
-use super::peel::{self, Constructed, Layout};
+use super::peel::{self, Constructed, LOOKAHEAD, Layout};
 use super::{BuildError, Filter, FilterCodec};
 use crate::codec::{Reader, seal, unseal};
 use crate::{Error, Result};
@@ -137,7 +137,7 @@ impl<F: Fingerprint, L: Geometry> ThreeWise<F, L> {
         let f = ThreeWise { seed, keys, layout, fingerprints };
         match peeled {
             Some(peeled) => {
-                if let Some(h) = peeled.mixed().find(|&h| !f.contains_mixed(h)) {
+                if let Some(h) = f.first_rejected(peeled.mixed()) {
                     return Err(BuildError::ValidationFailed { hash: peel::unmix(h, f.seed) });
                 }
             }
@@ -163,6 +163,14 @@ impl<F: Fingerprint, L: Geometry> ThreeWise<F, L> {
         COMMON_HEADER_LEN + L::LEN + cells * F::BYTES + 4
     }
 
+    /// [`ThreeWise::first_rejected`] over `hashes` remixed, unmixed again
+    /// (tests of the build's validation walk).
+    #[cfg(test)]
+    pub(crate) fn first_rejected_of(&self, hashes: &[u64]) -> Option<u64> {
+        let mixed: Vec<u64> = hashes.iter().map(|&h| peel::mix(h, self.seed)).collect();
+        self.first_rejected(&mixed).map(|h| peel::unmix(h, self.seed))
+    }
+
     /// Flips bits of the first cell of `hash` (tests of validation).
     #[cfg(test)]
     pub(crate) fn damage_first_cell_of(&mut self, hash: u64) {
@@ -172,6 +180,37 @@ impl<F: Fingerprint, L: Geometry> ThreeWise<F, L> {
 }
 
 impl<F: Fingerprint, L: Geometry> ThreeWise<F, L> {
+    /// The first remixed hash of `mixed`, read from its end, that the
+    /// filter rejects.
+    ///
+    /// An xor filter's cells are spread over the whole array, so beyond the
+    /// cache every probe misses; the cells of the key [`LOOKAHEAD`] places
+    /// ahead are asked for early, so the misses overlap. (A binary fuse
+    /// filter's keys, in peel order, land near each other already.)
+    fn first_rejected(&self, mixed: &[u64]) -> Option<u64> {
+        for i in (0..mixed.len()).rev() {
+            if !L::LOCAL
+                && let Some(&ahead) = i.checked_sub(LOOKAHEAD).and_then(|j| mixed.get(j))
+            {
+                self.prefetch_mixed(ahead);
+            }
+            let h = mixed[i];
+            if !self.contains_mixed(h) {
+                return Some(h);
+            }
+        }
+        None
+    }
+
+    #[inline]
+    fn prefetch_mixed(&self, h: u64) {
+        for cell in self.layout.cells(h) {
+            if let Some(fp) = self.fingerprints.get(cell) {
+                super::prefetch::line(fp);
+            }
+        }
+    }
+
     /// [`Filter::contains`] of the key whose remixed hash is `h`.
     #[inline]
     fn contains_mixed(&self, h: u64) -> bool {

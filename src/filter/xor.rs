@@ -198,6 +198,12 @@ mod tests {
     }
 
     #[test]
+    fn build_walk_finds_damage() {
+        shared::build_walk_finds_damage::<Xor8>();
+        shared::build_walk_finds_damage::<Xor16>();
+    }
+
+    #[test]
     fn validation_walks_exactly_the_input() {
         shared::validation_walks_exactly_the_input::<Xor8>();
         shared::validation_walks_exactly_the_input::<Xor16>();
