@@ -111,6 +111,7 @@ pub mod fs;
 mod merge;
 mod options;
 pub mod policy;
+mod prefix;
 mod sink;
 mod sources;
 mod tree;
@@ -132,6 +133,7 @@ pub use db::{
 pub use error::{Error, Result};
 pub use filter::FilterKind;
 pub use manifest::{WalEnd, WriteTotals};
+pub use prefix::{MAX_FIXED_PREFIX, PrefixExtractor};
 pub use recovery::{RecoveryReport, WalCut};
 pub use table::TableRecord;
 

@@ -4,6 +4,7 @@ use std::sync::Arc;
 
 use crate::fs::{FileSystem, StdFs};
 use crate::policy::FilterPolicy;
+use crate::prefix::PrefixExtractor;
 use crate::wal::RecoveryMode;
 use crate::{Error, Result};
 
@@ -67,6 +68,23 @@ pub struct Options {
     ///
     /// [`crate::Db::filter_policy`] tells which policy an open database uses.
     pub filter_policy: Option<FilterPolicy>,
+    /// Which leading bytes of a key count as its prefix for prefix filters
+    /// (default `None`: filters hold whole keys only).
+    ///
+    /// With an extractor, every table written from then on also puts each
+    /// distinct prefix of its keys into its filter (sized for keys and
+    /// prefixes together, at the level's bits per entry), and records the
+    /// extractor's name. [`crate::Db::prefix`] and [`crate::Db::range`] over
+    /// a range within one prefix then skip every table whose filter lacks
+    /// it. Keys outside the extractor's domain (shorter than
+    /// [`PrefixExtractor::fixed`]'s length, or without
+    /// [`PrefixExtractor::up_to`]'s delimiter) add no prefix, and scans of a
+    /// prefix the extractor gives nothing for are not filtered.
+    ///
+    /// Changing it is safe at any open: tables written under another
+    /// extractor, or none, are never skipped by prefix (they are read as
+    /// before), until compaction rewrites them under the new one.
+    pub prefix_extractor: Option<PrefixExtractor>,
     /// Target size of a table's data blocks.
     pub block_bytes: usize,
     /// The file system every file goes through (tests inject faults here).
@@ -117,6 +135,7 @@ impl Default for Options {
             recovery: RecoveryMode::default(),
             hash_salt: None,
             filter_policy: None,
+            prefix_extractor: None,
             block_bytes: 4096,
             fs: Arc::new(StdFs),
             l0_compaction_trigger: 4,
@@ -160,6 +179,9 @@ impl Options {
         }
         if self.block_bytes == 0 {
             return bad("block_bytes must be positive");
+        }
+        if let Some(e) = &self.prefix_extractor {
+            e.validate()?;
         }
         if !(2..=crate::manifest::NUM_LEVELS).contains(&self.max_levels) {
             return Err(Error::InvalidArgument(format!(
@@ -257,6 +279,18 @@ pub(crate) fn check_batch(batch: &crate::WriteBatch) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn prefix_extractors_are_validated() {
+        assert_eq!(crate::prefix::MAX_FIXED_PREFIX, MAX_KEY_BYTES);
+        let with = |e| Options { prefix_extractor: Some(e), ..Options::default() };
+        assert!(with(PrefixExtractor::fixed(8)).validate().is_ok());
+        assert!(with(PrefixExtractor::up_to(b':')).validate().is_ok());
+        for bad in [0, MAX_KEY_BYTES + 1] {
+            let err = with(PrefixExtractor::fixed(bad)).validate().unwrap_err();
+            assert!(matches!(&err, Error::InvalidArgument(m) if m.contains("fixed")), "{err}");
+        }
+    }
 
     #[test]
     fn defaults_validate_and_level_targets_grow_by_the_ratio() {

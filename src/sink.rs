@@ -18,6 +18,7 @@ use crate::filter::FilterKind;
 use crate::fs::FileSystem;
 use crate::key::{SeqNo, ValueKind};
 use crate::manifest::table_file_name;
+use crate::prefix::PrefixExtractor;
 use crate::table::{Table, TableBuilder, TableOptions};
 use crate::tree::TableFile;
 
@@ -30,6 +31,8 @@ pub(crate) struct TableSink<'a> {
     /// The seed of every table filter.
     pub salt: u64,
     pub block_bytes: usize,
+    /// The extractor whose prefixes every new table's filter also holds.
+    pub prefix_extractor: Option<PrefixExtractor>,
     pub inject_filter_build_failure: bool,
     /// Where a table that fails to delete once obsolete is counted.
     pub cleanup_failures: &'a Arc<AtomicU64>,
@@ -72,6 +75,7 @@ impl TableSink<'_> {
             seed: self.salt,
             file_number: number,
             bloom_carry_bits,
+            prefix_extractor: self.prefix_extractor,
             inject_filter_build_failure: self.inject_filter_build_failure,
             ..TableOptions::default()
         };

@@ -251,7 +251,7 @@ pub(crate) fn drifted(t: &TableFile, planned: &LevelFilter, drift: Drift) -> boo
     let Some(planned_sized) = planned.sized_like(t.record.filter) else {
         return true;
     };
-    let keys = t.table.distinct_keys();
+    let keys = t.table.filter_keys();
     #[expect(clippy::cast_precision_loss, reason = "a relative difference of sizes")]
     let (built, want) =
         (table_filter_bytes(t.record.filter, keys) as f64, table_filter_bytes(planned_sized, keys) as f64);
@@ -281,7 +281,7 @@ pub(crate) fn bloom_account(
     leave_out: impl Fn(u64) -> bool,
 ) -> Option<BloomLedger> {
     let stay = tables.iter().filter(|t| !leave_out(t.number()) && !drifted(t, planned, EXPLICIT_DRIFT));
-    BloomLedger::new(planned, stay.map(|t| (t.record.filter, t.table.distinct_keys(), t.record.filter_bytes)))
+    BloomLedger::new(planned, stay.map(|t| (t.record.filter, t.table.filter_keys(), t.record.filter_bytes)))
 }
 
 /// Whether `t`, a blocked-Bloom table on a level of `tables` planned
@@ -300,7 +300,7 @@ fn off_budget(t: &TableFile, tables: &[Arc<TableFile>], planned: &LevelFilter) -
         return false;
     }
     let Some(others) = bloom_account(tables, planned, |n| n == t.number()) else { return false };
-    let (was, would) = (t.record.filter_bytes, others.next_filter_bytes(t.table.distinct_keys()));
+    let (was, would) = (t.record.filter_bytes, others.next_filter_bytes(t.table.filter_keys()));
     if owed > 0.0 { would > was } else { would < was }
 }
 

@@ -97,7 +97,7 @@ impl<'a> OutputWriter<'a> {
                 ledger.wrote(&self.planned, filter, table.record.entries);
             }
             if let Some(bloom) = &mut self.bloom {
-                bloom.wrote(table.record.filter, table.table.distinct_keys(), table.record.filter_bytes);
+                bloom.wrote(table.record.filter, table.table.filter_keys(), table.record.filter_bytes);
             }
             self.done.push(Arc::new(table));
         }

@@ -215,14 +215,11 @@ impl DoubleEndedIterator for DbIter {
 /// The range of keys starting with `prefix`: from the prefix itself up to
 /// (excluding) the smallest key greater than every such key.
 pub(crate) fn prefix_bounds(prefix: &[u8]) -> (Bound<Bytes>, Bound<Bytes>) {
-    let mut upper = prefix.to_vec();
-    while let Some(last) = upper.pop() {
-        if last < u8::MAX {
-            upper.push(last + 1);
-            return (Bound::Included(Bytes::copy_from_slice(prefix)), Bound::Excluded(Bytes::from(upper)));
-        }
+    let start = Bound::Included(Bytes::copy_from_slice(prefix));
+    match crate::prefix::successor(prefix) {
+        Some(upper) => (start, Bound::Excluded(Bytes::from(upper))),
+        None => (start, Bound::Unbounded),
     }
-    (Bound::Included(Bytes::copy_from_slice(prefix)), Bound::Unbounded)
 }
 
 #[cfg(test)]

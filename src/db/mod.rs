@@ -152,6 +152,7 @@ impl DbInner {
             next_file: &self.next_file,
             salt: self.salt,
             block_bytes: self.opts.block_bytes,
+            prefix_extractor: self.opts.prefix_extractor,
             inject_filter_build_failure: self.opts.injects_filter_build_failure(),
             cleanup_failures: &self.counters.cleanup_failures,
         }

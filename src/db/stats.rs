@@ -437,7 +437,7 @@ impl super::DbInner {
                 }
                 let rate = t.table.filter_fpr();
                 let target =
-                    planned.table_target(t.record.filter, t.table.distinct_keys(), self.policy.is_budgeted());
+                    planned.table_target(t.record.filter, t.table.filter_keys(), self.policy.is_budgeted());
                 l.tables_over_target += u64::from(LevelStats::misses(rate, target));
                 #[expect(clippy::cast_precision_loss, reason = "a weighted mean of rates")]
                 let entries = t.record.entries as f64;

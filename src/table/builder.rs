@@ -19,6 +19,7 @@ use super::internal_key::{MAX_SEQ, ValueKind, compare_internal, encode_internal_
 use super::properties::TableProperties;
 use super::record::TableRecord;
 use crate::filter::{FilterKind, hash_key};
+use crate::prefix::PrefixExtractor;
 use crate::fs::{FileSystem, StdFs, WritableFile};
 use crate::{Error, Result};
 
@@ -49,6 +50,10 @@ pub struct TableOptions {
     /// ([`BlockedBloom::blocks_with_carry`](crate::filter::BlockedBloom::blocks_with_carry)); 0, the
     /// default, builds the smallest filter at the kind's bits per key.
     pub bloom_carry_bits: i64,
+    /// If set, the filter also holds each distinct prefix this extractor
+    /// gives the table's keys, and the properties name it
+    /// ([`crate::PrefixExtractor`]). Default `None`.
+    pub prefix_extractor: Option<PrefixExtractor>,
     /// Test hook: make a static (xor, fuse) filter build fail, to exercise
     /// the blocked-Bloom fallback.
     #[doc(hidden)]
@@ -65,6 +70,7 @@ impl Default for TableOptions {
             seed: 0,
             file_number: 0,
             bloom_carry_bits: 0,
+            prefix_extractor: None,
             inject_filter_build_failure: false,
         }
     }
@@ -106,6 +112,8 @@ pub struct TableBuilder {
     index: IndexBuilder,
     hashes: Vec<u64>,
     last_user_key: Vec<u8>,
+    /// The last prefix given a filter entry (valid once `distinct_prefixes > 0`).
+    last_prefix: Vec<u8>,
     last_trailer: u64,
     key_buf: Vec<u8>,
     props: TableProperties,
@@ -133,6 +141,9 @@ impl TableBuilder {
             return Err(Error::InvalidArgument("table block size must be positive".into()));
         }
         opts.filter.validate()?;
+        if let Some(e) = &opts.prefix_extractor {
+            e.validate()?;
+        }
         let path = path.into();
         let tmp = tmp_path(&path);
         let file = fs.create(&tmp)?;
@@ -148,6 +159,7 @@ impl TableBuilder {
             index: IndexBuilder::default(),
             hashes: Vec::new(),
             last_user_key: Vec::new(),
+            last_prefix: Vec::new(),
             last_trailer: 0,
             key_buf: Vec::new(),
             props: TableProperties::default(),
@@ -204,6 +216,17 @@ impl TableBuilder {
         if first || self.last_user_key != user_key {
             self.hashes.push(hash_key(self.opts.seed, user_key));
             self.props.distinct_keys += 1;
+            // Keys sharing a prefix are adjacent in key order (every key
+            // between two of them starts with it), so comparing with the
+            // last prefix finds each distinct one once.
+            if let Some(q) = self.opts.prefix_extractor.as_ref().and_then(|e| e.extract(user_key))
+                && (self.props.distinct_prefixes == 0 || self.last_prefix != q)
+            {
+                self.hashes.push(PrefixExtractor::hash(self.opts.seed, q));
+                self.props.distinct_prefixes += 1;
+                self.last_prefix.clear();
+                self.last_prefix.extend_from_slice(q);
+            }
             if first {
                 self.props.smallest_key = Some(user_key.to_vec());
             }
@@ -321,6 +344,7 @@ impl TableBuilder {
         p.filter_requested = self.opts.filter.to_string();
         p.filter_fallback_reason = fallback_reason;
         p.level = self.opts.level;
+        p.prefix_extractor = self.opts.prefix_extractor.map(|e| e.name());
         p.created_unix_secs = SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs());
         let props_block = p.encode();
         let properties = self.append(&props_block, BlockType::Properties)?;

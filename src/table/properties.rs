@@ -29,6 +29,8 @@
 //! | 15 | creation time, unix seconds | varint |
 //! | 16 | data blocks | varint |
 //! | 17 | filter kind requested | UTF-8 |
+//! | 18 | prefix extractor the filter's prefix entries come from (absent: none) | UTF-8, as `PrefixExtractor` names it |
+//! | 19 | distinct prefixes in the filter (beside the distinct user keys) | varint |
 
 use crate::codec::{Reader, put_length_prefixed, put_varint};
 use crate::{Error, Result};
@@ -68,6 +70,12 @@ pub struct TableProperties {
     pub level: u32,
     /// Creation time, seconds since the Unix epoch.
     pub created_unix_secs: u64,
+    /// The name of the prefix extractor whose prefixes the filter also
+    /// holds ([`crate::PrefixExtractor::name`]); `None` if it holds whole
+    /// keys only.
+    pub prefix_extractor: Option<String>,
+    /// Distinct prefixes in the filter, beside [`TableProperties::distinct_keys`].
+    pub distinct_prefixes: u64,
 }
 
 fn put_field(out: &mut Vec<u8>, tag: u64, value: &[u8]) {
@@ -108,6 +116,10 @@ impl TableProperties {
         put_u64_field(&mut out, 15, self.created_unix_secs);
         put_u64_field(&mut out, 16, self.data_blocks);
         put_field(&mut out, 17, self.filter_requested.as_bytes());
+        if let Some(e) = &self.prefix_extractor {
+            put_field(&mut out, 18, e.as_bytes());
+            put_u64_field(&mut out, 19, self.distinct_prefixes);
+        }
         out
     }
 
@@ -158,6 +170,8 @@ impl TableProperties {
                 15 => p.created_unix_secs = num().map_err(fix)?,
                 16 => p.data_blocks = num().map_err(fix)?,
                 17 => p.filter_requested = text()?,
+                18 => p.prefix_extractor = Some(text()?),
+                19 => p.distinct_prefixes = num().map_err(fix)?,
                 _ => {}
             }
         }
@@ -187,6 +201,8 @@ mod tests {
             filter_fallback_reason: Some("xor8: injected build failure".into()),
             level: 2,
             created_unix_secs: 1_700_000_000,
+            prefix_extractor: Some("up-to:0x3a".into()),
+            distinct_prefixes: 3,
         }
     }
 
@@ -197,6 +213,14 @@ mod tests {
         assert_eq!(TableProperties::decode(&enc).unwrap(), p);
         put_field(&mut enc, 1000, b"a field from the future");
         assert_eq!(TableProperties::decode(&enc).unwrap(), p);
+    }
+
+    #[test]
+    fn tables_without_a_prefix_extractor_round_trip() {
+        let p = TableProperties { prefix_extractor: None, distinct_prefixes: 0, ..sample() };
+        let enc = p.encode();
+        assert_eq!(TableProperties::decode(&enc).unwrap(), p);
+        assert!(enc.len() < sample().encode().len());
     }
 
     #[test]

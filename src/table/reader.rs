@@ -20,6 +20,7 @@ use super::rev_iter::TableRevIter;
 use super::properties::TableProperties;
 use super::stats::{CounterSnapshot, Entry, FilterAnswer, Lookup, TableCounters};
 use crate::filter::{FilterKind, KeyHash, hash_key};
+use crate::prefix::PrefixExtractor;
 use crate::fs::{FileSystem, StdFs};
 use crate::{Error, Result};
 
@@ -39,6 +40,9 @@ struct Inner {
     filter: Option<TableFilter>,
     filter_dropped: Option<String>,
     properties: TableProperties,
+    /// The extractor of the filter's prefix entries, if the properties name
+    /// one this build knows (an unknown name: prefixes are never probed).
+    prefix_extractor: Option<PrefixExtractor>,
     counters: TableCounters,
 }
 
@@ -146,6 +150,7 @@ impl Table {
                 index,
                 filter,
                 filter_dropped,
+                prefix_extractor: properties.prefix_extractor.as_deref().and_then(|n| n.parse().ok()),
                 properties,
                 counters: TableCounters::default(),
             }),
@@ -328,7 +333,7 @@ impl Table {
             (None, None) => FilterStatus::None,
         };
         let block_bytes = if inner.footer.filter.is_null() { 0 } else { u64::from(inner.footer.filter.size) };
-        let keys = inner.properties.distinct_keys;
+        let keys = self.filter_keys();
         #[expect(clippy::cast_precision_loss, reason = "a ratio for display")]
         let bits_per_key = if keys == 0 { 0.0 } else { (block_bytes * 8) as f64 / keys as f64 };
         FilterDetails {
@@ -351,10 +356,39 @@ impl Table {
         self.inner.filter.as_ref().and_then(TableFilter::theoretical_fpr).unwrap_or(1.0)
     }
 
-    /// Distinct user keys in the table (the keys its filter holds).
+    /// Distinct user keys in the table.
     #[must_use]
     pub fn distinct_keys(&self) -> u64 {
         self.inner.properties.distinct_keys
+    }
+
+    /// The entries the filter was built over: the distinct user keys and,
+    /// written with a prefix extractor, the distinct prefixes. What a
+    /// filter's size is planned and judged by.
+    #[must_use]
+    pub fn filter_keys(&self) -> u64 {
+        self.inner.properties.distinct_keys.saturating_add(self.inner.properties.distinct_prefixes)
+    }
+
+    /// The prefix extractor whose prefixes the filter holds, if any (and if
+    /// this build knows its name).
+    #[must_use]
+    pub fn prefix_extractor(&self) -> Option<PrefixExtractor> {
+        self.inner.prefix_extractor
+    }
+
+    /// What the filter says about prefix `q` (extracted by `extractor`),
+    /// without reading data or counting a probe. `NoFilter` unless the table
+    /// was written with that same extractor and has a usable filter: a table
+    /// written with another extractor, or none, is never skipped by prefix.
+    #[must_use]
+    pub fn prefix_answer(&self, extractor: &PrefixExtractor, q: &[u8]) -> FilterAnswer {
+        match &self.inner.filter {
+            Some(f) if self.inner.prefix_extractor.as_ref() == Some(extractor) => {
+                answer(f.may_contain(PrefixExtractor::hash(f.seed(), q)))
+            }
+            _ => FilterAnswer::NoFilter,
+        }
     }
 
     /// Whether the writer could not build the requested filter and fell
