@@ -63,11 +63,33 @@ impl Source for MemSource {
     }
 }
 
+/// What a scan's table sources report as they open tables: the database
+/// keeps per-level counts of them.
+pub(crate) trait ScanObserver: Send + Sync {
+    /// A table of `level` was opened and seeked. `prefix_passed`: the
+    /// scan's prefix was probed in its filter and passed; `held`: the table
+    /// holds a key within the scan's bounds (so a passed prefix with
+    /// `held` false was a false positive).
+    fn table_opened(&self, level: usize, prefix_passed: bool, held: bool);
+}
+
+/// A scan's watch over one [`TablesSource`]: where the scan ends, and whom
+/// to tell about each table it opens.
+pub(crate) struct ScanWatch {
+    pub level: usize,
+    /// Per table of the source: whether its prefix filter was probed and passed.
+    pub prefix_passed: Vec<bool>,
+    pub observer: Arc<dyn ScanObserver>,
+}
+
 /// Reads the tables of one sorted run (a level ≥ 1) in order, or a single
-/// level-0 table, opening each table's iterator only when reached.
+/// level-0 table, opening each table's iterator only when reached, and no
+/// table that starts past the end bound.
 pub(crate) struct TablesSource {
     tables: Vec<Arc<TableFile>>,
     next_table: usize,
+    end: Bound<Bytes>,
+    watch: Option<ScanWatch>,
     iter: Option<TableIter>,
     head: Option<KeyVersion>,
 }
@@ -75,15 +97,32 @@ pub(crate) struct TablesSource {
 impl TablesSource {
     /// Starts at the first version with user key ≥ `start`.
     pub fn new(tables: Vec<Arc<TableFile>>, start: &[u8]) -> Result<Self> {
+        Self::scan(tables, start, Bound::Unbounded, None)
+    }
+
+    /// [`TablesSource::new`] for a scan that ends at `end`: a table whose
+    /// smallest key lies past it is never opened. `watch` hears of each
+    /// table opened.
+    pub fn scan(
+        tables: Vec<Arc<TableFile>>,
+        start: &[u8],
+        end: Bound<Bytes>,
+        watch: Option<ScanWatch>,
+    ) -> Result<Self> {
         let first = Level { number: 1, tables: &tables }.first_ending_at_or_after(start);
-        let mut s = TablesSource { tables, next_table: first, iter: None, head: None };
+        let mut s = TablesSource { tables, next_table: first, end, watch, iter: None, head: None };
         s.open_next(Some(start))?;
         Ok(s)
     }
 
     fn open_next(&mut self, seek: Option<&[u8]>) -> Result<()> {
         loop {
-            let Some(t) = self.tables.get(self.next_table) else {
+            let i = self.next_table;
+            let Some(t) = self
+                .tables
+                .get(i)
+                .filter(|t| !past_end(&self.end.as_ref().map(|e| &e[..]), &t.record.smallest))
+            else {
                 self.iter = None;
                 self.head = None;
                 return Ok(());
@@ -95,6 +134,11 @@ impl TablesSource {
             }
             self.iter = Some(it);
             self.pull()?;
+            if let Some(w) = &self.watch {
+                let end = self.end.as_ref().map(|e| &e[..]);
+                let held = self.head.as_ref().is_some_and(|v| !past_end(&end, &v.key));
+                w.observer.table_opened(w.level, w.prefix_passed.get(i).copied().unwrap_or(false), held);
+            }
             if self.head.is_some() {
                 return Ok(());
             }

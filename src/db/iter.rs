@@ -17,13 +17,18 @@ use std::sync::Arc;
 
 use bytes::Bytes;
 
-use crate::key::{SeqNo, ValueKind, before_start};
+use crate::key::{SeqNo, ValueKind, before_start, past_end};
 use crate::merge::{Merge, Visible, VisibleBack};
-use crate::sources::{MemRevSource, MemSource, Source, TablesRevSource, TablesSource};
-use crate::tree::SuperVersion;
+use crate::prefix::PrefixExtractor;
+use crate::sources::{
+    MemRevSource, MemSource, ScanObserver, ScanWatch, Source, TablesRevSource, TablesSource,
+};
+use crate::table::FilterAnswer;
+use crate::tree::{SuperVersion, TableFile};
 use crate::{Error, Result};
 
 use super::DbInner;
+use super::stats::{Counters, bump};
 
 /// The key-value pairs of a range, as of one sequence number: ascending
 /// from `next`, descending from `next_back` (`.rev()`), and both mixed.
@@ -35,6 +40,9 @@ pub struct DbIter {
     start: Bound<Bytes>,
     end: Bound<Bytes>,
     snapshot: SeqNo,
+    /// How the scan picks its tables: by their key ranges, and by the
+    /// scan's prefix when it lies within one.
+    pick: TablePick,
     front: Option<Visible>,
     back: Option<VisibleBack>,
     /// The last key each end yielded: the other end stops before it.
@@ -63,6 +71,7 @@ impl DbIter {
             start,
             end,
             snapshot: snapshot.unwrap_or(0),
+            pick: TablePick { prefix: None, counters: Arc::clone(&inner.counters) },
             front: None,
             back: None,
             front_last: None,
@@ -76,6 +85,10 @@ impl DbIter {
         }
         // The snapshot is read after the tree is fixed, as a point read
         // does, so every write it admits is in what the iterator reads.
+        it.pick.prefix = inner.opts.prefix_extractor.and_then(|e| {
+            let q = e.prefix_of_range(as_slice(&it.start), as_slice(&it.end))?;
+            Some((e, Bytes::copy_from_slice(q)))
+        });
         it.sv = Some(inner.current());
         it.snapshot = snapshot.unwrap_or_else(|| inner.visible_seq());
         it
@@ -86,7 +99,7 @@ impl DbIter {
         // reverse scan reads no block at the range's start.
         if self.front.is_none() {
             let Some(sv) = &self.sv else { return Ok(None) };
-            let sources = forward_sources(sv, &self.start)?;
+            let sources = forward_sources(sv, (&self.start, &self.end), &self.pick)?;
             self.front = Some(Visible::new(Merge::new(sources), self.snapshot, self.end.clone()));
         }
         let Some(front) = self.front.as_mut() else { return Ok(None) };
@@ -103,7 +116,7 @@ impl DbIter {
     fn step_back(&mut self) -> Result<Option<(Bytes, Bytes)>> {
         if self.back.is_none() {
             let Some(sv) = &self.sv else { return Ok(None) };
-            let sources = backward_sources(sv, &self.start, &self.end)?;
+            let sources = backward_sources(sv, (&self.start, &self.end), &self.pick)?;
             self.back = Some(VisibleBack::new(Merge::backward(sources), self.snapshot, self.start.clone()));
         }
         let Some(back) = self.back.as_mut() else { return Ok(None) };
@@ -152,10 +165,68 @@ impl DbIter {
     }
 }
 
-/// The sources a forward scan from `start` merges: every memtable, each
-/// level-0 table, and one run per deeper level.
-fn forward_sources(sv: &SuperVersion, start: &Bound<Bytes>) -> Result<Vec<Box<dyn Source>>> {
-    let seek: Bytes = match start {
+fn as_slice(b: &Bound<Bytes>) -> Bound<&[u8]> {
+    b.as_ref().map(|k| &k[..])
+}
+
+/// How a scan picks the tables it reads.
+struct TablePick {
+    /// The extractor and the prefix every key of the scan starts with, if
+    /// the scan lies within one.
+    prefix: Option<(PrefixExtractor, Bytes)>,
+    counters: Arc<Counters>,
+}
+
+impl TablePick {
+    /// The tables of `level` a scan of `(start, end)` must read, in order,
+    /// each with whether its prefix filter was probed and passed: not those
+    /// whose key range misses the bounds, nor those whose filter lacks the
+    /// scan's prefix (a table written under another extractor, or without a
+    /// usable filter, answers `NoFilter` and is read).
+    fn tables(
+        &self,
+        level: usize,
+        tables: &[Arc<TableFile>],
+        (start, end): (&Bound<Bytes>, &Bound<Bytes>),
+    ) -> (Vec<Arc<TableFile>>, Vec<bool>) {
+        let counters = self.counters.read_stripe().levels.get(level);
+        let (mut picked, mut passed) = (Vec::new(), Vec::new());
+        for t in tables {
+            if before_start(start, &t.record.largest) || past_end(end, &t.record.smallest) {
+                continue;
+            }
+            let answer =
+                self.prefix.as_ref().map_or(FilterAnswer::NoFilter, |(e, q)| t.table.prefix_answer(e, q));
+            if answer != FilterAnswer::NoFilter
+                && let Some(c) = counters
+            {
+                bump(&c.prefix_probes, 1);
+                if answer == FilterAnswer::Absent {
+                    bump(&c.prefix_skipped, 1);
+                }
+            }
+            if answer != FilterAnswer::Absent {
+                picked.push(Arc::clone(t));
+                passed.push(answer == FilterAnswer::MayContain);
+            }
+        }
+        (picked, passed)
+    }
+
+    fn watch(&self, level: usize, prefix_passed: Vec<bool>) -> ScanWatch {
+        let observer: Arc<dyn ScanObserver> = Arc::clone(&self.counters) as Arc<dyn ScanObserver>;
+        ScanWatch { level, prefix_passed, observer }
+    }
+}
+
+/// The sources a forward scan of `bounds` merges: every memtable, each
+/// level-0 table the scan must read, and one run per deeper level.
+fn forward_sources(
+    sv: &SuperVersion,
+    bounds: (&Bound<Bytes>, &Bound<Bytes>),
+    pick: &TablePick,
+) -> Result<Vec<Box<dyn Source>>> {
+    let seek: Bytes = match bounds.0 {
         Bound::Included(k) | Bound::Excluded(k) => k.clone(),
         Bound::Unbounded => Bytes::new(),
     };
@@ -164,12 +235,16 @@ fn forward_sources(sv: &SuperVersion, start: &Bound<Bytes>) -> Result<Vec<Box<dy
         sources.push(Box::new(MemSource::new(&m.mem, &seek)));
     }
     for level in sv.tree.each_level() {
+        let (tables, passed) = pick.tables(level.number, level.tables, bounds);
+        let end = bounds.1.clone();
         if level.number == 0 {
-            for t in level.tables {
-                sources.push(Box::new(TablesSource::new(vec![Arc::clone(t)], &seek)?));
+            for (t, p) in tables.into_iter().zip(passed) {
+                let watch = pick.watch(0, vec![p]);
+                sources.push(Box::new(TablesSource::scan(vec![t], &seek, end.clone(), Some(watch))?));
             }
-        } else if !level.tables.is_empty() {
-            sources.push(Box::new(TablesSource::new(level.tables.to_vec(), &seek)?));
+        } else if !tables.is_empty() {
+            let watch = pick.watch(level.number, passed);
+            sources.push(Box::new(TablesSource::scan(tables, &seek, end, Some(watch))?));
         }
     }
     Ok(sources)
@@ -178,21 +253,22 @@ fn forward_sources(sv: &SuperVersion, start: &Bound<Bytes>) -> Result<Vec<Box<dy
 /// The same sources read backwards from `end` down to `start`.
 fn backward_sources(
     sv: &SuperVersion,
-    start: &Bound<Bytes>,
-    end: &Bound<Bytes>,
+    bounds: (&Bound<Bytes>, &Bound<Bytes>),
+    pick: &TablePick,
 ) -> Result<Vec<Box<dyn Source>>> {
-    let (start, end) = (start.as_ref().map(|k| &k[..]), end.as_ref().map(|k| &k[..]));
+    let (start, end) = (as_slice(bounds.0), as_slice(bounds.1));
     let mut sources: Vec<Box<dyn Source>> = Vec::new();
     for m in std::iter::once(&sv.mem).chain(sv.imm.iter().rev()) {
         sources.push(Box::new(MemRevSource::new(&m.mem, end)));
     }
     for level in sv.tree.each_level() {
+        let (tables, _) = pick.tables(level.number, level.tables, bounds);
         if level.number == 0 {
-            for t in level.tables {
-                sources.push(Box::new(TablesRevSource::new(vec![Arc::clone(t)], (start, end))?));
+            for t in tables {
+                sources.push(Box::new(TablesRevSource::new(vec![t], (start, end))?));
             }
-        } else if !level.tables.is_empty() {
-            sources.push(Box::new(TablesRevSource::new(level.tables.to_vec(), (start, end))?));
+        } else if !tables.is_empty() {
+            sources.push(Box::new(TablesRevSource::new(tables, (start, end))?));
         }
     }
     Ok(sources)

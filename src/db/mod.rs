@@ -99,7 +99,7 @@ pub(crate) struct DbInner {
     /// Held while a compaction runs; holds each level's round-robin cursor.
     pub compaction: Mutex<Vec<Vec<u8>>>,
     pub next_file: AtomicU64,
-    pub counters: Counters,
+    pub counters: Arc<Counters>,
     /// The filter policy tables are written with (the stored one unless the
     /// options named another).
     pub policy: FilterPolicy,

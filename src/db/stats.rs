@@ -72,6 +72,18 @@ pub struct LevelStats {
     /// a scan costs shows as its change. Point lookups count in
     /// [`LevelStats::data_blocks_read`].
     pub table_blocks_read: u64,
+    /// Scans (`prefix`, or `range` within one extracted prefix) that asked
+    /// a table of this level's filter for the scan's prefix.
+    pub prefix_probes: u64,
+    /// Prefix probes the filter answered "absent": the table was not opened.
+    pub prefix_skipped: u64,
+    /// Prefix probes the filter passed for a table that held no key within
+    /// the scan's bounds (counted when a forward scan opens the table).
+    pub prefix_false_positives: u64,
+    /// Tables a forward scan opened and seeked (each costs an index search
+    /// and a data block read). Tables whose key range misses the scan's
+    /// bounds, or whose filter lacks its prefix, are not opened.
+    pub scan_tables_opened: u64,
 }
 
 impl LevelStats {
@@ -103,6 +115,12 @@ impl LevelStats {
             data_blocks_read: self.data_blocks_read.saturating_sub(earlier.data_blocks_read),
             bytes_read: self.bytes_read.saturating_sub(earlier.bytes_read),
             table_blocks_read: self.table_blocks_read.saturating_sub(earlier.table_blocks_read),
+            prefix_probes: self.prefix_probes.saturating_sub(earlier.prefix_probes),
+            prefix_skipped: self.prefix_skipped.saturating_sub(earlier.prefix_skipped),
+            prefix_false_positives: self
+                .prefix_false_positives
+                .saturating_sub(earlier.prefix_false_positives),
+            scan_tables_opened: self.scan_tables_opened.saturating_sub(earlier.scan_tables_opened),
             ..self.clone()
         }
     }

@@ -260,7 +260,7 @@ fn assemble(dir: &Path, opts: Options, r: Recovered) -> Opened {
         manifest: Mutex::new(r.manifest),
         compaction: Mutex::new(vec![Vec::new(); NUM_LEVELS]),
         next_file: AtomicU64::new(r.next_file),
-        counters: Counters::new(NUM_LEVELS, r.cleanup_failures),
+        counters: Arc::new(Counters::new(NUM_LEVELS, r.cleanup_failures)),
         policy: r.policy,
         replaced_policy: r.replaced_policy,
         recovery: r.recovery,

@@ -10,6 +10,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering::Relaxed};
 
 use super::{LevelStats, Stats};
+use crate::sources::ScanObserver;
 
 /// The read-path counters of one level.
 #[derive(Debug, Default)]
@@ -20,6 +21,10 @@ pub(crate) struct LevelCounters {
     pub probes_without_filter: AtomicU64,
     pub data_blocks_read: AtomicU64,
     pub bytes_read: AtomicU64,
+    pub prefix_probes: AtomicU64,
+    pub prefix_skipped: AtomicU64,
+    pub prefix_false_positives: AtomicU64,
+    pub scan_tables_opened: AtomicU64,
 }
 
 /// Read-path stripes: more than a 2- or 8-core machine runs threads at
@@ -120,6 +125,10 @@ impl Counters {
                     probes_without_filter: at(|c| &c.probes_without_filter),
                     data_blocks_read: at(|c| &c.data_blocks_read),
                     bytes_read: at(|c| &c.bytes_read),
+                    prefix_probes: at(|c| &c.prefix_probes),
+                    prefix_skipped: at(|c| &c.prefix_skipped),
+                    prefix_false_positives: at(|c| &c.prefix_false_positives),
+                    scan_tables_opened: at(|c| &c.scan_tables_opened),
                     ..LevelStats::default()
                 }
             })
@@ -153,6 +162,17 @@ impl Counters {
             lifetime_writes: super::WriteTotals::default(),
             recovery: crate::recovery::RecoveryReport::default(),
             levels,
+        }
+    }
+}
+
+impl ScanObserver for Counters {
+    fn table_opened(&self, level: usize, prefix_passed: bool, held: bool) {
+        if let Some(c) = self.read_stripe().levels.get(level) {
+            bump(&c.scan_tables_opened, 1);
+            if prefix_passed && !held {
+                bump(&c.prefix_false_positives, 1);
+            }
         }
     }
 }
