@@ -3,14 +3,15 @@
 //! snapshots read later, and close + reopen. Every read must match the model.
 
 mod common;
+#[path = "common/scan_model.rs"]
+mod scan_model;
 
-use std::collections::BTreeMap;
-use std::ops::{Bound, RangeBounds};
+use std::ops::Bound;
 
 use proptest::prelude::*;
 use siftdb::{Db, Options, WriteBatch};
 
-type Model = BTreeMap<Vec<u8>, Vec<u8>>;
+use scan_model::{Model, model_range, pairs};
 
 #[derive(Debug, Clone)]
 enum Op {
@@ -78,21 +79,6 @@ fn deep_options() -> Options {
         max_levels: 6,
         ..options()
     }
-}
-
-fn pairs(it: impl Iterator<Item = siftdb::Result<(bytes::Bytes, bytes::Bytes)>>) -> Vec<(Vec<u8>, Vec<u8>)> {
-    it.map(|r| {
-        let (k, v) = r.unwrap();
-        (k.to_vec(), v.to_vec())
-    })
-    .collect()
-}
-
-fn model_range(m: &Model, lo: Bound<&[u8]>, hi: Bound<&[u8]>) -> Vec<(Vec<u8>, Vec<u8>)> {
-    m.iter()
-        .filter(|(k, _)| RangeBounds::<[u8]>::contains(&(lo, hi), k.as_slice()))
-        .map(|(k, v)| (k.clone(), v.clone()))
-        .collect()
 }
 
 fn run(ops: Vec<Op>, options: fn() -> Options) -> usize {

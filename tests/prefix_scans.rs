@@ -3,17 +3,18 @@
 //! behaviour of a damaged filter.
 
 mod common;
+#[path = "common/scan_model.rs"]
+mod scan_model;
 
-use std::collections::BTreeMap;
-use std::ops::{Bound, RangeBounds};
+use std::ops::Bound;
 
 use proptest::prelude::*;
 use siftdb::filter::FilterKind;
+
+use scan_model::{Model, model_range, pairs};
 use siftdb::policy::FilterPolicy;
 use siftdb::table::Footer;
 use siftdb::{Db, Options, PrefixExtractor};
-
-type Model = BTreeMap<Vec<u8>, Vec<u8>>;
 
 #[derive(Debug, Clone)]
 enum Op {
@@ -69,21 +70,6 @@ fn options(e: Option<PrefixExtractor>) -> Options {
         prefix_extractor: e,
         ..Options::default()
     }
-}
-
-fn pairs(it: siftdb::DbIter) -> Vec<(Vec<u8>, Vec<u8>)> {
-    it.map(|r| {
-        let (k, v) = r.unwrap();
-        (k.to_vec(), v.to_vec())
-    })
-    .collect()
-}
-
-fn model_range(m: &Model, lo: Bound<&[u8]>, hi: Bound<&[u8]>) -> Vec<(Vec<u8>, Vec<u8>)> {
-    m.iter()
-        .filter(|(k, _)| RangeBounds::<[u8]>::contains(&(lo, hi), k.as_slice()))
-        .map(|(k, v)| (k.clone(), v.clone()))
-        .collect()
 }
 
 /// `a` with its last byte raised: the end of a range within `a`'s prefix.

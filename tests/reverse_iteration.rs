@@ -7,6 +7,8 @@
 //! middle as a `BTreeMap` range does.
 
 mod common;
+#[path = "common/scan_model.rs"]
+mod scan_model;
 
 use std::collections::BTreeMap;
 use std::ops::Bound;
@@ -14,6 +16,8 @@ use std::ops::Bound;
 use bytes::Bytes;
 use proptest::prelude::*;
 use siftdb::{Db, DbIter, Options, WriteBatch};
+
+use scan_model::pairs;
 
 type Model = BTreeMap<Vec<u8>, Vec<u8>>;
 
@@ -113,10 +117,6 @@ fn open_scan(db: &Db, snapshot: Option<&siftdb::Snapshot>, scan: &Scan) -> DbIte
         (Scan::Range(a, b), None) => db.range((as_bytes(a), as_bytes(b))),
         (Scan::Range(a, b), Some(s)) => s.range((as_bytes(a), as_bytes(b))),
     }
-}
-
-fn pairs(it: impl Iterator<Item = siftdb::Result<(Bytes, Bytes)>>) -> Vec<(Vec<u8>, Vec<u8>)> {
-    it.map(|r| r.map(|(k, v)| (k.to_vec(), v.to_vec()))).collect::<siftdb::Result<_>>().unwrap()
 }
 
 /// `.rev()` is the model reversed, and a mix of ends yields every pair once.
