@@ -386,3 +386,40 @@ fn info_shows_write_amplification_over_the_databases_life() {
     let text = String::from_utf8(siftdb(&["db", "info", p(&old), "--probes", "0"]).stdout).unwrap();
     assert!(text.contains("none flushed yet"), "{text}");
 }
+
+#[test]
+fn info_shows_which_tables_hold_prefixes_and_plans_by_filter_entries() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("db");
+    let opts = |e| siftdb::Options {
+        memtable_bytes: 8 << 10,
+        prefix_extractor: e,
+        auto_compaction: false,
+        ..siftdb::Options::default()
+    };
+    let db = siftdb::Db::open(&dir, opts(None)).unwrap();
+    for i in 0..500u32 {
+        db.put(format!("g{:03}:{i}", i / 5), b"v").unwrap();
+    }
+    db.flush().unwrap();
+    db.close().unwrap();
+    let db = siftdb::Db::open(&dir, opts(Some(siftdb::PrefixExtractor::up_to(b':')))).unwrap();
+    for i in 500..1000u32 {
+        db.put(format!("g{:03}:{i}", i / 5), b"v").unwrap();
+    }
+    db.flush().unwrap();
+    db.close().unwrap();
+    let (code, v) = run_json(&["db", "info", p(&dir), "--probes", "0", "--json"]);
+    assert_eq!(code, 0, "{v}");
+    let l0 = &v["levels"][0];
+    let with: u64 = l0["prefix_extractors"]["up-to:0x3a"].as_u64().unwrap();
+    let without: u64 = l0["prefix_extractors"]["none"].as_u64().unwrap();
+    assert!(with >= 1 && without >= 1, "{l0}");
+    // The second half's 100 groups are filter entries beside its 500 keys
+    // (a group split over two flushes counts in each table).
+    assert_eq!(l0["keys"], 1000);
+    let prefixes = l0["filter_keys"].as_u64().unwrap() - 1000;
+    assert!((100..100 + with).contains(&prefixes), "{prefixes} prefixes in {with} tables");
+    let text = String::from_utf8(siftdb(&["db", "info", p(&dir), "--probes", "0"]).stdout).unwrap();
+    assert!(text.contains(&format!("prefixes up-to:0x3a in {with}")), "{text}");
+}

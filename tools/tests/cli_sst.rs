@@ -272,6 +272,55 @@ fn probe_reports_the_filter_answer_and_the_truth() {
 }
 
 #[test]
+fn probe_prefix_asks_the_filter_for_the_tables_extracted_prefix() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("p.sst");
+    let opts = TableOptions {
+        filter: FilterKind::BinaryFuse8,
+        prefix_extractor: Some(siftdb::PrefixExtractor::fixed(6)),
+        ..TableOptions::default()
+    };
+    let mut b = TableBuilder::create(&path, opts).unwrap();
+    for i in 0..300u32 {
+        b.add(format!("key{:03}{i:03}", i / 10 * 2).as_bytes(), 1, ValueKind::Value, b"v").unwrap();
+    }
+    b.finish().unwrap();
+    // Held: the prefix of `key004` is `key004`; 10 keys start with `key0040`.
+    let (code, v) = run_json(&["sst", "probe", p(&path), "--prefix", "key0040", "--json"]);
+    assert_eq!(code, 0);
+    assert_eq!((v["extractor"].as_str(), v["extracted"].as_str()), (Some("fixed:6"), Some("key004")));
+    assert_eq!(v["filter"], "may_contain");
+    assert_eq!(v["keys_with_prefix"], 10);
+    assert_eq!(v["keys"].as_array().unwrap().len(), 10);
+    // Absent: odd groups. At fuse8's rate nearly all of 30 are ruled out,
+    // and every "may contain" is reported as a false positive.
+    let mut absent = 0;
+    for g in 0..30 {
+        let (code, v) =
+            run_json(&["sst", "probe", p(&path), "--prefix", &format!("key{:03}", 2 * g + 1), "--json"]);
+        assert_eq!(code, 0);
+        assert_eq!(v["keys_with_prefix"], 0);
+        assert_eq!(v["false_positive"], v["filter"] == "may_contain");
+        absent += u32::from(v["filter"] == "absent");
+    }
+    assert!(absent >= 27, "{absent} of 30 absent prefixes ruled out");
+    // Too short for the extractor: the filter cannot be asked.
+    let (_, v) = run_json(&["sst", "probe", p(&path), "--prefix", "key", "--json"]);
+    assert_eq!(v["filter"], "outside_domain");
+    assert_eq!(v["keys_with_prefix"], 300);
+    let out = siftdb(&["sst", "info", p(&path)]);
+    assert!(stdout(&out).contains("extractor fixed:6"), "{}", stdout(&out));
+    // A table without an extractor says so.
+    let plain = build(dir.path(), "t.sst", FilterKind::BinaryFuse8);
+    let (_, v) = run_json(&["sst", "probe", p(&plain), "--prefix", "key001", "--json"]);
+    assert_eq!(v["filter"], "no_prefix_filter");
+    assert_eq!(v["keys_with_prefix"], 100);
+    // Exactly one of a key and --prefix.
+    assert_eq!(siftdb(&["sst", "probe", p(&plain)]).status.code(), Some(2));
+    assert_eq!(siftdb(&["sst", "probe", p(&plain), "k", "--prefix", "k"]).status.code(), Some(2));
+}
+
+#[test]
 fn layout_tiles_the_file() {
     let dir = tempfile::tempdir().unwrap();
     let path = build(dir.path(), "t.sst", FilterKind::Xor8);

@@ -173,9 +173,15 @@ fn document(i: &RecoveryScan, a: &Args) -> Result<Value, String> {
         let r = &t.record;
         let missing = t.actual_size.is_none();
         let opened = if missing { None } else { Some(Table::open_path(&t.path)) };
-        let (distinct, filter) = match &opened {
-            Some(Ok(table)) => (table.properties().distinct_keys, Some(table.filter_details())),
-            _ => (0, None),
+        let (distinct, filter_keys, filter) = match &opened {
+            Some(Ok(table)) => {
+                (table.properties().distinct_keys, table.filter_keys(), Some(table.filter_details()))
+            }
+            _ => (0, 0, None),
+        };
+        let prefix_extractor = match &opened {
+            Some(Ok(table)) => table.properties().prefix_extractor.clone(),
+            _ => None,
         };
         let dropped_reason = match filter.as_ref().map(|d| &d.status) {
             Some(FilterStatus::Dropped(why)) => Some(why.clone()),
@@ -197,7 +203,7 @@ fn document(i: &RecoveryScan, a: &Args) -> Result<Value, String> {
             filter.as_ref().is_some_and(|d| matches!(d.status, FilterStatus::Loaded | FilterStatus::Unknown));
         #[expect(clippy::cast_precision_loss, reason = "key counts for a planning model")]
         if let Some(k) = level_keys.get_mut(t.level) {
-            *k += distinct as f64;
+            *k += filter_keys as f64;
         }
         let fpr = filter.as_ref().map_or(1.0, |d| d.theoretical_fpr.unwrap_or(1.0));
         if let Some(l) = levels.get_mut(t.level) {
@@ -209,6 +215,8 @@ fn document(i: &RecoveryScan, a: &Args) -> Result<Value, String> {
                 "open_error": open_error,
                 "entries": r.entries,
                 "distinct_keys": distinct,
+                "filter_keys": filter_keys,
+                "prefix_extractor": prefix_extractor,
                 "smallest_key": show(&r.smallest, a.hex),
                 "largest_key": show(&r.largest, a.hex),
                 "min_seq": r.min_seq,
@@ -273,9 +281,13 @@ fn document(i: &RecoveryScan, a: &Args) -> Result<Value, String> {
             let filter_memory = sum("filter_memory_bytes");
             total_filter_memory += filter_memory;
             let keys = sum("distinct_keys");
+            let filter_keys = sum("filter_keys");
             let mut kinds: BTreeMap<String, u64> = BTreeMap::new();
+            let mut extractors: BTreeMap<String, u64> = BTreeMap::new();
             for t in tables {
                 *kinds.entry(t["filter_kind"].as_str().unwrap_or("?").to_string()).or_default() += 1;
+                let e = t["prefix_extractor"].as_str().unwrap_or("none");
+                *extractors.entry(e.to_string()).or_default() += 1;
             }
             let fprs: Vec<f64> = tables.iter().filter_map(|t| t["theoretical_fpr"].as_f64()).collect();
             #[expect(clippy::cast_precision_loss, reason = "averages for display")]
@@ -285,13 +297,13 @@ fn document(i: &RecoveryScan, a: &Args) -> Result<Value, String> {
             // deeper levels are partitioned, so it probes one.
             expected_fp_reads += if n == 0 { fprs.iter().sum() } else { mean_fpr.unwrap_or(0.0) };
             #[expect(clippy::cast_precision_loss, reason = "a ratio for display")]
-            let bpk = if keys == 0 { 0.0 } else { (filter_bytes * 8) as f64 / keys as f64 };
+            let bpk = if filter_keys == 0 { 0.0 } else { (filter_bytes * 8) as f64 / filter_keys as f64 };
             let plan = policy.for_level(n, &shape);
             let over_target = tables
                 .iter()
                 .filter(|t| {
                     let kind = t["filter_kind"].as_str().and_then(|k| k.parse::<siftdb::FilterKind>().ok());
-                    let keys = t["distinct_keys"].as_u64().unwrap_or(0);
+                    let keys = t["filter_keys"].as_u64().unwrap_or(0);
                     let planned =
                         kind.map_or(plan.target_fpr, |k| plan.table_target(k, keys, policy.is_budgeted()));
                     siftdb::LevelStats::misses(t["theoretical_fpr"].as_f64().unwrap_or(1.0), planned)
@@ -302,6 +314,8 @@ fn document(i: &RecoveryScan, a: &Args) -> Result<Value, String> {
                 "tables": tables.len(),
                 "entries": sum("entries"),
                 "keys": keys,
+                "filter_keys": filter_keys,
+                "prefix_extractors": extractors,
                 "bytes": sum("size"),
                 "filter_bytes": filter_bytes,
                 "filter_memory_bytes": filter_memory,
@@ -470,6 +484,11 @@ pub fn run(a: &Args) -> Result<Outcome, String> {
                     }
                     if let Some(n) = l["tables_over_target"].as_u64().filter(|&n| n > 0) {
                         notes.push(format!("{n} over target"));
+                    }
+                    for (e, n) in l["prefix_extractors"].as_object().into_iter().flatten() {
+                        if e != "none" {
+                            notes.push(format!("prefixes {e} in {n}"));
+                        }
                     }
                     if notes.is_empty() { kinds } else { format!("{kinds} ({})", notes.join(", ")) }
                 },

@@ -50,6 +50,8 @@ pub fn filter_json(table: &Table) -> Value {
         "bytes": d.block_bytes,
         "bits_per_key": d.bits_per_key,
         "theoretical_fpr": d.theoretical_fpr,
+        "prefix_extractor": table.properties().prefix_extractor,
+        "distinct_prefixes": table.properties().distinct_prefixes,
         "params": params,
     })
 }
@@ -182,6 +184,18 @@ fn render(doc: &Value) -> String {
     );
     let _ = writeln!(s, "  hash seed        {}", v("/filter/hash_seed"));
     let _ = writeln!(s, "  keys             {}", v("/filter/keys"));
+    match doc.pointer("/filter/prefix_extractor") {
+        Some(Value::String(e)) => {
+            let _ = writeln!(
+                s,
+                "  prefixes         {} (extractor {e}; counted in keys)",
+                v("/filter/distinct_prefixes")
+            );
+        }
+        _ => {
+            let _ = writeln!(s, "  prefixes         none (no prefix extractor)");
+        }
+    }
     if let Some(Value::Object(params)) = doc.pointer("/filter/params") {
         for (k, val) in params {
             let _ = writeln!(s, "  {:<16} {val}", k.replace('_', " "));

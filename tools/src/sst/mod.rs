@@ -6,6 +6,7 @@ pub mod info;
 mod layout;
 pub mod open;
 mod probe;
+mod probe_prefix;
 pub mod scan;
 pub mod verify;
 

@@ -19,7 +19,13 @@ pub struct Args {
     /// The table file.
     file: PathBuf,
     /// The user key to look for.
-    key: String,
+    #[arg(required_unless_present = "prefix")]
+    key: Option<String>,
+    /// Probe a prefix instead of a key: the table's prefix extractor's
+    /// prefix of P is asked of the filter, beside the keys the table holds
+    /// that start with P.
+    #[arg(long, value_name = "P", conflicts_with = "key")]
+    prefix: Option<String>,
     /// Read and print the key and values as hex.
     #[arg(long)]
     hex: bool,
@@ -36,7 +42,10 @@ pub struct Args {
 /// # Errors
 /// A one-line message for a bad key or a file that is not a readable table.
 pub fn run(a: &Args) -> Result<Outcome, String> {
-    let key = parse(&a.key, a.hex)?;
+    if let Some(p) = &a.prefix {
+        return super::probe_prefix::run(&a.file, &parse(p, a.hex)?, a.hex, a.json);
+    }
+    let key = parse(a.key.as_deref().unwrap_or_default(), a.hex)?;
     let table = open_table(&a.file)?;
     let details = table.filter_details();
     let dropped = match &details.status {
