@@ -521,3 +521,60 @@ fn ribbon_policies_run_in_the_bench() {
     assert!(blocks("ribbon:7") < blocks("none") / 20.0);
     assert!(blocks("ribbon:7") > blocks("fuse8"));
 }
+
+#[test]
+fn prefix_workloads_skip_tables_and_say_what_it_saves() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = siftdb()
+        .args(["bench", "--keys", "30000", "--lookups", "3000", "--value-bytes", "20"])
+        .args(["--policies", "none;fuse8", "--workloads", "prefix-absent,prefix-present", "--json"])
+        .arg("--dir")
+        .arg(dir.path().join("dbs"))
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "stderr: {}", String::from_utf8_lossy(&out.stderr));
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let prefix = &report["prefix"];
+    assert_eq!(prefix["extractor"], "fixed:8");
+    let results = prefix["results"].as_array().unwrap();
+    assert_eq!(results.len(), 4);
+    let find = |policy: &str, w: &str| {
+        results.iter().find(|r| r["policy"] == policy && r["workload"] == w).cloned().unwrap()
+    };
+    for r in results {
+        for run in ["with_prefix_filter", "without_prefix_filter"] {
+            assert_eq!(r[run]["wrong_answers"], 0, "{r}");
+            assert_eq!(r[run]["scans"], 3000);
+        }
+    }
+    // Without filters nothing is skipped, and a bound cannot be given.
+    let none = find("none", "prefix-absent");
+    assert_eq!(none["with_prefix_filter"]["prefix_probes"], 0);
+    assert!(none["block_bound"].is_null());
+    // With fuse8 absent prefixes open almost no table, and read within the bound.
+    let fuse = find("fuse8", "prefix-absent");
+    let with = &fuse["with_prefix_filter"];
+    let without = &fuse["without_prefix_filter"];
+    assert!(without["tables_opened_per_scan"].as_f64().unwrap() >= 1.0, "{without}");
+    assert!(with["tables_opened_per_scan"].as_f64().unwrap() < 0.05, "{with}");
+    assert!(
+        with["data_blocks_per_scan"].as_f64().unwrap() <= fuse["block_bound"].as_f64().unwrap(),
+        "{fuse}"
+    );
+    assert!(with["prefix_skipped"].as_u64().unwrap() > 2900, "{with}");
+    // Present prefixes: every scan finds its group, and the group's table is never skipped.
+    let present = find("fuse8", "prefix-present");
+    let p = &present["with_prefix_filter"];
+    assert!(p["tables_opened_per_scan"].as_f64().unwrap() >= 1.0, "{p}");
+    // The text form names both workloads.
+    let text = siftdb()
+        .args(["bench", "--keys", "20000", "--lookups", "500", "--policies", "fuse8"])
+        .args(["--workloads", "prefix-absent,prefix-present", "--prefix-extractor", "fixed:8"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8(text.stdout).unwrap();
+    assert!(
+        text.contains("prefix-absent") && text.contains("prefix-present") && text.contains("speedup"),
+        "{text}"
+    );
+}

@@ -123,7 +123,7 @@ pub struct ScanCheck {
     pub elapsed: Duration,
 }
 
-fn progress(config: &Config, len: u64, what: &str) -> ProgressBar {
+pub(super) fn progress(config: &Config, len: u64, what: &str) -> ProgressBar {
     if !config.show_progress {
         return ProgressBar::hidden();
     }
@@ -220,7 +220,7 @@ fn keys_per_flush(config: &Config, opts: &Options) -> usize {
 
 /// The time a load took, split the way the report shows it.
 #[derive(Debug, Clone, Copy, Default)]
-struct LoadTimes {
+pub(super) struct LoadTimes {
     /// In `db.write` alone.
     puts: Duration,
     /// Everything: puts, flushes and compactions.
@@ -237,7 +237,13 @@ struct LoadTimes {
 /// scheduled. (Calling `compact` after every memtable instead made
 /// monkey:10 rewrite its Bloom tables at every small change of plan: its
 /// load took 1.25× fuse8's.)
-fn load(config: &Config, name: &str, label: &str, db: &Db, opts: &Options) -> Result<LoadTimes, String> {
+pub(super) fn load(
+    config: &Config,
+    (name, label): (&str, &str),
+    db: &Db,
+    opts: &Options,
+    key_of: &dyn Fn(u64) -> [u8; 16],
+) -> Result<LoadTimes, String> {
     let order = load_order(config);
     let bar = progress(config, config.keys, &format!("{label}: load"));
     let start = Instant::now();
@@ -246,7 +252,7 @@ fn load(config: &Config, name: &str, label: &str, db: &Db, opts: &Options) -> Re
         for chunk in memtable.chunks(1000) {
             let mut batch = WriteBatch::new();
             for &i in chunk {
-                batch.put(workload::key(config.seed, i), workload::value(i, config.value_bytes));
+                batch.put(key_of(i), workload::value(i, config.value_bytes));
             }
             let t = Instant::now();
             db.write(batch).map_err(|e| format!("{name}: load: {e}"))?;
@@ -407,7 +413,7 @@ pub fn run_policy(
 ) -> Result<PolicyResult, String> {
     let opts = options_for(config, policy);
     let db = Db::open(dir, opts.clone()).map_err(|e| format!("{}: {e}", dir.display()))?;
-    let times = load(config, name, label, &db, &opts)?;
+    let times = load(config, (name, label), &db, &opts, &|i| workload::key(config.seed, i))?;
     let levels = shape(&db.stats());
     let mut results = Vec::with_capacity(workloads.len());
     let mut scan = None;

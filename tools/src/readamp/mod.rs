@@ -9,6 +9,7 @@
 //! never from estimates.
 
 mod measure;
+pub mod prefix;
 mod report;
 pub mod svg;
 mod verdict;
@@ -22,6 +23,8 @@ use siftdb::policy::FilterPolicy;
 use crate::Outcome;
 use crate::numbers;
 use crate::output::{PendingFile, RemoveOnDrop};
+use prefix::{PrefixReport, PrefixWorkload};
+use siftdb::PrefixExtractor;
 use workload::Workload;
 
 /// The policies compared when `--policies` is not given.
@@ -50,10 +53,15 @@ pub struct Args {
     /// each optionally ending in +skip-last.
     #[arg(long, default_value = DEFAULT_POLICIES)]
     policies: String,
-    /// Comma-separated workloads: absent, uniform, zipfian, mixed (point lookups), and scan
-    /// (the range-scan sanity check).
+    /// Comma-separated workloads: absent, uniform, zipfian, mixed (point lookups), scan
+    /// (the range-scan sanity check), and prefix-absent, prefix-present (prefix scans on a
+    /// tree of grouped keys of its own, with and without prefix filtering).
     #[arg(long, default_value = "absent,uniform,zipfian,mixed,scan")]
     workloads: String,
+    /// The prefix extractor of the prefix workloads: fixed:N or up-to:0xHH. Their keys are an
+    /// 8-byte group prefix and an 8-byte suffix, and each scan asks for one group's prefix.
+    #[arg(long, default_value = "fixed:8", value_parser = parse_extractor)]
+    prefix_extractor: PrefixExtractor,
     /// Fraction of present keys in the mixed workload (0 to 1).
     #[arg(long, default_value_t = 0.5, value_parser = numbers::fraction, allow_hyphen_values = true)]
     hit_ratio: f64,
@@ -139,20 +147,33 @@ fn parse_policies(spec: &str) -> Result<Vec<(String, FilterPolicy)>, String> {
     Ok(policies)
 }
 
-fn parse_workloads(spec: &str) -> Result<Vec<Workload>, String> {
-    let mut out = Vec::new();
+fn parse_extractor(s: &str) -> Result<PrefixExtractor, String> {
+    s.parse().map_err(|e: siftdb::Error| e.to_string())
+}
+
+/// Parses `--workloads` into the point workloads and the prefix ones.
+fn parse_workloads(spec: &str) -> Result<(Vec<Workload>, Vec<PrefixWorkload>), String> {
+    let (mut point, mut prefix) = (Vec::new(), Vec::new());
     for name in spec.split(',').map(str::trim).filter(|n| !n.is_empty()) {
+        if let Some(w) = PrefixWorkload::parse(name) {
+            if !prefix.contains(&w) {
+                prefix.push(w);
+            }
+            continue;
+        }
         let w = Workload::parse(name).ok_or_else(|| {
-            format!("--workloads: unknown workload '{name}' (absent, uniform, zipfian, mixed, scan)")
+            format!(
+                "--workloads: unknown workload '{name}' (absent, uniform, zipfian, mixed, scan, prefix-absent, prefix-present)"
+            )
         })?;
-        if !out.contains(&w) {
-            out.push(w);
+        if !point.contains(&w) {
+            point.push(w);
         }
     }
-    if out.is_empty() {
+    if point.is_empty() && prefix.is_empty() {
         return Err("--workloads: no workload given".into());
     }
-    Ok(out)
+    Ok((point, prefix))
 }
 
 /// A rough forecast of the run's length, from this machine's rates on the
@@ -169,7 +190,10 @@ fn expected_duration(config: &measure::Config, policies: usize, workloads: &[Wor
 /// Runs the benchmark.
 pub fn run(args: &Args) -> Result<Outcome, String> {
     let policies = parse_policies(&args.policies)?;
-    let workloads = parse_workloads(&args.workloads)?;
+    let (workloads, prefix_workloads) = parse_workloads(&args.workloads)?;
+    if workloads.is_empty() && (args.csv.is_some() || args.svg.is_some()) {
+        return Err("--csv and --svg chart the point workloads, and none was given".into());
+    }
     // An unwritable --csv or --svg is found now, not after a long run; the
     // files themselves are replaced only when the run has its results.
     let csv = args.csv.as_deref().map(PendingFile::create).transpose()?;
@@ -183,6 +207,9 @@ pub fn run(args: &Args) -> Result<Outcome, String> {
     };
     let names: Vec<&str> = policies.iter().map(|(n, _)| n.as_str()).collect();
     let dirs = prepare_dirs(&root, &names, args.force)?;
+    let prefix_names: Vec<String> = names.iter().map(|n| format!("{n}.prefix")).collect();
+    let prefix_dirs =
+        prepare_dirs(&root, &prefix_names.iter().map(String::as_str).collect::<Vec<_>>(), args.force)?;
     std::fs::create_dir_all(&root).map_err(|e| format!("{}: {e}", root.display()))?;
     let config = measure::Config {
         keys: args.keys,
@@ -201,7 +228,7 @@ pub fn run(args: &Args) -> Result<Outcome, String> {
             "siftdb bench: {} keys, seed {}: {total} policies x {} workload(s); expect roughly {}",
             args.keys,
             args.seed,
-            workloads.len(),
+            workloads.len() + prefix_workloads.len(),
             expected_duration(&config, total, &workloads)
         );
     }
@@ -209,36 +236,76 @@ pub fn run(args: &Args) -> Result<Outcome, String> {
     // per finished policy says the run is alive.
     let lines = config.show_progress && !std::io::stderr().is_terminal();
     let mut results = Vec::with_capacity(policies.len());
-    for (i, ((name, policy), dir)) in policies.iter().zip(&dirs).enumerate() {
+    let mut prefix_results = Vec::new();
+    for (i, ((name, policy), (dir, prefix_dir))) in
+        policies.iter().zip(dirs.iter().zip(&prefix_dirs)).enumerate()
+    {
         let label = format!("[policy {}/{total}] {name}", i + 1);
-        let r = measure::run_policy(&config, name, &label, policy, dir, &workloads)?;
-        if lines {
-            eprintln!(
-                "{label}: built in {:.1} s, lookups in {:.1} s",
-                r.build.as_secs_f64(),
-                r.lookup_seconds()
-            );
+        if !workloads.is_empty() {
+            let r = measure::run_policy(&config, name, &label, policy, dir, &workloads)?;
+            if lines {
+                eprintln!(
+                    "{label}: built in {:.1} s, lookups in {:.1} s",
+                    r.build.as_secs_f64(),
+                    r.lookup_seconds()
+                );
+            }
+            results.push(r);
         }
-        results.push(r);
+        if !prefix_workloads.is_empty() {
+            let extractor = args.prefix_extractor;
+            let r = prefix::run_policy(
+                &config,
+                (name, &label),
+                policy,
+                extractor,
+                prefix_dir,
+                &prefix_workloads,
+            )?;
+            if lines {
+                eprintln!("{label}: prefix workloads done");
+            }
+            prefix_results.extend(r);
+        }
     }
+    let prefix_report = (!prefix_workloads.is_empty()).then(|| PrefixReport {
+        extractor: args.prefix_extractor.name(),
+        groups: prefix::Groups::new(config.keys, config.seed).count(),
+        results: prefix_results,
+    });
     let machine = report::Machine { cores, load_start, load_end: report::Machine::load_average() };
-    let report = report::Report { config, results, machine };
+    let report = (!workloads.is_empty()).then(|| report::Report { config: config.clone(), results, machine });
     if args.json {
         // The text report carries its warnings; with --json they go to stderr too.
-        for w in report.warnings() {
+        for w in report.iter().flat_map(report::Report::warnings) {
             eprintln!("siftdb: bench: warning: {w}");
         }
-        crate::output::print_json(&report.to_json());
+        let mut doc = match &report {
+            Some(r) => r.to_json(),
+            None => {
+                serde_json::json!({ "keys": config.keys, "lookups": config.lookups, "seed": config.seed })
+            }
+        };
+        if let (Some(p), Some(obj)) = (&prefix_report, doc.as_object_mut()) {
+            obj.insert("prefix".into(), p.to_json());
+        }
+        crate::output::print_json(&doc);
     } else {
-        print!("{}", report.to_text(args.wide));
+        if let Some(r) = &report {
+            print!("{}", r.to_text(args.wide));
+        }
+        if let Some(p) = &prefix_report {
+            print!("{}", p.to_text());
+        }
     }
-    if let Some(csv) = csv {
-        csv.publish(report.to_csv().as_bytes())?;
+    if let (Some(csv), Some(r)) = (csv, &report) {
+        csv.publish(r.to_csv().as_bytes())?;
     }
-    if let Some(svg) = svg {
-        svg.publish(report.to_svg().as_bytes())?;
+    if let (Some(svg), Some(r)) = (svg, &report) {
+        svg.publish(r.to_svg().as_bytes())?;
     }
-    let problems = report.problems();
+    let mut problems = report.as_ref().map(report::Report::problems).unwrap_or_default();
+    problems.extend(prefix_report.iter().flat_map(PrefixReport::problems));
     for p in &problems {
         eprintln!("siftdb: bench: {p}");
     }
@@ -290,8 +357,12 @@ mod tests {
         assert!(parse_policies("none,none").is_err());
         assert!(parse_policies("bloomy").is_err());
         assert!(parse_workloads("absent,sideways").is_err());
-        assert_eq!(parse_workloads("absent,absent").unwrap(), vec![Workload::Absent]);
-        assert_eq!(parse_workloads("scan,absent").unwrap(), vec![Workload::Scan, Workload::Absent]);
+        assert_eq!(parse_workloads("absent,absent").unwrap().0, vec![Workload::Absent]);
+        assert_eq!(parse_workloads("scan,absent").unwrap().0, vec![Workload::Scan, Workload::Absent]);
+        let (point, prefix) = parse_workloads("prefix-present,absent,prefix-absent,prefix-present").unwrap();
+        assert_eq!(point, vec![Workload::Absent]);
+        assert_eq!(prefix, vec![PrefixWorkload::Present, PrefixWorkload::Absent]);
+        assert!(parse_extractor("fixed:0").is_err() && parse_extractor("up-to:0x3a").is_ok());
         assert!(!Workload::Scan.is_lookup());
     }
 }

@@ -46,7 +46,7 @@ fn settled(dir: &Path, keys: u64, policy: &str) -> Db {
     let c = config(keys, 100);
     let opts = options_for(&c, &policy.parse().unwrap());
     let db = Db::open(dir, opts.clone()).unwrap();
-    load(&c, policy, policy, &db, &opts).unwrap();
+    load(&c, (policy, policy), &db, &opts, &|i| workload::key(c.seed, i)).unwrap();
     db
 }
 
