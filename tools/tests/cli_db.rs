@@ -422,4 +422,16 @@ fn info_shows_which_tables_hold_prefixes_and_plans_by_filter_entries() {
     assert!((100..100 + with).contains(&prefixes), "{prefixes} prefixes in {with} tables");
     let text = String::from_utf8(siftdb(&["db", "info", p(&dir), "--probes", "0"]).stdout).unwrap();
     assert!(text.contains(&format!("prefixes up-to:0x3a in {with}")), "{text}");
+
+    // With probes, absent prefixes are scanned under the tables' extractor:
+    // the tables written with it are asked, and most skipped.
+    let (code, v) = run_json(&["db", "info", p(&dir), "--probes", "2000", "--json"]);
+    assert_eq!(code, 0, "{v}");
+    assert_eq!(v["prefix_extractor"], "up-to:0x3a");
+    let l0 = &v["levels"][0];
+    let (probes, skipped) = (l0["prefix_probes"].as_u64().unwrap(), l0["prefix_skipped"].as_u64().unwrap());
+    assert!(probes > 0 && skipped * 10 >= probes * 8, "{l0}");
+    assert!(l0["prefix_false_positives"].as_u64().unwrap() <= probes - skipped, "{l0}");
+    let text = String::from_utf8(siftdb(&["db", "info", p(&dir), "--probes", "2000"]).stdout).unwrap();
+    assert!(text.contains("absent-prefix scans (extractor up-to:0x3a)"), "{text}");
 }

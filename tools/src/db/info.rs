@@ -10,7 +10,7 @@ use siftdb::policy::{LevelModel, TreeShape};
 use siftdb::recovery::{LogInfo, RecoveryReport, RecoveryScan};
 use siftdb::table::{FilterStatus, Table};
 use siftdb::wal::LogEnd;
-use siftdb::{Db, Options};
+use siftdb::{Db, Options, PrefixExtractor};
 
 use super::{inspect, parse_policy};
 use crate::Outcome;
@@ -45,10 +45,9 @@ pub struct Args {
     json: bool,
 }
 
-/// What the probes saw, per level: (filter probes, observed FPR); or why
-/// they could not run.
+/// What the probes saw, per level; or why they could not run.
 enum Observed {
-    Levels(Vec<(u64, Option<f64>)>),
+    Levels(Vec<LevelSeen>),
     /// Another process holds the database: the file-by-file report stands,
     /// without observed rates.
     Locked,
@@ -56,13 +55,52 @@ enum Observed {
     Damaged(Value),
 }
 
+/// One level's counters over the probes.
+#[derive(Clone, Copy)]
+struct LevelSeen {
+    filter_probes: u64,
+    observed_fpr: Option<f64>,
+    prefix_probes: u64,
+    prefix_skipped: u64,
+    prefix_false_positives: u64,
+}
+
+/// The extractor most of the tables were written with, if this build knows it.
+fn tables_extractor(i: &RecoveryScan) -> Option<PrefixExtractor> {
+    let mut counts: BTreeMap<String, usize> = BTreeMap::new();
+    for t in &i.tables {
+        if let Ok(table) = Table::open_path(&t.path)
+            && let Some(e) = table.prefix_extractor()
+        {
+            *counts.entry(e.name()).or_default() += 1;
+        }
+    }
+    counts.into_iter().max_by_key(|(_, n)| *n).and_then(|(name, _)| name.parse().ok())
+}
+
+/// A prefix of `e`'s near the prefix of `anchor` (one byte changed: the
+/// last for a fixed length, the one before the delimiter for `up_to`), so
+/// it falls inside real tables' key ranges and (almost surely) no key has
+/// it; `None` if `anchor` has no prefix.
+fn absent_prefix(e: &PrefixExtractor, anchor: &[u8], r: u8) -> Option<Vec<u8>> {
+    let q = e.extract(anchor)?;
+    (1..=2).find_map(|back| {
+        let at = q.len().checked_sub(back)?;
+        let mut p = q.to_vec();
+        p[at] = r;
+        (p != q && e.extract(&p) == Some(&p[..])).then_some(p)
+    })
+}
+
 /// Looks up `n` keys that are (almost surely) absent through a read-only
 /// [`Db`], and reads each level's filter counters. The keys are a table's
 /// smallest key plus 8 random bytes, so they fall inside real tables' key
 /// ranges and reach their filters, as an application's misses would.
 fn observe(i: &RecoveryScan, a: &Args) -> Result<Observed, String> {
-    // The stored policy: a read-only open changes nothing either way.
-    let opts = Options::default();
+    // The stored policy: a read-only open changes nothing either way. With
+    // the tables' prefix extractor, prefix scans are measured too.
+    let extractor = tables_extractor(i);
+    let opts = Options { prefix_extractor: extractor, ..Options::default() };
     let db = match Db::open_read_only(&a.dir, opts) {
         Ok(db) => db,
         Err(siftdb::Error::Locked(_)) => return Ok(Observed::Locked),
@@ -79,14 +117,31 @@ fn observe(i: &RecoveryScan, a: &Args) -> Result<Observed, String> {
         };
         let mut key = anchor.to_vec();
         key.extend_from_slice(&crate::sst::fpr::next(&mut state).to_be_bytes());
-        match db.get(&key) {
-            Ok(_) => {}
+        let prefix = extractor.and_then(|e| absent_prefix(&e, anchor, key[key.len() - 1]));
+        let scanned = match prefix {
+            Some(p) => db.prefix(p).next().transpose().map(|_| ()),
+            None => Ok(()),
+        };
+        match db.get(&key).map(|_| ()).and(scanned) {
+            Ok(()) => {}
             Err(e) if e.is_corruption() => return Ok(Observed::Damaged(problem_json(&a.dir, &e))),
             Err(e) => return Err(super::describe(&a.dir, &e)),
         }
     }
     let delta = db.stats().since(&before);
-    Ok(Observed::Levels(delta.levels.iter().map(|l| (l.filter_probes, l.observed_fpr())).collect()))
+    Ok(Observed::Levels(
+        delta
+            .levels
+            .iter()
+            .map(|l| LevelSeen {
+                filter_probes: l.filter_probes,
+                observed_fpr: l.observed_fpr(),
+                prefix_probes: l.prefix_probes,
+                prefix_skipped: l.prefix_skipped,
+                prefix_false_positives: l.prefix_false_positives,
+            })
+            .collect(),
+    ))
 }
 
 /// How a log or manifest ended, as a word.
@@ -405,12 +460,16 @@ pub fn run(a: &Args) -> Result<Outcome, String> {
         None => None,
     };
     doc["probes"] = json!(per_level.as_ref().map_or(0, |_| a.probes));
+    doc["prefix_extractor"] = json!(tables_extractor(&i).map(|e| e.name()));
     if let Some(levels) = doc["levels"].as_array_mut() {
         for l in levels {
             let n = l["level"].as_u64().and_then(|n| usize::try_from(n).ok()).unwrap_or(usize::MAX);
             let seen = per_level.as_ref().and_then(|o| o.get(n).copied());
-            l["observed_probes"] = json!(seen.map(|s| s.0));
-            l["observed_fpr"] = json!(seen.and_then(|s| s.1));
+            l["observed_probes"] = json!(seen.map(|s| s.filter_probes));
+            l["observed_fpr"] = json!(seen.and_then(|s| s.observed_fpr));
+            l["prefix_probes"] = json!(seen.map(|s| s.prefix_probes));
+            l["prefix_skipped"] = json!(seen.map(|s| s.prefix_skipped));
+            l["prefix_false_positives"] = json!(seen.map(|s| s.prefix_false_positives));
         }
     }
     let outcome = if doc["ok"] == Value::Bool(true) { Outcome::Clean } else { Outcome::ProblemsFound };
@@ -522,6 +581,23 @@ pub fn run(a: &Args) -> Result<Outcome, String> {
             &rows
         )
     );
+    let prefix_lines: Vec<String> = levels
+        .iter()
+        .filter(|l| l["prefix_probes"].as_u64().is_some_and(|n| n > 0))
+        .map(|l| {
+            format!(
+                "  level {}: {} of {} tables skipped, {} false positives",
+                g(l, "level"),
+                g(l, "prefix_skipped"),
+                g(l, "prefix_probes"),
+                g(l, "prefix_false_positives")
+            )
+        })
+        .collect();
+    if !prefix_lines.is_empty() {
+        println!("\nabsent-prefix scans (extractor {}):", g(&doc, "prefix_extractor"));
+        println!("{}", prefix_lines.join("\n"));
+    }
     if a.tables {
         let rows: Vec<Vec<String>> = levels
             .iter()
