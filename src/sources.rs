@@ -200,21 +200,27 @@ pub(crate) struct TablesRevSource {
     /// Tables below this index end below the start bound.
     skip: usize,
     start: Bound<Bytes>,
+    watch: Option<ScanWatch>,
     iter: Option<TableRevIter>,
     head: Option<KeyVersion>,
 }
 
 impl TablesRevSource {
     /// Starts at the last version whose user key lies within `bounds`
-    /// (lower, upper) and goes down to the lower bound.
-    pub fn new(tables: Vec<Arc<TableFile>>, bounds: (Bound<&[u8]>, Bound<&[u8]>)) -> Result<Self> {
+    /// (lower, upper) and goes down to the lower bound. `watch` hears of
+    /// each table opened.
+    pub fn new(
+        tables: Vec<Arc<TableFile>>,
+        bounds: (Bound<&[u8]>, Bound<&[u8]>),
+        watch: Option<ScanWatch>,
+    ) -> Result<Self> {
         let (start, end) = bounds;
         // Tables sorted by smallest key: those starting within the end bound.
         let left = tables.partition_point(|t| !past_end(&end, &t.record.smallest));
         // Tables ending below the start bound are never opened.
         let skip = tables.partition_point(|t| before_start(&start, &t.record.largest));
         let start = start.map(Bytes::copy_from_slice);
-        let mut s = TablesRevSource { tables, left, skip, start, iter: None, head: None };
+        let mut s = TablesRevSource { tables, left, skip, start, watch, iter: None, head: None };
         s.open_previous(end)?;
         Ok(s)
     }
@@ -232,6 +238,14 @@ impl TablesRevSource {
             let start = self.start.as_ref().map(|a| &a[..]);
             self.iter = Some(t.table.iter_rev((start, end))?);
             self.pull()?;
+            if let Some(w) = &self.watch {
+                // The reverse cursor yields only keys within the bounds.
+                w.observer.table_opened(
+                    w.level,
+                    w.prefix_passed.get(i).copied().unwrap_or(false),
+                    self.head.is_some(),
+                );
+            }
             if self.head.is_some() {
                 return Ok(());
             }

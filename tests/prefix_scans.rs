@@ -217,6 +217,21 @@ fn absent_prefixes_open_no_table_and_present_ones_one() {
     assert!(present.prefix_skipped >= 570 - 20, "{present:?}");
     assert_eq!(present.scan_tables_opened, 760 - present.prefix_skipped);
     assert_eq!(present.prefix_false_positives, present.scan_tables_opened - 190);
+    // Read from the other end, the same tables are asked, skipped and opened.
+    let before = db.stats();
+    for g in 0..190u32 {
+        assert_eq!(db.prefix(format!("g{:05}:", g * 5 + 10)).rev().count(), 3);
+    }
+    let back = db.stats().since(&before).levels[0].clone();
+    assert_eq!(
+        (back.prefix_probes, back.prefix_skipped, back.scan_tables_opened, back.prefix_false_positives),
+        (
+            present.prefix_probes,
+            present.prefix_skipped,
+            present.scan_tables_opened,
+            present.prefix_false_positives
+        )
+    );
     // Absent groups inside the tables' ranges: nothing opened but false positives.
     let before = db.stats();
     for g in 0..190u32 {

@@ -190,6 +190,15 @@ impl TablePick {
         (start, end): (&Bound<Bytes>, &Bound<Bytes>),
     ) -> (Vec<Arc<TableFile>>, Vec<bool>) {
         let counters = self.counters.read_stripe().levels.get(level);
+        // A deeper level's tables are sorted and disjoint: the ones meeting
+        // the bounds are one run, found by two binary searches.
+        let tables = if level == 0 {
+            tables
+        } else {
+            let lo = tables.partition_point(|t| before_start(start, &t.record.largest));
+            let rest = tables.get(lo..).unwrap_or_default();
+            rest.get(..rest.partition_point(|t| !past_end(end, &t.record.smallest))).unwrap_or_default()
+        };
         let (mut picked, mut passed) = (Vec::new(), Vec::new());
         for t in tables {
             if before_start(start, &t.record.largest) || past_end(end, &t.record.smallest) {
@@ -262,13 +271,15 @@ fn backward_sources(
         sources.push(Box::new(MemRevSource::new(&m.mem, end)));
     }
     for level in sv.tree.each_level() {
-        let (tables, _) = pick.tables(level.number, level.tables, bounds);
+        let (tables, passed) = pick.tables(level.number, level.tables, bounds);
         if level.number == 0 {
-            for t in tables {
-                sources.push(Box::new(TablesRevSource::new(vec![t], (start, end))?));
+            for (t, p) in tables.into_iter().zip(passed) {
+                let watch = pick.watch(0, vec![p]);
+                sources.push(Box::new(TablesRevSource::new(vec![t], (start, end), Some(watch))?));
             }
         } else if !tables.is_empty() {
-            sources.push(Box::new(TablesRevSource::new(tables, (start, end))?));
+            let watch = pick.watch(level.number, passed);
+            sources.push(Box::new(TablesRevSource::new(tables, (start, end), Some(watch))?));
         }
     }
     Ok(sources)

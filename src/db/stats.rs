@@ -78,10 +78,10 @@ pub struct LevelStats {
     /// Prefix probes the filter answered "absent": the table was not opened.
     pub prefix_skipped: u64,
     /// Prefix probes the filter passed for a table that held no key within
-    /// the scan's bounds (counted when a forward scan opens the table).
+    /// the scan's bounds (counted when the scan opens the table).
     pub prefix_false_positives: u64,
-    /// Tables a forward scan opened and seeked (each costs an index search
-    /// and a data block read). Tables whose key range misses the scan's
+    /// Tables a scan opened and seeked, from either end (each costs an index
+    /// search and a data block read). Tables whose key range misses the scan's
     /// bounds, or whose filter lacks its prefix, are not opened.
     pub scan_tables_opened: u64,
 }
