@@ -101,7 +101,7 @@ impl PrefixExtractor {
             Bound::Included(e) => e.starts_with(q),
             // Keys below `e` all start with `q` when `e` is at most the
             // first key past every key starting with `q`.
-            Bound::Excluded(e) => e.starts_with(q) || successor(q).is_some_and(|s| e <= s.as_slice()),
+            Bound::Excluded(e) => e.starts_with(q) || at_most_successor(e, q),
         };
         within.then_some(q)
     }
@@ -137,6 +137,22 @@ pub(crate) fn successor(q: &[u8]) -> Option<Vec<u8>> {
         }
     }
     None
+}
+
+/// Whether `e <= successor(q)`, without building it: `true` when `q` has
+/// no successor (every key at or above an all-`0xff` `q` starts with it).
+fn at_most_successor(e: &[u8], q: &[u8]) -> bool {
+    let Some(k) = q.iter().rposition(|&b| b < u8::MAX) else { return true };
+    // successor(q) = q[..k] followed by q[k] + 1.
+    match e.get(..k).map(|head| head.cmp(&q[..k])) {
+        None => e < &q[..k],
+        Some(std::cmp::Ordering::Less) => true,
+        Some(std::cmp::Ordering::Greater) => false,
+        Some(std::cmp::Ordering::Equal) => match e.get(k) {
+            None => true,
+            Some(&b) => b < q[k] + 1 || (b == q[k] + 1 && e.len() == k + 1),
+        },
+    }
 }
 
 impl fmt::Display for PrefixExtractor {
@@ -252,6 +268,27 @@ mod tests {
             }
         }
         assert_eq!(successor(b"a\xff"), Some(b"b".to_vec()));
+        // The allocation-free comparison agrees with building the successor.
+        let words: [&[u8]; 12] = [
+            b"",
+            b"a",
+            b"ab",
+            b"ac",
+            b"ab\xff",
+            b"a\xff",
+            b"b",
+            b"b\x00",
+            b"\xff",
+            b"\xff\xff",
+            b"ab\x00",
+            b"aa\xff\xff",
+        ];
+        for q in words {
+            for e in words {
+                let want = successor(q).is_none_or(|s| e <= s.as_slice());
+                assert_eq!(at_most_successor(e, q), want, "{e:?} vs successor of {q:?}");
+            }
+        }
         assert_eq!(successor(b"\xff"), None);
     }
 

@@ -86,8 +86,10 @@ impl DbIter {
         // The snapshot is read after the tree is fixed, as a point read
         // does, so every write it admits is in what the iterator reads.
         it.pick.prefix = inner.opts.prefix_extractor.and_then(|e| {
-            let q = e.prefix_of_range(as_slice(&it.start), as_slice(&it.end))?;
-            Some((e, Bytes::copy_from_slice(q)))
+            let q = e.prefix_of_range(as_slice(&it.start), as_slice(&it.end))?.len();
+            // The prefix is the start's first bytes: a view, not a copy.
+            let (Bound::Included(start) | Bound::Excluded(start)) = &it.start else { return None };
+            Some((e, start.slice(..q)))
         });
         it.sv = Some(inner.current());
         it.snapshot = snapshot.unwrap_or_else(|| inner.visible_seq());
@@ -240,20 +242,21 @@ fn forward_sources(
         Bound::Unbounded => Bytes::new(),
     };
     let mut sources: Vec<Box<dyn Source>> = Vec::new();
-    for m in std::iter::once(&sv.mem).chain(sv.imm.iter().rev()) {
+    // An unwritten memtable (every one after a flush) holds nothing the
+    // snapshot can see: no source, no copy of an empty chunk.
+    for m in std::iter::once(&sv.mem).chain(sv.imm.iter().rev()).filter(|m| !m.mem.unwritten()) {
         sources.push(Box::new(MemSource::new(&m.mem, &seek)));
     }
     for level in sv.tree.each_level() {
         let (tables, passed) = pick.tables(level.number, level.tables, bounds);
-        let end = bounds.1.clone();
         if level.number == 0 {
             for (t, p) in tables.into_iter().zip(passed) {
                 let watch = pick.watch(0, vec![p]);
-                sources.push(Box::new(TablesSource::scan(vec![t], &seek, end.clone(), Some(watch))?));
+                sources.push(Box::new(TablesSource::scan(vec![t], &seek, bounds.1.clone(), Some(watch))?));
             }
         } else if !tables.is_empty() {
             let watch = pick.watch(level.number, passed);
-            sources.push(Box::new(TablesSource::scan(tables, &seek, end, Some(watch))?));
+            sources.push(Box::new(TablesSource::scan(tables, &seek, bounds.1.clone(), Some(watch))?));
         }
     }
     Ok(sources)
@@ -267,7 +270,7 @@ fn backward_sources(
 ) -> Result<Vec<Box<dyn Source>>> {
     let (start, end) = (as_slice(bounds.0), as_slice(bounds.1));
     let mut sources: Vec<Box<dyn Source>> = Vec::new();
-    for m in std::iter::once(&sv.mem).chain(sv.imm.iter().rev()) {
+    for m in std::iter::once(&sv.mem).chain(sv.imm.iter().rev()).filter(|m| !m.mem.unwritten()) {
         sources.push(Box::new(MemRevSource::new(&m.mem, end)));
     }
     for level in sv.tree.each_level() {

@@ -294,6 +294,15 @@ impl Memtable {
         self.map.read().len()
     }
 
+    /// Whether nothing was ever written to the memtable, read without its
+    /// lock: a reader whose snapshot was read after a write's sequence
+    /// number was published sees that write's bytes here (see
+    /// [`Memtable::get`]), so `true` means no version the reader may see.
+    #[must_use]
+    pub fn unwritten(&self) -> bool {
+        self.bytes.load(Ordering::Relaxed) == 0
+    }
+
     /// Whether the memtable holds no entries.
     #[must_use]
     pub fn is_empty(&self) -> bool {
