@@ -80,6 +80,16 @@ pub fn seeds() -> Vec<(&'static str, String, Vec<u8>)> {
         out.push(("table_footer", name.clone(), file.clone()));
         out.push(("table_file", name.clone(), file));
     }
+    // Prefix entries in the filter and the extractor in the properties.
+    let file = sample_table_with(
+        FilterKind::BlockedBloom { bits_per_key: 10.0 },
+        Some(siftdb::PrefixExtractor::fixed(5)),
+    );
+    let footer = Footer::decode(&file).unwrap();
+    let contents = |h: BlockHandle| file[h.offset as usize..(h.offset + u64::from(h.size)) as usize].to_vec();
+    out.push(("table_filter_block", "prefixed".into(), contents(footer.filter)));
+    out.push(("table_properties", "prefixed".into(), contents(footer.properties)));
+    out.push(("table_file", "prefixed".into(), file));
     out.extend(engine_seeds());
     out
 }
@@ -175,10 +185,22 @@ pub fn sample_table_entries() -> Vec<(Vec<u8>, u64, ValueKind, Vec<u8>)> {
 
 /// A small real table (several data blocks) with the given filter.
 pub fn sample_table(filter: FilterKind) -> Vec<u8> {
+    sample_table_with(filter, None)
+}
+
+/// [`sample_table`] with a prefix extractor: the filter also holds the
+/// keys' prefixes, and the properties name the extractor.
+pub fn sample_table_with(filter: FilterKind, prefix_extractor: Option<siftdb::PrefixExtractor>) -> Vec<u8> {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("000001.sst");
-    let opts =
-        TableOptions { block_bytes: 128, restart_interval: 4, filter, seed: 11, ..TableOptions::default() };
+    let opts = TableOptions {
+        block_bytes: 128,
+        restart_interval: 4,
+        filter,
+        seed: 11,
+        prefix_extractor,
+        ..TableOptions::default()
+    };
     let mut b = TableBuilder::new(Arc::new(StdFs), &path, opts).unwrap();
     for (key, seq, kind, value) in sample_table_entries() {
         b.add(&key, seq, kind, &value).unwrap();
