@@ -73,8 +73,8 @@ pub(crate) trait ScanObserver: Send + Sync {
     fn table_opened(&self, level: usize, prefix_passed: bool, held: bool);
 }
 
-/// A scan's watch over one [`TablesSource`]: where the scan ends, and whom
-/// to tell about each table it opens.
+/// A scan's watch over one table source: the level, what each table's
+/// prefix filter said, and whom to tell about each table opened.
 pub(crate) struct ScanWatch {
     pub level: usize,
     /// Per table of the source: whether its prefix filter was probed and passed.
@@ -118,11 +118,7 @@ impl TablesSource {
     fn open_next(&mut self, seek: Option<&[u8]>) -> Result<()> {
         loop {
             let i = self.next_table;
-            let Some(t) = self
-                .tables
-                .get(i)
-                .filter(|t| !past_end(&self.end.as_ref().map(|e| &e[..]), &t.record.smallest))
-            else {
+            let Some(t) = self.tables.get(i).filter(|t| !past_end(&self.end, &t.record.smallest)) else {
                 self.iter = None;
                 self.head = None;
                 return Ok(());
@@ -135,8 +131,7 @@ impl TablesSource {
             self.iter = Some(it);
             self.pull()?;
             if let Some(w) = &self.watch {
-                let end = self.end.as_ref().map(|e| &e[..]);
-                let held = self.head.as_ref().is_some_and(|v| !past_end(&end, &v.key));
+                let held = self.head.as_ref().is_some_and(|v| !past_end(&self.end, &v.key));
                 w.observer.table_opened(w.level, w.prefix_passed.get(i).copied().unwrap_or(false), held);
             }
             if self.head.is_some() {

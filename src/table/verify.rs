@@ -11,7 +11,9 @@
 //! - internal keys strictly ascending within and across data blocks, and
 //!   each index key equal to the last key of its data block;
 //! - the filter answers "may contain" for every distinct user key (a false
-//!   negative would make the table lose data);
+//!   negative would make the table lose data), and, in a table written with
+//!   a prefix extractor, for every distinct prefix (a false negative would
+//!   make a prefix scan skip the table);
 //! - the properties block agrees with the contents (entries, tombstones,
 //!   distinct keys, key range, sequence range, block counts and sizes).
 //!
@@ -29,6 +31,7 @@ use super::index::Index;
 use super::internal_key::{ValueKind, compare_internal_keys, parse_internal_key};
 use super::properties::TableProperties;
 use crate::filter::hash_key;
+use crate::prefix::PrefixExtractor;
 use crate::fs::FileSystem;
 use crate::{Error, Result};
 
@@ -50,6 +53,9 @@ pub struct VerifyReport {
     pub entries_checked: u64,
     /// Distinct user keys probed against the filter.
     pub keys_probed: u64,
+    /// Distinct prefixes probed against the filter (tables written with a
+    /// prefix extractor this build knows).
+    pub prefixes_probed: u64,
     /// Data blocks that could not be read in full (bad checksum or
     /// malformed contents). When any is, the contents are incomplete and
     /// are not compared with the properties or the filter's key count.
@@ -87,6 +93,7 @@ struct Tally {
     entries: u64,
     tombstones: u64,
     distinct: u64,
+    prefixes: u64,
     smallest: Option<Vec<u8>>,
     largest: Option<Vec<u8>>,
     min_seq: Option<u64>,
@@ -149,7 +156,8 @@ fn verify_bytes(file: &Bytes, footer: &Footer) -> VerifyReport {
         report.problem(footer.index.offset, "data blocks not checked: the index block is unreadable");
         return report;
     };
-    let tally = check_data(file, &index, filter.as_ref(), footer.index.offset, &mut report);
+    let extractor = props.as_ref().and_then(|p| p.prefix_extractor.as_deref()).and_then(|n| n.parse().ok());
+    let tally = check_data(file, &index, (filter.as_ref(), extractor), footer.index.offset, &mut report);
     // Counts taken from a partial read would only restate the damage as
     // property mismatches, so they are compared only when complete.
     if let Some(p) = &props
@@ -157,12 +165,23 @@ fn verify_bytes(file: &Bytes, footer: &Footer) -> VerifyReport {
     {
         report.properties_compared = true;
         check_properties(p, &tally, index.len() as u64, footer, &mut report);
+        if extractor.is_some() {
+            differ_prefixes(p, &tally, footer, &mut report);
+        }
+        // The filter holds the keys and the prefixes (counted from the data
+        // when the extractor is known, else as the properties say).
+        let prefixes = if extractor.is_some() { tally.prefixes } else { p.distinct_prefixes };
+        let entries = tally.distinct.saturating_add(prefixes);
         if let Some(f) = &filter
-            && f.header().keys != tally.distinct
+            && f.header().keys != entries
         {
             report.problem(
                 footer.filter.offset,
-                format!("filter header says {} keys, data holds {}", f.header().keys, tally.distinct),
+                format!(
+                    "filter header says {} keys, data holds {} keys and {prefixes} prefixes",
+                    f.header().keys,
+                    tally.distinct
+                ),
             );
         }
     }
@@ -205,15 +224,25 @@ fn check_tiling(file_len: u64, footer: &Footer, report: &mut VerifyReport) {
     }
 }
 
+fn differ_prefixes(p: &TableProperties, t: &Tally, footer: &Footer, report: &mut VerifyReport) {
+    if p.distinct_prefixes != t.prefixes {
+        report.problem(
+            footer.properties.offset,
+            format!("properties: distinct prefixes is {}, contents say {}", p.distinct_prefixes, t.prefixes),
+        );
+    }
+}
+
 fn check_data(
     file: &Bytes,
     index: &Index,
-    filter: Option<&TableFilter>,
+    (filter, extractor): (Option<&TableFilter>, Option<PrefixExtractor>),
     index_at: u64,
     report: &mut VerifyReport,
 ) -> Tally {
     let mut tally = Tally::default();
     let mut prev_key: Option<Vec<u8>> = None;
+    let mut last_prefix: Option<Vec<u8>> = None;
     let mut data_end = 0u64;
     for i in 0..index.len() {
         let Ok((index_key, handle)) = index.entry(i) else { continue };
@@ -257,6 +286,20 @@ fn check_data(
                         report.keys_probed += 1;
                         if !f.may_contain(hash_key(f.seed(), user)) {
                             report.problem(at, format!("filter false negative for key {}", show(user)));
+                        }
+                    }
+                    // As the builder counts them: a prefix differing from the last one.
+                    if new_user
+                        && let Some(q) = extractor.as_ref().and_then(|e| e.extract(user))
+                        && last_prefix.as_deref() != Some(q)
+                    {
+                        tally.prefixes += 1;
+                        last_prefix = Some(q.to_vec());
+                        if let Some(f) = filter {
+                            report.prefixes_probed += 1;
+                            if !f.may_contain(PrefixExtractor::hash(f.seed(), q)) {
+                                report.problem(at, format!("filter false negative for prefix {}", show(q)));
+                            }
                         }
                     }
                 }
@@ -345,8 +388,11 @@ mod tests {
     use crate::table::{TableBuilder, TableOptions};
 
     fn build(dir: &Path, filter: FilterKind) -> std::path::PathBuf {
+        build_with(dir, TableOptions { block_bytes: 256, filter, ..TableOptions::default() })
+    }
+
+    fn build_with(dir: &Path, opts: TableOptions) -> std::path::PathBuf {
         let path = dir.join("000001.sst");
-        let opts = TableOptions { block_bytes: 256, filter, ..TableOptions::default() };
         let mut b = TableBuilder::create(&path, opts).unwrap();
         for i in 0..200u32 {
             let key = format!("key{i:05}");
@@ -368,6 +414,28 @@ mod tests {
             assert!(r.is_clean(), "{kind}: {:?}", r.problems);
             assert_eq!(r.entries_checked, 229);
             assert_eq!(r.keys_probed, if kind == FilterKind::None { 0 } else { 200 });
+            std::fs::remove_file(&path).unwrap();
+        }
+    }
+
+    /// A table whose filter holds prefixes too: its header counts keys and
+    /// prefixes, and every prefix is probed (before, verification called
+    /// every such table's key count wrong).
+    #[test]
+    fn a_table_with_prefixes_is_clean_and_its_prefixes_are_probed() {
+        let dir = tempfile::tempdir().unwrap();
+        for (extractor, prefixes) in [(PrefixExtractor::fixed(7), 20), (PrefixExtractor::up_to(b'9'), 20)] {
+            let opts = TableOptions {
+                block_bytes: 256,
+                filter: FilterKind::BinaryFuse8,
+                prefix_extractor: Some(extractor),
+                ..TableOptions::default()
+            };
+            let path = build_with(dir.path(), opts);
+            let r = verify_table(&StdFs, &path).unwrap();
+            assert!(r.is_clean(), "{extractor}: {:?}", r.problems);
+            assert!(r.properties_compared);
+            assert_eq!((r.keys_probed, r.prefixes_probed), (200, prefixes), "{extractor}");
             std::fs::remove_file(&path).unwrap();
         }
     }

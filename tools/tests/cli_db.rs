@@ -5,7 +5,7 @@ mod common;
 
 use std::path::{Path, PathBuf};
 
-use common::{p, run_json, siftdb, snapshot};
+use common::{files_with_extension, p, run_json, siftdb, snapshot};
 use serde_json::Value;
 use siftdb::FilterKind;
 use siftdb::ValueKind;
@@ -434,4 +434,17 @@ fn info_shows_which_tables_hold_prefixes_and_plans_by_filter_entries() {
     assert!(l0["prefix_false_positives"].as_u64().unwrap() <= probes - skipped, "{l0}");
     let text = String::from_utf8(siftdb(&["db", "info", p(&dir), "--probes", "2000"]).stdout).unwrap();
     assert!(text.contains("absent-prefix scans (extractor up-to:0x3a)"), "{text}");
+
+    // Verification counts the prefixes in the filter and probes each one.
+    let (code, v) = run_json(&["db", "verify", p(&dir), "--json"]);
+    assert_eq!(code, 0, "{v}");
+    // The newest table was written with the extractor.
+    let table = files_with_extension(&dir, "sst").pop().unwrap();
+    let (code, v) = run_json(&["sst", "verify", p(&table), "--json"]);
+    assert_eq!(code, 0, "{v}");
+    let probed: u64 =
+        v["tables"].as_array().unwrap().iter().map(|t| t["prefixes_probed"].as_u64().unwrap()).sum();
+    let want = siftdb::table::Table::open_path(&table).unwrap().properties().distinct_prefixes;
+    assert!(want > 0);
+    assert_eq!(probed, want);
 }

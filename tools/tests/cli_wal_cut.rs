@@ -6,7 +6,7 @@ mod common;
 
 use std::path::{Path, PathBuf};
 
-use common::{p, run_json, siftdb, snapshot};
+use common::{files_with_extension, p, run_json, siftdb, snapshot};
 use siftdb::{Db, Options, WriteBatch};
 
 /// A database closed cleanly, its last WAL holding 10 batches of 2 ops.
@@ -19,13 +19,7 @@ fn build(dir: &Path) -> PathBuf {
         db.write(b).unwrap();
     }
     db.close().unwrap();
-    let mut logs: Vec<PathBuf> = std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|e| e == "log"))
-        .collect();
-    logs.sort();
-    logs.pop().unwrap()
+    files_with_extension(dir, "log").pop().unwrap()
 }
 
 #[test]

@@ -36,3 +36,15 @@ pub fn snapshot(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
     v.sort();
     v
 }
+
+/// The files of `dir` whose extension is `ext`, sorted by name (for table
+/// and log files, oldest first).
+pub fn files_with_extension(dir: &Path, ext: &str) -> Vec<PathBuf> {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == ext))
+        .collect();
+    files.sort();
+    files
+}
