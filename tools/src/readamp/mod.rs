@@ -27,8 +27,12 @@ use prefix::{PrefixReport, PrefixWorkload};
 use siftdb::PrefixExtractor;
 use workload::Workload;
 
-/// The policies compared when `--policies` is not given.
-pub const DEFAULT_POLICIES: &str = "none,bloom:10,blocked-bloom:10,xor8,xor16,fuse8,fuse16,monkey:10";
+/// The policies compared when `--policies` is not given: every kind at about
+/// 10 bits per key or its fixed size, and the default policy, `monkey:10`
+/// (Ribbon on the levels below the first), beside uniform Ribbon at the
+/// same bits.
+pub const DEFAULT_POLICIES: &str =
+    "none,bloom:10,blocked-bloom:10,xor8,xor16,fuse8,fuse16,ribbon:10,monkey:10";
 
 /// Options of `siftdb bench`.
 #[derive(Debug, clap::Args)]
@@ -49,8 +53,8 @@ pub struct Args {
     #[arg(long, default_value_t = 1, value_parser = numbers::count_usize(1, numbers::MAX_THREADS))]
     threads: usize,
     /// Comma-separated policies: none, bloom:B, blocked-bloom:B, xor8, xor16, fuse8, fuse16,
-    /// monkey:B, per-level:K1,K2,… (use ';' between policies when a per-level spec has commas),
-    /// each optionally ending in +skip-last.
+    /// ribbon:B, monkey:B, per-level:K1,K2,… (use ';' between policies when a per-level spec has
+    /// commas), each optionally ending in +skip-last.
     #[arg(long, default_value = DEFAULT_POLICIES)]
     policies: String,
     /// Comma-separated workloads: absent, uniform, zipfian, mixed (point lookups), scan
