@@ -65,14 +65,15 @@ struct LevelSeen {
     prefix_false_positives: u64,
 }
 
-/// The extractor most of the tables were written with, if this build knows it.
-fn tables_extractor(i: &RecoveryScan) -> Option<PrefixExtractor> {
-    let mut counts: BTreeMap<String, usize> = BTreeMap::new();
-    for t in &i.tables {
-        if let Ok(table) = Table::open_path(&t.path)
-            && let Some(e) = table.prefix_extractor()
-        {
-            *counts.entry(e.name()).or_default() += 1;
+/// The extractor most of the document's tables were written with, if this
+/// build knows it.
+fn tables_extractor(doc: &Value) -> Option<PrefixExtractor> {
+    let mut counts: BTreeMap<&str, usize> = BTreeMap::new();
+    for level in doc["levels"].as_array().into_iter().flatten() {
+        for t in level["table_list"].as_array().into_iter().flatten() {
+            if let Some(name) = t["prefix_extractor"].as_str() {
+                *counts.entry(name).or_default() += 1;
+            }
         }
     }
     counts.into_iter().max_by_key(|(_, n)| *n).and_then(|(name, _)| name.parse().ok())
@@ -96,10 +97,9 @@ fn absent_prefix(e: &PrefixExtractor, anchor: &[u8], r: u8) -> Option<Vec<u8>> {
 /// [`Db`], and reads each level's filter counters. The keys are a table's
 /// smallest key plus 8 random bytes, so they fall inside real tables' key
 /// ranges and reach their filters, as an application's misses would.
-fn observe(i: &RecoveryScan, a: &Args) -> Result<Observed, String> {
+fn observe(i: &RecoveryScan, a: &Args, extractor: Option<PrefixExtractor>) -> Result<Observed, String> {
     // The stored policy: a read-only open changes nothing either way. With
     // the tables' prefix extractor, prefix scans are measured too.
-    let extractor = tables_extractor(i);
     let opts = Options { prefix_extractor: extractor, ..Options::default() };
     let db = match Db::open_read_only(&a.dir, opts) {
         Ok(db) => db,
@@ -436,10 +436,11 @@ fn document(i: &RecoveryScan, a: &Args) -> Result<Value, String> {
 pub fn run(a: &Args) -> Result<Outcome, String> {
     let i = inspect(&a.dir)?;
     let mut doc = document(&i, a)?;
+    let extractor = tables_extractor(&doc);
     // Probing needs every table readable; a damaged database is already
     // reported under `problems`.
     let observed = if a.probes > 0 && doc["ok"] == Value::Bool(true) && !i.tables.is_empty() {
-        Some(observe(&i, a)?)
+        Some(observe(&i, a, extractor)?)
     } else {
         None
     };
@@ -460,7 +461,7 @@ pub fn run(a: &Args) -> Result<Outcome, String> {
         None => None,
     };
     doc["probes"] = json!(per_level.as_ref().map_or(0, |_| a.probes));
-    doc["prefix_extractor"] = json!(tables_extractor(&i).map(|e| e.name()));
+    doc["prefix_extractor"] = json!(extractor.map(|e| e.name()));
     if let Some(levels) = doc["levels"].as_array_mut() {
         for l in levels {
             let n = l["level"].as_u64().and_then(|n| usize::try_from(n).ok()).unwrap_or(usize::MAX);
