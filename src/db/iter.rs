@@ -201,11 +201,12 @@ impl TablePick {
             let rest = tables.get(lo..).unwrap_or_default();
             rest.get(..rest.partition_point(|t| !past_end(end, &t.record.smallest))).unwrap_or_default()
         };
+        // Level 0's tables overlap, so each is checked against the bounds.
+        let meets = |t: &&Arc<TableFile>| {
+            level > 0 || !(before_start(start, &t.record.largest) || past_end(end, &t.record.smallest))
+        };
         let (mut picked, mut passed) = (Vec::new(), Vec::new());
-        for t in tables {
-            if before_start(start, &t.record.largest) || past_end(end, &t.record.smallest) {
-                continue;
-            }
+        for t in tables.iter().filter(meets) {
             let answer =
                 self.prefix.as_ref().map_or(FilterAnswer::NoFilter, |(e, q)| t.table.prefix_answer(e, q));
             if answer != FilterAnswer::NoFilter

@@ -197,6 +197,17 @@ pub(crate) fn construct<F: Fingerprint, L: Layout>(
 /// when reached.
 pub(crate) const LOOKAHEAD: usize = 16;
 
+/// Starts loading a key's three cells of `fp` (a query's, or a walk's
+/// ahead of itself: see [`LOOKAHEAD`]).
+#[inline]
+pub(crate) fn prefetch_cells<F>(fp: &[F], cells: [usize; 3]) {
+    for c in cells {
+        if let Some(cell) = fp.get(c) {
+            super::prefetch::line(cell);
+        }
+    }
+}
+
 fn dedup(hashes: &[u64]) -> Vec<u64> {
     let mut d = hashes.to_vec();
     d.sort_unstable();
@@ -416,11 +427,7 @@ impl Scratch {
             if !L::LOCAL
                 && let Some(&ahead) = i.checked_sub(LOOKAHEAD).and_then(|j| order.get(j))
             {
-                for c in layout.cells(ahead) {
-                    if let Some(cell) = fp.get(c) {
-                        super::prefetch::line(cell);
-                    }
-                }
+                prefetch_cells(&fp, layout.cells(ahead));
             }
             stacked.add(h);
             let cells = ring(layout.cells(h));

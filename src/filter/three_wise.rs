@@ -204,11 +204,7 @@ impl<F: Fingerprint, L: Geometry> ThreeWise<F, L> {
 
     #[inline]
     fn prefetch_mixed(&self, h: u64) {
-        for cell in self.layout.cells(h) {
-            if let Some(fp) = self.fingerprints.get(cell) {
-                super::prefetch::line(fp);
-            }
-        }
+        peel::prefetch_cells(&self.fingerprints, self.layout.cells(h));
     }
 
     /// [`Filter::contains`] of the key whose remixed hash is `h`.
@@ -232,12 +228,7 @@ impl<F: Fingerprint, L: Geometry> Filter for ThreeWise<F, L> {
 
     #[inline]
     fn prefetch(&self, hash: u64) {
-        let h = peel::mix(hash, self.seed);
-        for cell in self.layout.cells(h) {
-            if let Some(fp) = self.fingerprints.get(cell) {
-                super::prefetch::line(fp);
-            }
-        }
+        self.prefetch_mixed(peel::mix(hash, self.seed));
     }
 
     fn size_bytes(&self) -> usize {

@@ -164,10 +164,7 @@ fn verify_bytes(file: &Bytes, footer: &Footer) -> VerifyReport {
         && report.unreadable_data_blocks == 0
     {
         report.properties_compared = true;
-        check_properties(p, &tally, index.len() as u64, footer, &mut report);
-        if extractor.is_some() {
-            differ_prefixes(p, &tally, footer, &mut report);
-        }
+        check_properties(p, (&tally, extractor.is_some()), index.len() as u64, footer, &mut report);
         // The filter holds the keys and the prefixes (counted from the data
         // when the extractor is known, else as the properties say).
         let prefixes = if extractor.is_some() { tally.prefixes } else { p.distinct_prefixes };
@@ -220,15 +217,6 @@ fn check_tiling(file_len: u64, footer: &Footer, report: &mut VerifyReport) {
         report.problem(
             end(footer.properties),
             format!("properties block ends at {}, footer starts at {footer_at}", end(footer.properties)),
-        );
-    }
-}
-
-fn differ_prefixes(p: &TableProperties, t: &Tally, footer: &Footer, report: &mut VerifyReport) {
-    if p.distinct_prefixes != t.prefixes {
-        report.problem(
-            footer.properties.offset,
-            format!("properties: distinct prefixes is {}, contents say {}", p.distinct_prefixes, t.prefixes),
         );
     }
 }
@@ -353,7 +341,15 @@ impl Tally {
     }
 }
 
-fn check_properties(p: &TableProperties, t: &Tally, blocks: u64, footer: &Footer, report: &mut VerifyReport) {
+/// `prefixes_counted`: the tally counted prefixes (the extractor is known),
+/// so the properties' prefix count is compared too.
+fn check_properties(
+    p: &TableProperties,
+    (t, prefixes_counted): (&Tally, bool),
+    blocks: u64,
+    footer: &Footer,
+    report: &mut VerifyReport,
+) {
     let at = footer.properties.offset;
     let mut differ = |name: &str, stored: String, actual: String| {
         if stored != actual {
@@ -363,6 +359,9 @@ fn check_properties(p: &TableProperties, t: &Tally, blocks: u64, footer: &Footer
     differ("entries", p.entries.to_string(), t.entries.to_string());
     differ("tombstones", p.tombstones.to_string(), t.tombstones.to_string());
     differ("distinct keys", p.distinct_keys.to_string(), t.distinct.to_string());
+    if prefixes_counted {
+        differ("distinct prefixes", p.distinct_prefixes.to_string(), t.prefixes.to_string());
+    }
     let key = |k: &Option<Vec<u8>>| k.as_deref().map_or_else(|| "none".to_string(), show);
     differ("smallest key", key(&p.smallest_key), key(&t.smallest));
     differ("largest key", key(&p.largest_key), key(&t.largest));

@@ -4,6 +4,7 @@ use std::fmt::Write as _;
 
 use serde_json::{Value, json};
 
+use super::super::report::percentile;
 use super::{PrefixResult, PrefixWorkload, ScanRun};
 use crate::output;
 
@@ -22,11 +23,6 @@ pub struct RunFigures {
     pub mean_ns: f64,
     pub p50_ns: u64,
     pub p99_ns: u64,
-}
-
-fn percentile(sorted: &[u64], q: f64) -> u64 {
-    let rank = ((sorted.len() as f64 * q).ceil() as usize).clamp(1, sorted.len().max(1)) - 1;
-    sorted.get(rank).copied().unwrap_or(0)
 }
 
 /// The figures of `run`.

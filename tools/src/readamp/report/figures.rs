@@ -36,7 +36,8 @@ pub struct Figures {
     pub p999_ns: u64,
 }
 
-pub(super) fn percentile(sorted: &[u64], q: f64) -> u64 {
+/// The `q` quantile of `sorted` (the rank nearest `q·(n − 1)`); 0 for none.
+pub fn percentile(sorted: &[u64], q: f64) -> u64 {
     if sorted.is_empty() {
         return 0;
     }
