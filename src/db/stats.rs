@@ -59,9 +59,9 @@ pub struct LevelStats {
     /// policy plans for the level now by more than 10%: a
     /// fallback, a dropped filter, or a table written under an older plan
     /// (see [`crate::Db::compact`], which rewrites those). Under a budget a
-    /// blocked-Bloom table may be a block and a Ribbon table
-    /// [`PLAN_DRIFT`](crate::policy::PLAN_DRIFT) of its bits under its plan
-    /// before it counts ([`LevelFilter::table_target`](crate::policy::LevelFilter::table_target)).
+    /// blocked-Bloom table may be a block and a Ribbon table 2% of its
+    /// bits under its plan before it counts: a budget's bits move a little
+    /// with every plan.
     pub tables_over_target: u64,
     /// Data blocks read by point lookups.
     pub data_blocks_read: u64,

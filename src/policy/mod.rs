@@ -154,9 +154,9 @@ impl FilterPolicy {
     }
 
     /// Whether the policy is a memory budget (Monkey), whose levels' blocked
-    /// Bloom filters are sized to spend it ([`BloomLedger`]) rather than to
-    /// at least their bits per key each, and whose bits move a little with
-    /// every plan ([`LevelFilter::table_target`]).
+    /// Bloom filters are sized to spend it (a ledger of the bits spent so
+    /// far) rather than to at least their bits per key each, and whose bits
+    /// move a little with every plan.
     #[must_use]
     pub fn is_budgeted(&self) -> bool {
         matches!(self.rule, Rule::Monkey { .. })

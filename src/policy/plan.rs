@@ -133,7 +133,7 @@ pub struct LevelFilter {
     /// mixed level (a lookup probes the one table holding its key's range).
     pub target_fpr: f64,
     /// Real filter-block bits per key at the level's planned table size
-    /// ([`table_filter_bytes`]; blocked Bloom's block rounding at its
+    /// ([`table_filter_bytes`](super::cost::table_filter_bytes); blocked Bloom's block rounding at its
     /// average), key-weighted over both kinds of a mixed level.
     pub bits_per_key: f64,
     /// A share of the level's tables that carry a stronger kind.

@@ -11,9 +11,7 @@ use crate::key::SeqNo;
 #[derive(Debug, Clone, PartialEq)]
 pub struct TableRecord {
     /// The number in the file's name (`{number:06}.sst`); 0 for a table
-    /// built outside a database ([`TableOptions::file_number`]).
-    ///
-    /// [`TableOptions::file_number`]: super::TableOptions::file_number
+    /// built outside a database (the builder's `TableOptions::file_number`).
     pub file_number: u64,
     /// The file's size in bytes.
     pub file_size: u64,

@@ -70,7 +70,8 @@ pub(crate) struct Equation {
 
 /// Block geometry; invariant (relied on by unchecked reads): `blocks ≥ 1`,
 /// `upper_start ≤ blocks`, `lower + (upper_start < blocks) ≤ MAX_COLUMNS`,
-/// and `words() < 2^32`. Built through [`RibbonLayout::new`] only.
+/// and `words() < 2^32`. Built only through the crate's checked
+/// constructor (`RibbonLayout::new`, which refuses any other geometry).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct RibbonLayout {
     pub(crate) blocks: u32,
