@@ -110,7 +110,7 @@ impl Banding {
 /// than writing and reading back a remixed copy.
 pub(crate) fn remix_sorted(hashes: &[u64], seed: u64) -> Vec<u64> {
     // About 64 hashes a bucket, at most 2^14 buckets: their counts and
-    // write positions stay in the L1 and L2 caches.
+    // write positions (256 KiB) stay in the L2 cache.
     let bits = (usize::BITS - (hashes.len() / 64).leading_zeros()).min(14);
     let shift = 64 - bits;
     #[expect(clippy::cast_possible_truncation, reason = "at most 14 bits")]

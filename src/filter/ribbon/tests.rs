@@ -317,3 +317,32 @@ fn a_pivot_in_the_high_half_is_found() {
         assert_eq!(sum, e.result, "{e:?}");
     }
 }
+
+/// A query that stops after its first columns disagree answers exactly as
+/// one that computes them all, at every column count (fewer than the two
+/// checked first included) and with bumped keys present.
+#[test]
+fn stopping_early_never_changes_an_answer() {
+    for (n, bits) in [(1000usize, 1.0), (1000, 1.7), (5000, 2.0), (20_000, 7.0), (20_000, 6.5), (3000, 19.3)]
+    {
+        let hashes = random_hashes(n as u64 + 60, n);
+        let f = Ribbon::build(&hashes, bits).unwrap();
+        for &h in random_hashes(61, 50_000).iter().chain(&hashes) {
+            let mixed = super::layout::remix(h, f.seed());
+            assert_eq!(
+                f.contains_mixed::<true>(mixed),
+                f.contains_mixed::<false>(mixed),
+                "n = {n}, {bits} bits/key"
+            );
+        }
+    }
+    // 1040 keys in 1024 slots: some keys are bumped (within the limit), and
+    // found through the bumped set.
+    let keys = random_hashes(62, 1040);
+    let f = Ribbon::build_with(&keys, MAX_ATTEMPTS, |_, _| RibbonLayout::new(8, 3, 8)).unwrap();
+    assert!(f.bumped_keys() > 0);
+    for &h in random_hashes(63, 20_000).iter().chain(&keys) {
+        let m = super::layout::remix(h, f.seed());
+        assert_eq!(f.contains_mixed::<true>(m), f.contains_mixed::<false>(m));
+    }
+}
