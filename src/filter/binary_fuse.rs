@@ -227,6 +227,12 @@ mod tests {
     }
 
     #[test]
+    fn large_filters_live_on_huge_pages() {
+        shared::large_filters_live_on_huge_pages::<BinaryFuse8>();
+        shared::large_filters_live_on_huge_pages::<BinaryFuse16>();
+    }
+
+    #[test]
     fn duplicates_are_removed() {
         shared::duplicates_are_removed::<BinaryFuse8>();
         shared::duplicates_are_removed::<BinaryFuse16>();

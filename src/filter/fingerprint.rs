@@ -8,6 +8,8 @@
 use std::fmt::Debug;
 use std::ops::BitXor;
 
+use super::zeroed_buf::Plain;
+
 mod sealed {
     pub trait Sealed {}
     impl Sealed for u8 {}
@@ -19,7 +21,7 @@ mod sealed {
 /// The false-positive rate of a filter storing these fingerprints is
 /// 2^−[`Fingerprint::BITS`].
 pub trait Fingerprint:
-    Copy + Default + Eq + BitXor<Output = Self> + Debug + Send + Sync + 'static + sealed::Sealed
+    Copy + Default + Eq + BitXor<Output = Self> + Debug + Send + Sync + 'static + sealed::Sealed + Plain
 {
     /// Bits per fingerprint.
     const BITS: u32;
@@ -33,9 +35,9 @@ pub trait Fingerprint:
     /// Appends `fingerprints` little-endian.
     fn write_all_le(fingerprints: &[Self], out: &mut Vec<u8>);
 
-    /// Reads fingerprints from `bytes`, whose length the caller has checked is
-    /// a multiple of [`Fingerprint::BYTES`]; a ragged tail would be ignored.
-    fn read_all_le(bytes: &[u8]) -> Vec<Self>;
+    /// Fills `out` from `bytes`, whose length the caller has checked is
+    /// `out.len()` · [`Fingerprint::BYTES`]; a ragged tail would be ignored.
+    fn read_all_le(bytes: &[u8], out: &mut [Self]);
 }
 
 impl Fingerprint for u8 {
@@ -52,8 +54,9 @@ impl Fingerprint for u8 {
         out.extend_from_slice(fingerprints);
     }
 
-    fn read_all_le(bytes: &[u8]) -> Vec<Self> {
-        bytes.to_vec()
+    fn read_all_le(bytes: &[u8], out: &mut [Self]) {
+        let n = out.len().min(bytes.len());
+        out[..n].copy_from_slice(&bytes[..n]);
     }
 }
 
@@ -74,8 +77,10 @@ impl Fingerprint for u16 {
         }
     }
 
-    fn read_all_le(bytes: &[u8]) -> Vec<Self> {
-        bytes.chunks_exact(2).map(|c| u16::from_le_bytes([c[0], c[1]])).collect()
+    fn read_all_le(bytes: &[u8], out: &mut [Self]) {
+        for (f, c) in out.iter_mut().zip(bytes.chunks_exact(2)) {
+            *f = u16::from_le_bytes([c[0], c[1]]);
+        }
     }
 }
 
@@ -89,7 +94,9 @@ mod tests {
         let mut out = Vec::new();
         u16::write_all_le(&fps, &mut out);
         assert_eq!(out, [0x02, 0x01, 0xfe, 0xff, 0, 0]);
-        assert_eq!(u16::read_all_le(&out), fps);
+        let mut back = [1u16; 3];
+        u16::read_all_le(&out, &mut back);
+        assert_eq!(back, fps);
     }
 
     #[test]

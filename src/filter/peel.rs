@@ -120,7 +120,7 @@ pub(crate) struct Constructed<F, L> {
     /// The layout used, sized for `keys`.
     pub layout: L,
     /// One fingerprint per cell.
-    pub fingerprints: Box<[F]>,
+    pub fingerprints: ZeroedBuf<F>,
     /// Distinct keys.
     pub keys: usize,
     /// The keys in peel order, when they were shown to be exactly the
@@ -418,8 +418,8 @@ impl Scratch {
 
     /// Assigns fingerprints in reverse peel order; also returns the
     /// checksum of the stacked hashes.
-    fn assign<F: Fingerprint, L: Layout>(&self, n: usize, layout: &L) -> (Box<[F]>, Checksum) {
-        let mut fp = vec![F::default(); layout.cells_len()].into_boxed_slice();
+    fn assign<F: Fingerprint, L: Layout>(&self, n: usize, layout: &L) -> (ZeroedBuf<F>, Checksum) {
+        let mut fp = ZeroedBuf::<F>::kept(layout.cells_len());
         let mut stacked = Checksum::default();
         let order = &self.order[..n];
         for (i, (&h, &pos)) in order.iter().zip(&self.position[..n]).enumerate().rev() {

@@ -9,7 +9,7 @@ use super::{BuildError, FilterCodec};
 
 /// What the shared tests need from a static filter, including test-only
 /// ways into its build.
-pub(super) trait StaticFilter: FilterCodec + Debug + PartialEq {
+pub(super) trait StaticFilter: FilterCodec + Debug + PartialEq + Clone {
     const BITS: u32;
     fn build(hashes: &[u64]) -> Result<Self, BuildError>;
     /// Peels with `attempts` seeds on an array of 3 cells shared by every
@@ -24,6 +24,8 @@ pub(super) trait StaticFilter: FilterCodec + Debug + PartialEq {
     /// The hashes validation walks after a build of `hashes` (`None`: the
     /// peel could not show they are the input, and it walks the input).
     fn peeled_hashes(hashes: &[u64]) -> Option<Vec<u64>>;
+    /// Whether the fingerprints are a mapping advised onto huge pages.
+    fn on_huge_pages(&self) -> bool;
 }
 
 impl<F: Fingerprint, L: Geometry> StaticFilter for ThreeWise<F, L> {
@@ -49,6 +51,9 @@ impl<F: Fingerprint, L: Geometry> StaticFilter for ThreeWise<F, L> {
     fn peeled_hashes(hashes: &[u64]) -> Option<Vec<u64>> {
         let built = super::peel::construct::<F, _>(hashes, super::peel::MAX_ATTEMPTS, L::for_keys).unwrap();
         built.peeled.map(|p| p.mixed().iter().rev().map(|&h| super::peel::unmix(h, built.seed)).collect())
+    }
+    fn on_huge_pages(&self) -> bool {
+        self.fingerprints.is_mapped()
     }
 }
 
@@ -194,6 +199,28 @@ pub(super) fn round_trips<T: StaticFilter>() {
         assert_eq!(back, f);
         assert_eq!(back.size_bytes(), f.size_bytes());
     }
+}
+
+/// A filter whose fingerprints take more than a huge page keeps them on
+/// huge pages, from a build and from a decode alike, and behaves exactly
+/// as a heap one: it holds every key, round-trips, and clones deeply.
+pub(super) fn large_filters_live_on_huge_pages<T: StaticFilter>() {
+    // Over 2 MiB of fingerprints for either width, under 3 MiB.
+    let n = 2_300_000 * 8 / T::BITS as usize;
+    let hashes = random_hashes(23, n);
+    let f = T::build(&hashes).unwrap();
+    assert!(hashes.iter().all(|&h| f.contains(h)));
+    let back = T::decode(&f.encode()).unwrap();
+    assert_eq!(back, f);
+    let mut copy = f.clone();
+    assert_eq!(copy, f);
+    copy.damage_first_cell_of(hashes[0]);
+    assert_ne!(copy, f, "a clone shares no cells with its original");
+    assert!(f.contains(hashes[0]));
+    #[cfg(target_os = "linux")]
+    assert!(f.on_huge_pages() && back.on_huge_pages() && copy.on_huge_pages());
+    let small = T::build(&hashes[..1000]).unwrap();
+    assert!(!small.on_huge_pages() && !T::decode(&small.encode()).unwrap().on_huge_pages());
 }
 
 /// Flips every byte and truncates at every length: the result is

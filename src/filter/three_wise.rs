@@ -22,6 +22,7 @@ use std::fmt;
 use super::fingerprint::Fingerprint;
 use super::kind::{KindSpec, decoder};
 use super::peel::{self, Constructed, LOOKAHEAD, Layout};
+use super::zeroed_buf::ZeroedBuf;
 use super::{BuildError, Filter, FilterCodec};
 use crate::codec::{Reader, seal, unseal};
 use crate::{Error, Result};
@@ -77,11 +78,11 @@ pub trait Geometry: Layout + Copy + fmt::Debug + PartialEq + Send + Sync + 'stat
 /// `fingerprints.len() == layout.cells_len()`; the build allocates it so
 /// (through `peel::construct`) and `decode` rejects anything else.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ThreeWise<F, L> {
+pub struct ThreeWise<F: Fingerprint, L> {
     pub(crate) seed: u64,
     pub(crate) keys: u32,
     pub(crate) layout: L,
-    pub(crate) fingerprints: Box<[F]>,
+    pub(crate) fingerprints: ZeroedBuf<F>,
 }
 
 impl<F: Fingerprint, L: Geometry> ThreeWise<F, L> {
@@ -282,7 +283,8 @@ impl<F: Fingerprint, L: Geometry> FilterCodec for ThreeWise<F, L> {
                 format!("fingerprints take {} bytes, the geometry needs {expected}", r.remaining()),
             ));
         }
-        let fingerprints = F::read_all_le(r.bytes(expected)?).into_boxed_slice();
+        let mut fingerprints = ZeroedBuf::kept(cells);
+        F::read_all_le(r.bytes(expected)?, &mut fingerprints);
         Ok(ThreeWise { seed, keys, layout, fingerprints })
     }
 

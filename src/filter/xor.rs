@@ -170,6 +170,12 @@ mod tests {
     }
 
     #[test]
+    fn large_filters_live_on_huge_pages() {
+        shared::large_filters_live_on_huge_pages::<Xor8>();
+        shared::large_filters_live_on_huge_pages::<Xor16>();
+    }
+
+    #[test]
     fn duplicates_are_removed() {
         shared::duplicates_are_removed::<Xor8>();
         shared::duplicates_are_removed::<Xor16>();
