@@ -58,10 +58,11 @@
 //! ```
 
 use super::bloom::{
-    FRAME_BYTES, HEADER_LEN, Header, MAX_PROBES, Variant, fastrange64, filled, in_filter, put_header,
-    read_header, scaled_size, try_zeroed,
+    FRAME_BYTES, HEADER_LEN, Header, MAX_PROBES, Variant, cannot_allocate, fastrange64, filled, in_filter,
+    put_header, read_header, scaled_size,
 };
 use super::kind::{KindSpec, check_bits_per_key, decoder};
+use super::zeroed_buf::{Plain, ZeroedBuf};
 use super::{Filter, FilterCodec};
 use crate::codec::seal;
 use crate::{Error, Result};
@@ -76,6 +77,10 @@ const BLOCK_BITS: u32 = 512;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 #[repr(C, align(64))]
 struct Block([u64; 8]);
+
+// SAFETY: eight `u64`s and no padding (`repr(C)`, 64 bytes at alignment
+// 64, below a page's): every bit pattern is a block.
+unsafe impl Plain for Block {}
 
 /// `φ^i mod 2^32` for the 32-bit golden-ratio constant: probe `i` reads the
 /// top 9 bits of `lo32(hash) · PROBE_MULTIPLIERS[i]`.
@@ -100,7 +105,7 @@ const PROBE_MULTIPLIERS: [u32; MAX_PROBES as usize] = {
 /// ```
 #[derive(Debug, Clone)]
 pub struct BlockedBloom {
-    blocks: Vec<Block>,
+    blocks: ZeroedBuf<Block>,
     k: u32,
     keys: u64,
 }
@@ -124,7 +129,9 @@ impl BlockedBloom {
     /// (NaN and infinities included), or a size the allocator refuses.
     pub fn try_new(expected_keys: usize, bits_per_key: f64) -> Result<Self> {
         check_bits_per_key(bits_per_key).map_err(|e| in_filter("blocked Bloom filter", e))?;
-        let blocks = try_zeroed(Self::blocks_for(expected_keys, bits_per_key), "blocked Bloom filter")?;
+        let len = Self::blocks_for(expected_keys, bits_per_key);
+        let blocks =
+            ZeroedBuf::try_kept(len).ok_or_else(|| cannot_allocate::<Block>(len, "blocked Bloom filter"))?;
         let k = probes_for(blocks.len(), expected_keys, bits_per_key);
         Ok(BlockedBloom { blocks, k, keys: 0 })
     }
@@ -138,7 +145,7 @@ impl BlockedBloom {
     pub fn new(expected_keys: usize, bits_per_key: f64) -> Self {
         let blocks = Self::blocks_for(expected_keys, bits_per_key);
         BlockedBloom {
-            blocks: vec![Block::default(); blocks],
+            blocks: ZeroedBuf::kept(blocks),
             k: probes_for(blocks, expected_keys, bits_per_key),
             keys: 0,
         }
@@ -159,11 +166,7 @@ impl BlockedBloom {
         let blocks = blocks.max(1);
         #[expect(clippy::cast_precision_loss, reason = "a ratio")]
         let real = blocks as f64 * f64::from(BLOCK_BITS) / expected_keys.max(1) as f64;
-        BlockedBloom {
-            blocks: vec![Block::default(); blocks],
-            k: probes_for(blocks, expected_keys, real),
-            keys: 0,
-        }
+        BlockedBloom { blocks: ZeroedBuf::kept(blocks), k: probes_for(blocks, expected_keys, real), keys: 0 }
     }
 
     /// 64-byte blocks [`BlockedBloom::new`] allocates: ceil(n · bpk / 512), at least one.
@@ -378,16 +381,12 @@ impl FilterCodec for BlockedBloom {
         }
         let payload = r.bytes(r.remaining())?;
         debug_assert_eq!(payload.len() % 64, 0);
-        let blocks = payload
-            .chunks_exact(64)
-            .map(|chunk| {
-                let mut block = Block::default();
-                for (w, bytes) in block.0.iter_mut().zip(chunk.chunks_exact(8)) {
-                    *w = u64::from_le_bytes(bytes.try_into().unwrap_or_default());
-                }
-                block
-            })
-            .collect();
+        let mut blocks = ZeroedBuf::<Block>::kept(payload.len() / 64);
+        for (block, chunk) in blocks.iter_mut().zip(payload.chunks_exact(64)) {
+            for (w, bytes) in block.0.iter_mut().zip(chunk.chunks_exact(8)) {
+                *w = u64::from_le_bytes(bytes.try_into().unwrap_or_default());
+            }
+        }
         debug_assert!(HEADER_LEN + payload.len() + 4 == bytes.len());
         Ok(BlockedBloom { blocks, k: h.k, keys: h.keys })
     }
@@ -427,7 +426,7 @@ impl Filter for BlockedBloom {
     }
 
     fn size_bytes(&self) -> usize {
-        std::mem::size_of::<Self>() + std::mem::size_of_val(self.blocks.as_slice())
+        std::mem::size_of::<Self>() + std::mem::size_of_val::<[Block]>(&self.blocks)
     }
 
     fn theoretical_fpr(&self) -> f64 {

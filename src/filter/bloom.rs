@@ -131,14 +131,17 @@ pub(super) fn scaled_size(n: usize, bits_per_key: f64) -> u64 {
 /// them: a size no machine holds must be an error, not an abort.
 pub(super) fn try_zeroed<T: Clone + Default>(len: usize, what: &str) -> Result<Vec<T>> {
     let mut v = Vec::new();
-    v.try_reserve_exact(len).map_err(|_| {
-        Error::InvalidArgument(format!(
-            "{what}: cannot allocate {} bytes",
-            (len as u128) * std::mem::size_of::<T>() as u128
-        ))
-    })?;
+    v.try_reserve_exact(len).map_err(|_| cannot_allocate::<T>(len, what))?;
     v.resize(len, T::default());
     Ok(v)
+}
+
+/// The `InvalidArgument` for `len` items of `T` the allocator refused.
+pub(super) fn cannot_allocate<T>(len: usize, what: &str) -> Error {
+    Error::InvalidArgument(format!(
+        "{what}: cannot allocate {} bytes",
+        (len as u128) * std::mem::size_of::<T>() as u128
+    ))
 }
 
 /// `e`'s message, prefixed with the structure it is about.

@@ -11,9 +11,10 @@
 //! buffers, it is a plain `Vec`. Measured in docs/filters.md, "Huge pages for
 //! construction scratch".
 //!
-//! The xor and binary fuse filters keep their fingerprints here too, for
-//! queries: a query reads three cells on three different small pages, and
-//! on huge pages those reads stop missing the TLB (`BinaryFuse16` queries,
+//! The filters keep their own arrays here too (xor and binary fuse
+//! fingerprints, Ribbon's solution, blocked Bloom's blocks), for queries:
+//! an xor or fuse query reads three cells on three different small pages,
+//! and on huge pages those reads stop missing the TLB (`BinaryFuse16` queries,
 //! against the same filter on the heap: 8–17% faster at 10^6 keys, 2.26 MB;
 //! against xorf, 0.98 → 0.83 at 10^7; docs/measurements.md).
 //! Only whole huge pages of the buffer are advised; the part past the last
@@ -39,6 +40,8 @@ unsafe impl Plain for u16 {}
 unsafe impl Plain for u32 {}
 // SAFETY: as above.
 unsafe impl Plain for u64 {}
+// SAFETY: as above (alignment 16).
+unsafe impl Plain for u128 {}
 // SAFETY: as above.
 unsafe impl Plain for usize {}
 
@@ -89,13 +92,30 @@ impl<T: Plain> ZeroedBuf<T> {
         Self::with_lifetime(len, Lifetime::Kept)
     }
 
+    /// As [`ZeroedBuf::kept`], or `None` where the allocator refuses `len`
+    /// items: for sizes that come from users, which must get an error and
+    /// not an abort.
+    pub(crate) fn try_kept(len: usize) -> Option<Self> {
+        Self::try_with_lifetime(len, Lifetime::Kept)
+    }
+
     fn with_lifetime(len: usize, lifetime: Lifetime) -> Self {
+        // A refusal is retried as a `Vec`, whose own allocation error then
+        // aborts as any other allocation does.
+        Self::try_with_lifetime(len, lifetime)
+            .unwrap_or_else(|| ZeroedBuf { storage: Storage::Heap(vec![T::default(); len]) })
+    }
+
+    fn try_with_lifetime(len: usize, lifetime: Lifetime) -> Option<Self> {
         #[cfg(target_os = "linux")]
         if let Some(map) = map_huge(len.saturating_mul(std::mem::size_of::<T>()), lifetime) {
-            return ZeroedBuf { storage: Storage::Mapped { map, len } };
+            return Some(ZeroedBuf { storage: Storage::Mapped { map, len } });
         }
         let _ = lifetime;
-        ZeroedBuf { storage: Storage::Heap(vec![T::default(); len]) }
+        let mut v = Vec::new();
+        v.try_reserve_exact(len).ok()?;
+        v.resize(len, T::default());
+        Some(ZeroedBuf { storage: Storage::Heap(v) })
     }
 
     /// A copy of `items` to keep, on huge pages when large.

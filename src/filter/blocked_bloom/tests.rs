@@ -166,3 +166,27 @@ fn decode_rejects_sealed_but_invalid_headers() {
         BlockedBloom::decode(&body(&|b| b[16..24].copy_from_slice(&u64::MAX.to_le_bytes()))).unwrap();
     assert!(crowded.theoretical_fpr() >= 1.0);
 }
+
+/// Blocks of more than a huge page are kept on huge pages, built, decoded
+/// or cloned, and behave as heap ones.
+#[test]
+fn large_filters_live_on_huge_pages() {
+    let keys = hashes(5, 200_000);
+    // 40,000 blocks: 2.56 MB.
+    let mut f = BlockedBloom::with_blocks(40_000, keys.len());
+    for &k in &keys {
+        f.insert(k);
+    }
+    assert!(keys.iter().all(|&k| f.contains(k)));
+    let back = BlockedBloom::decode(&f.encode()).unwrap();
+    assert!(back.blocks == f.blocks && keys.iter().all(|&k| back.contains(k)));
+    let mut copy = f.clone();
+    copy.insert(hashes(6, 1)[0]);
+    assert!(copy.blocks != f.blocks, "a clone shares no blocks with its original");
+    #[cfg(target_os = "linux")]
+    assert!(f.blocks.is_mapped() && back.blocks.is_mapped() && copy.blocks.is_mapped());
+    assert!(!BlockedBloom::new(1000, 10.0).blocks.is_mapped());
+    assert!(
+        BlockedBloom::try_new(1 << 20, 20.0).unwrap().blocks.is_mapped() || cfg!(not(target_os = "linux"))
+    );
+}

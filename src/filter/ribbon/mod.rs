@@ -52,6 +52,7 @@ mod solve;
 mod tests;
 
 use super::kind::{KindSpec, decoder};
+use super::zeroed_buf::ZeroedBuf;
 use super::{BuildError, Filter, FilterCodec};
 use crate::codec::{Reader, seal, unseal};
 use crate::{Error, Result};
@@ -97,7 +98,7 @@ pub struct Ribbon {
     seed: u64,
     keys: u32,
     layout: RibbonLayout,
-    words: Box<[u128]>,
+    words: ZeroedBuf<u128>,
     /// Keys left out of the system, kept exactly (`bumped.rs`).
     bumped: Bumped,
 }
@@ -224,11 +225,10 @@ impl Ribbon {
                 }
             }
             if bumped.len() <= limit {
-                let mut words = banding.solve(&layout);
-                words.resize(layout.words() + MAX_COLUMNS as usize, 0);
+                let words = banding.solve(&layout);
                 let keys = u32::try_from(distinct).map_err(|_| too_many(distinct))?;
                 let bumped = Bumped::new(bumped, &layout);
-                return Ok((Ribbon { seed, keys, layout, words: words.into_boxed_slice(), bumped }, mixed));
+                return Ok((Ribbon { seed, keys, layout, words, bumped }, mixed));
             }
             // The next seed: a fresh, independent system.
             seed = remix(seed, u64::from(attempt) + 1);
@@ -471,15 +471,13 @@ impl FilterCodec for Ribbon {
                 format!("solution takes {} bytes, the geometry needs {expected}", r.remaining()),
             ));
         }
-        let mut words: Vec<u128> = r
-            .bytes(expected)?
-            .chunks_exact(16)
-            .map(|c| u128::from_le_bytes(c.try_into().unwrap_or([0; 16])))
-            .collect();
-        words.resize(layout.words() + MAX_COLUMNS as usize, 0);
+        let mut words = ZeroedBuf::kept(layout.words() + MAX_COLUMNS as usize);
+        for (w, c) in words.iter_mut().zip(r.bytes(expected)?.chunks_exact(16)) {
+            *w = u128::from_le_bytes(c.try_into().unwrap_or([0; 16]));
+        }
         let bumped = if version == 1 { Vec::new() } else { Self::read_bumped(&mut r, keys)? };
         let bumped = Bumped::new(bumped, &layout);
-        Ok(Ribbon { seed, keys, layout, words: words.into_boxed_slice(), bumped })
+        Ok(Ribbon { seed, keys, layout, words, bumped })
     }
 
     /// The length of [`FilterCodec::encode`] for `keys` distinct keys at

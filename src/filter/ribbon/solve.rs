@@ -27,17 +27,19 @@
 //! done, the window *is* that block's solution word for the column, the
 //! interleaved (column-major per block) storage queries read.
 
-use super::layout::{Equation, RibbonLayout, WIDTH, remix};
+use super::super::zeroed_buf::ZeroedBuf;
+use super::layout::{Equation, MAX_COLUMNS, RibbonLayout, WIDTH, remix};
 
-/// The banded rows, one optional row per slot.
+/// The banded rows, one optional row per slot (scratch on huge pages when
+/// large: 20 bytes a slot).
 pub(crate) struct Banding {
-    coeffs: Vec<u128>,
-    results: Vec<u32>,
+    coeffs: ZeroedBuf<u128>,
+    results: ZeroedBuf<u32>,
 }
 
 impl Banding {
     pub(crate) fn new(slots: usize) -> Self {
-        Banding { coeffs: vec![0; slots], results: vec![0; slots] }
+        Banding { coeffs: ZeroedBuf::new(slots), results: ZeroedBuf::new(slots) }
     }
 
     /// Adds one equation; `false` if it contradicts the rows already held
@@ -73,9 +75,10 @@ impl Banding {
         }
     }
 
-    /// Back substitution into `layout`'s interleaved words.
-    pub(crate) fn solve(&self, layout: &RibbonLayout) -> Vec<u128> {
-        let mut words = vec![0u128; layout.words()];
+    /// Back substitution into `layout`'s interleaved words, followed by
+    /// `MAX_COLUMNS` zero words of padding (see `Ribbon::words`).
+    pub(crate) fn solve(&self, layout: &RibbonLayout) -> ZeroedBuf<u128> {
+        let mut words = ZeroedBuf::kept(layout.words() + MAX_COLUMNS as usize);
         let top = layout.columns(layout.blocks - 1) as usize;
         // windows[b]: bit t holds Z[i + t][b] for the slot i last solved.
         let mut windows = [0u128; 32];

@@ -346,3 +346,22 @@ fn stopping_early_never_changes_an_answer() {
         assert_eq!(f.contains_mixed::<true>(m), f.contains_mixed::<false>(m));
     }
 }
+
+/// A solution of more than a huge page is kept on huge pages, from a build
+/// and from a decode, and behaves as a heap one: every key, an equal
+/// round trip, a deep clone.
+#[test]
+fn large_solutions_live_on_huge_pages() {
+    // 10^6 keys at 20 bits/key: about 2.5 MB of solution words.
+    let hashes = random_hashes(31, 1_000_000);
+    let f = Ribbon::build(&hashes, 20.0).unwrap();
+    assert!(hashes.iter().all(|&h| f.contains(h)));
+    let back = Ribbon::decode(&f.encode()).unwrap();
+    assert_eq!(back, f);
+    let mut copy = f.clone();
+    copy.words[0] ^= 1;
+    assert_ne!(copy, f, "a clone shares no words with its original");
+    #[cfg(target_os = "linux")]
+    assert!(f.words.is_mapped() && back.words.is_mapped() && copy.words.is_mapped());
+    assert!(!Ribbon::build(&hashes[..1000], 20.0).unwrap().words.is_mapped());
+}
