@@ -33,45 +33,59 @@ use super::layout::{Equation, MAX_COLUMNS, RibbonLayout, WIDTH, remix};
 /// The banded rows, one optional row per slot (scratch on huge pages when
 /// large: 20 bytes a slot).
 pub(crate) struct Banding {
-    coeffs: ZeroedBuf<u128>,
+    /// The rows' low and high 64 bits apart: a slot's index then scales by
+    /// 8 inside the load's address, one step fewer on the chain each
+    /// elimination step waits on.
+    lo: ZeroedBuf<u64>,
+    hi: ZeroedBuf<u64>,
     results: ZeroedBuf<u32>,
 }
 
 impl Banding {
     pub(crate) fn new(slots: usize) -> Self {
-        Banding { coeffs: ZeroedBuf::new(slots), results: ZeroedBuf::new(slots) }
+        Banding { lo: ZeroedBuf::new(slots), hi: ZeroedBuf::new(slots), results: ZeroedBuf::new(slots) }
     }
 
     /// Adds one equation; `false` if it contradicts the rows already held
     /// (the system has no solution under this seed).
     #[inline]
     pub(crate) fn add(&mut self, e: Equation) -> bool {
-        let (mut s, mut c, mut r) = (e.start as usize, e.coeff, e.result);
+        #[expect(clippy::cast_possible_truncation, reason = "the halves of the row")]
+        let (mut s, mut lo, mut hi, mut r) =
+            (e.start as usize, e.coeff as u64, (e.coeff >> 64) as u64, e.result);
         loop {
-            let Some(held) = self.coeffs.get(s).copied() else {
+            let (Some(&held_lo), Some(&held_hi)) = (self.lo.get(s), self.hi.get(s)) else {
                 // Unreachable for an equation from the layout (its window
                 // ends inside the array); refused rather than trusted.
                 return false;
             };
-            if held == 0 {
-                self.coeffs[s] = c;
+            if held_lo | held_hi == 0 {
+                self.lo[s] = lo;
+                self.hi[s] = hi;
                 self.results[s] = r;
                 return true;
             }
-            c ^= held;
+            lo ^= held_lo;
+            hi ^= held_hi;
             r ^= self.results[s];
-            if c == 0 {
-                return r == 0;
-            }
             // Bit 0 is clear now, and the next set bit is in the low half
             // but for one row in 2^63: testing that half alone keeps the
-            // 128-bit count (two counts and a select) off the chain of
-            // dependent steps, 54 → 42 ms of banding at 10^6 keys.
-            #[expect(clippy::cast_possible_truncation, reason = "the low half")]
-            let low = c as u64;
-            let tz = if low != 0 { low.trailing_zeros() } else { c.trailing_zeros() };
-            s += tz as usize;
-            c >>= tz;
+            // high half's count off the chain of dependent steps, 54 → 42
+            // ms of banding at 10^6 keys; a shift by 1..=63 needs no
+            // fix-up for counts of 64 and more.
+            if let Some(low) = std::num::NonZeroU64::new(lo) {
+                let tz = low.trailing_zeros();
+                s += tz as usize;
+                lo = (lo >> tz) | ((hi << 1) << (63 - tz));
+                hi >>= tz;
+            } else if hi == 0 {
+                return r == 0;
+            } else {
+                let tz = hi.trailing_zeros();
+                s += 64 + tz as usize;
+                lo = hi >> tz;
+                hi = 0;
+            }
         }
     }
 
@@ -86,7 +100,7 @@ impl Banding {
             let columns = layout.columns(block) as usize;
             let base = block as usize * WIDTH as usize;
             for i in (base..base + WIDTH as usize).rev() {
-                let (c, r) = (self.coeffs[i], self.results[i]);
+                let (c, r) = (u128::from(self.hi[i]) << 64 | u128::from(self.lo[i]), self.results[i]);
                 for (b, w) in windows.iter_mut().enumerate().take(top) {
                     // Bit 0 of the shifted window is the unknown Z[i][b];
                     // the row's bit 0 (its pivot) multiplies it, so leave
