@@ -31,6 +31,11 @@
 //! follows them depends on the filter), so that rewriting a table's filter
 //! never changes the shape, and a refresh written to the plan stays on it.
 //!
+//! Under a prefix extractor a table's filter holds each distinct prefix
+//! beside the keys, so the levels are counted in filter entries (keys and
+//! prefixes, at the tree's ratio of the two), while the budget stays the
+//! keys' (`TreeShape::with_entries_per_key`).
+//!
 //! When the tree grows, tables written under an older plan drift from the
 //! current one; compaction brings them back (see `compaction::picker`'s
 //! refresh jobs), so the plan is kept by the tree, not only by new tables.
@@ -156,7 +161,17 @@ impl DbInner {
             let table_keys = level1_table_keys * growth(level);
             levels.push(LevelModel { run_keys: n, runs: 1.0, table_keys: table_keys.min(n).max(1.0) });
         }
-        TreeShape::settling(levels)
+        // Filters hold prefixes too: plan their entries, on the budget of
+        // the keys (`TreeShape::with_entries_per_key`). Both counts are the
+        // data's, which a filter refresh leaves as they were.
+        let (distinct, in_filters) =
+            all().fold((0u64, 0u64), |(d, f), t| (d + t.table.distinct_keys(), f + t.table.filter_keys()));
+        let per_key = if distinct > 0 { in_filters as f64 / distinct as f64 } else { 1.0 };
+        for l in &mut levels {
+            l.run_keys *= per_key;
+            l.table_keys *= per_key;
+        }
+        TreeShape::settling(levels).with_entries_per_key(per_key)
     }
 
     /// The policy's plan for `shape`, made once per shape: flushes,

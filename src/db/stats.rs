@@ -31,7 +31,8 @@ pub struct LevelStats {
     /// for another: see [`LevelStats::built_fpr`].
     pub target_fpr: f64,
     /// Real filter bits per key the policy plans for this level now
-    /// (compare [`LevelStats::filter_bits_per_key`]).
+    /// (compare [`LevelStats::filter_bits_per_key`]); per key, with the
+    /// key's share of the prefixes a prefix extractor adds to the filters.
     pub target_bits_per_key: f64,
     /// The theoretical false-positive rate of the filters the level's tables
     /// actually carry, weighted by entries (a table without a usable filter
@@ -465,7 +466,9 @@ impl super::DbInner {
             let built = (l.keys > 0).then(|| weighted / l.keys as f64);
             l.built_fpr = built;
             l.target_fpr = planned.target_fpr;
-            l.target_bits_per_key = planned.bits_per_key;
+            // The plan's bits are per filter entry; under a prefix
+            // extractor a key brings a share of a prefix as well.
+            l.target_bits_per_key = planned.bits_per_key * shape.entries_per_key();
         }
         stats
     }

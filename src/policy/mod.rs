@@ -195,9 +195,11 @@ impl FilterPolicy {
                     .collect(),
                 Rule::Monkey { bits_per_key } => {
                     let filtered = &levels[..skipped.unwrap_or(levels.len())];
-                    let all = bits_per_key * filtered.iter().map(LevelModel::keys).sum::<f64>();
+                    // The levels count filter entries; the budget is per key.
+                    let per_entry = bits_per_key / shape.entries_per_key();
+                    let all = per_entry * filtered.iter().map(LevelModel::keys).sum::<f64>();
                     if shape.is_settling() && filtered.len() > 1 {
-                        let budget = bits_per_key * filtered.iter().skip(1).map(LevelModel::keys).sum::<f64>();
+                        let budget = per_entry * filtered.iter().skip(1).map(LevelModel::keys).sum::<f64>();
                         monkey_plan_settling(filtered, budget)
                     } else if shape.is_settling() {
                         monkey_plan_flushes_only(filtered, all)

@@ -23,6 +23,8 @@ pub struct TreeShape {
     /// Level 0 holds flushes on their way down, counted again in the levels
     /// below (see [`TreeShape::settling`]).
     settling: bool,
+    /// Filter entries per key (see [`TreeShape::with_entries_per_key`]).
+    entries_per_key: f64,
 }
 
 impl TreeShape {
@@ -32,13 +34,13 @@ impl TreeShape {
     pub fn from_level_keys(level_keys: Vec<f64>) -> Self {
         let levels =
             level_keys.into_iter().map(|n| LevelModel { run_keys: n, runs: 1.0, table_keys: n }).collect();
-        TreeShape { levels, settling: false }
+        TreeShape { levels, settling: false, entries_per_key: 1.0 }
     }
 
     /// A shape from full level models.
     #[must_use]
     pub fn from_levels(levels: Vec<LevelModel>) -> Self {
-        TreeShape { levels, settling: false }
+        TreeShape { levels, settling: false, entries_per_key: 1.0 }
     }
 
     /// A live tree's shape: `levels[1..]` hold every key of the tree as it
@@ -50,7 +52,29 @@ impl TreeShape {
     /// without filters).
     #[must_use]
     pub fn settling(levels: Vec<LevelModel>) -> Self {
-        TreeShape { levels, settling: true }
+        TreeShape { levels, settling: true, entries_per_key: 1.0 }
+    }
+
+    /// This shape with its levels counted in filter entries, `factor` per
+    /// key: a table's filter holds its distinct keys and, under a prefix
+    /// extractor, each distinct prefix as well, so its size follows the
+    /// entries. A budget of b bits per key still buys b bits for each
+    /// *key*: the policy spends `b · entries / factor` over the levels,
+    /// and their filters get fewer bits per entry, not more memory. (A
+    /// fixed-length extractor over nearly distinct keys doubles the
+    /// entries; planned per entry alone, the filters took twice the
+    /// budget.) Factors below 1, NaN or infinite read as 1.
+    #[must_use]
+    pub fn with_entries_per_key(mut self, factor: f64) -> Self {
+        self.entries_per_key = if factor.is_finite() { factor.max(1.0) } else { 1.0 };
+        self
+    }
+
+    /// Filter entries per key, 1 without prefixes
+    /// ([`TreeShape::with_entries_per_key`]).
+    #[must_use]
+    pub fn entries_per_key(&self) -> f64 {
+        self.entries_per_key
     }
 
     /// `levels` levels whose sizes grow by `ratio`: 1, T, T², … keys.
@@ -93,7 +117,7 @@ impl TreeShape {
     /// This shape with its levels replaced by `levels` (a live tree's stays
     /// one).
     pub(crate) fn with_levels(&self, levels: Vec<LevelModel>) -> Self {
-        TreeShape { levels, settling: self.settling }
+        TreeShape { levels, settling: self.settling, entries_per_key: self.entries_per_key }
     }
 
     /// Levels in the shape.
