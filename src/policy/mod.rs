@@ -560,6 +560,25 @@ mod tests {
     }
 
     #[test]
+    fn monkey_spends_per_key_when_the_filters_hold_prefixes_too() {
+        // Levels counted in filter entries, 1.5 a key: the plan spends
+        // 10 bits for each key, so 10 / 1.5 for each entry.
+        let entries = TreeShape::geometric(10.0, 5).scaled(1.5e4).with_table_keys(1.5e5);
+        let shape = entries.clone().with_entries_per_key(1.5);
+        let plan = FilterPolicy::monkey(10.0).unwrap().plan(&shape);
+        let total: f64 = shape.level_keys().iter().sum();
+        let spent: f64 = plan.iter().zip(shape.level_keys()).map(|(l, n)| l.bits_per_key * n).sum();
+        assert!((spent / (total / 1.5) - 10.0).abs() < 0.02, "{} bits a key", spent / (total / 1.5));
+        // Per key, that is monkey:10 over the entries at 10 / 1.5 bits each.
+        let per_entry = FilterPolicy::monkey(10.0 / 1.5).unwrap().plan(&entries);
+        assert_eq!(plan, per_entry);
+        // Nonsense factors read as 1.
+        for bad in [0.5, f64::NAN, f64::INFINITY] {
+            assert!((entries.clone().with_entries_per_key(bad).entries_per_key() - 1.0).abs() < f64::EPSILON);
+        }
+    }
+
+    #[test]
     fn monkey_with_skip_last_spends_per_key_of_the_filtered_levels() {
         let shape = t10_five_levels();
         let plan = FilterPolicy::monkey(10.0).unwrap().with_skip_last_level(true).plan(&shape);
