@@ -58,8 +58,8 @@
 //! ```
 
 use super::bloom::{
-    FRAME_BYTES, HEADER_LEN, Header, MAX_PROBES, Variant, cannot_allocate, fastrange64, filled, in_filter,
-    put_header, read_header, scaled_size,
+    FRAME_BYTES, HEADER_LEN, Header, MAX_PROBES, Variant, fastrange64, filled, in_filter, put_header,
+    read_header, scaled_size, try_zeroed,
 };
 use super::kind::{KindSpec, check_bits_per_key, decoder};
 use super::zeroed_buf::{Plain, ZeroedBuf};
@@ -129,9 +129,7 @@ impl BlockedBloom {
     /// (NaN and infinities included), or a size the allocator refuses.
     pub fn try_new(expected_keys: usize, bits_per_key: f64) -> Result<Self> {
         check_bits_per_key(bits_per_key).map_err(|e| in_filter("blocked Bloom filter", e))?;
-        let len = Self::blocks_for(expected_keys, bits_per_key);
-        let blocks =
-            ZeroedBuf::try_kept(len).ok_or_else(|| cannot_allocate::<Block>(len, "blocked Bloom filter"))?;
+        let blocks = try_zeroed(Self::blocks_for(expected_keys, bits_per_key), "blocked Bloom filter")?;
         let k = probes_for(blocks.len(), expected_keys, bits_per_key);
         Ok(BlockedBloom { blocks, k, keys: 0 })
     }

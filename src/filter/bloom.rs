@@ -32,6 +32,7 @@
 //! Unused bits past `size` in the last word (or nibble) must be zero.
 
 use super::kind::{KindSpec, check_bits_per_key, decoder};
+use super::zeroed_buf::{Plain, ZeroedBuf};
 use super::{Filter, FilterCodec};
 use crate::codec::{Reader, seal, unseal};
 use crate::{Error, Result};
@@ -127,21 +128,16 @@ pub(super) fn scaled_size(n: usize, bits_per_key: f64) -> u64 {
     (n as f64 * bits_per_key).ceil() as u64
 }
 
-/// `len` default values, or `InvalidArgument` if the allocator refuses
-/// them: a size no machine holds must be an error, not an abort.
-pub(super) fn try_zeroed<T: Clone + Default>(len: usize, what: &str) -> Result<Vec<T>> {
-    let mut v = Vec::new();
-    v.try_reserve_exact(len).map_err(|_| cannot_allocate::<T>(len, what))?;
-    v.resize(len, T::default());
-    Ok(v)
-}
-
-/// The `InvalidArgument` for `len` items of `T` the allocator refused.
-pub(super) fn cannot_allocate<T>(len: usize, what: &str) -> Error {
-    Error::InvalidArgument(format!(
-        "{what}: cannot allocate {} bytes",
-        (len as u128) * std::mem::size_of::<T>() as u128
-    ))
+/// `len` zeros, kept on huge pages when large (`ZeroedBuf::try_kept`), or
+/// `InvalidArgument` if the allocator refuses them: a size no machine holds
+/// must be an error, not an abort.
+pub(super) fn try_zeroed<T: Plain>(len: usize, what: &str) -> Result<ZeroedBuf<T>> {
+    ZeroedBuf::try_kept(len).ok_or_else(|| {
+        Error::InvalidArgument(format!(
+            "{what}: cannot allocate {} bytes",
+            (len as u128) * std::mem::size_of::<T>() as u128
+        ))
+    })
 }
 
 /// `e`'s message, prefixed with the structure it is about.
@@ -239,7 +235,7 @@ impl BloomParams {
 /// ```
 #[derive(Debug, Clone)]
 pub struct Bloom {
-    words: Vec<u64>,
+    words: ZeroedBuf<u64>,
     bits: u64,
     k: u32,
     keys: u64,
@@ -297,7 +293,7 @@ impl Bloom {
     #[must_use]
     pub fn with_params(params: BloomParams) -> Self {
         let bits = params.bits.max(64);
-        Bloom { words: vec![0; words_for(bits)], bits, k: params.k.clamp(1, MAX_PROBES), keys: 0 }
+        Bloom { words: ZeroedBuf::kept(words_for(bits)), bits, k: params.k.clamp(1, MAX_PROBES), keys: 0 }
     }
 
     /// Adds a hash.
@@ -342,7 +338,7 @@ impl FilterCodec for Bloom {
     fn encode(&self) -> Vec<u8> {
         let header = Header { k: self.k, size: self.bits, keys: self.keys };
         let mut out = put_header(Variant::Classic, header, self.words.len() * 8);
-        for w in &self.words {
+        for w in self.words.iter() {
             out.extend_from_slice(&w.to_le_bytes());
         }
         seal(out)
@@ -359,7 +355,11 @@ impl FilterCodec for Bloom {
         if h.size < 64 {
             return Err(Error::corruption(8, format!("{} bits is below the 64-bit minimum", h.size)));
         }
-        let words = (0..h.size.div_ceil(64)).map(|_| r.u64()).collect::<Result<Vec<u64>>>()?;
+        // `read_header` checked that the bytes hold exactly these words.
+        let mut words = ZeroedBuf::kept(usize::try_from(h.size.div_ceil(64)).unwrap_or(0));
+        for w in words.iter_mut() {
+            *w = r.u64()?;
+        }
         let tail = h.size % 64;
         if tail != 0 && words.last().is_some_and(|&w| w >> tail != 0) {
             return Err(Error::corruption(r.position() as u64 - 8, "bits set past the end of the array"));

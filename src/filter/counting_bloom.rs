@@ -40,6 +40,7 @@ use super::bloom::{
     read_header, scaled_size, try_zeroed,
 };
 use super::kind::check_bits_per_key;
+use super::zeroed_buf::ZeroedBuf;
 use super::{Filter, FilterCodec};
 use crate::codec::seal;
 use crate::{Error, Result};
@@ -60,7 +61,7 @@ const SATURATED: u8 = 15;
 /// ```
 #[derive(Debug, Clone)]
 pub struct CountingBloom {
-    nibbles: Vec<u8>,
+    nibbles: ZeroedBuf<u8>,
     counters: u64,
     k: u32,
     keys: u64,
@@ -91,7 +92,7 @@ impl CountingBloom {
     pub fn new(expected_keys: usize, bits_per_key: f64) -> Self {
         let counters = scaled_size(expected_keys, bits_per_key).max(64);
         let bytes = usize::try_from(counters.div_ceil(2)).unwrap_or(usize::MAX);
-        CountingBloom { nibbles: vec![0; bytes], counters, k: classic_probes(bits_per_key), keys: 0 }
+        CountingBloom { nibbles: ZeroedBuf::kept(bytes), counters, k: classic_probes(bits_per_key), keys: 0 }
     }
 
     /// Applies `step` to each of `hash`'s counters.
@@ -172,7 +173,7 @@ impl FilterCodec for CountingBloom {
             return Err(Error::corruption(8, format!("{} counters is below the minimum of 64", h.size)));
         }
         let at = r.position();
-        let nibbles = r.bytes(r.remaining())?.to_vec();
+        let nibbles = ZeroedBuf::from_slice(r.bytes(r.remaining())?);
         if h.size % 2 == 1 && nibbles.last().is_some_and(|&b| b >> 4 != 0) {
             return Err(Error::corruption((at + nibbles.len() - 1) as u64, "counter set past the end"));
         }
