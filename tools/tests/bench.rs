@@ -98,8 +98,16 @@ fn filters_save_block_reads_and_every_output_is_written() {
                 "{}: {bound} vs {probed}",
                 p["policy"]
             );
-            assert_eq!(w["within_bound"], true, "{}: {}", p["policy"], w["workload"]);
-            assert!(w["blocks_per_lookup"].as_f64().unwrap() <= bound);
+            // At 4,000 lookups the 0.1% slack is under three standard
+            // errors of the false positives: an excess within them passes,
+            // with a warning naming it.
+            let blocks = w["blocks_per_lookup"].as_f64().unwrap();
+            let errors = 3.0 * (probed.min(1.0) / w["lookups"].as_f64().unwrap()).sqrt();
+            assert!(blocks <= bound + (errors - 0.001).max(0.0), "{}: {w}", p["policy"]);
+            let named =
+                format!("{} {}: read", p["policy"].as_str().unwrap(), w["workload"].as_str().unwrap());
+            let warned = warnings.iter().any(|x| x.as_str().unwrap().starts_with(&named));
+            assert_eq!(w["within_bound"] == false, warned, "{}: {w}", p["policy"]);
         }
     }
     // Present keys are found: uniform lookups read at least one block each.
