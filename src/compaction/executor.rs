@@ -59,7 +59,9 @@ pub(crate) fn run(ctx: &JobContext<'_>, job: &Job, tree: &Tree) -> Result<Outcom
     let writing = Writing { level: output_level, entries, from: Some(job.level) };
     let replaced = if job.refresh { &job.inputs } else { &job.next_inputs };
     let incoming = job.inputs.iter().chain(&job.next_inputs).map(|t| t.record.entries).sum();
-    let mut out = OutputWriter::new(ctx, tree, writing, !job.refresh, replaced, incoming);
+    let input_bytes =
+        job.inputs.iter().chain(&job.next_inputs).map(|t| t.record.file_size - t.record.filter_bytes).sum();
+    let mut out = OutputWriter::new(ctx, tree, writing, !job.refresh, replaced, incoming, input_bytes);
     let mut current: Option<bytes::Bytes> = None;
     let mut kept_at_horizon = false;
     let mut merge = Merge::new(sources);

@@ -4,7 +4,8 @@
 //!   least overlap below per byte, a cursor per level for ties).
 //! - [`executor`]: merge, drop shadowed versions and dead tombstones, return
 //!   the edit.
-//! - [`writer`]: output tables split at the target size between user keys.
+//! - [`writer`]: output tables split at the target size between user keys
+//!   (a small remainder joins the last).
 //!
 //! Compaction is a strategy the database runs: it picks a [`Job`] from the
 //! tree and the options, and [`run`] writes the job's outputs through a
