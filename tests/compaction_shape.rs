@@ -112,7 +112,7 @@ const COMPACT_EVERY: u64 = 700;
 /// Loads 30,000 keys into a deep tree, calling `settle` every `every`
 /// writes, then `compact()`s, and checks that every level from 2 down holds
 /// tables averaging at least a quarter of their target.
-fn deep_levels_after(every: u64, settle: impl Fn(&Db)) {
+fn deep_levels_after(every: u64, settle: impl Fn(&Db)) -> Db {
     let dir = tempfile::tempdir().unwrap();
     let o = Options {
         // Flushes much larger than level 1, as in the bench's trees: each
@@ -159,6 +159,7 @@ fn deep_levels_after(every: u64, settle: impl Fn(&Db)) {
         let expected = target.min(level_bytes) / 4;
         assert!(mean >= expected, "L{level}: {sizes:?}, mean {mean} bytes, target {target}");
     }
+    db
 }
 
 #[test]
@@ -167,7 +168,9 @@ fn deep_levels_hold_tables_near_their_target() {
     deep_levels_after(COMPACT_EVERY, |db| {
         db.flush().unwrap();
         db.compact_due().unwrap();
-    });
+    })
+    .close()
+    .unwrap();
 }
 
 /// The same under coarse settling: `compact()` every 3,000 writes. Its
@@ -179,7 +182,56 @@ fn deep_levels_hold_tables_near_their_target() {
 /// (`compaction::writer::split_here`).
 #[test]
 fn deep_levels_hold_tables_near_their_target_under_coarse_compactions() {
-    deep_levels_after(3_000, |db| db.compact().unwrap());
+    let db = deep_levels_after(3_000, |db| db.compact().unwrap());
+    // Not one table under a quarter of its level's target (level 3 held
+    // five before).
+    let stats = db.stats();
+    assert!(stats.levels.iter().all(|l| l.small_tables == 0), "{stats}");
+}
+
+/// `Stats` counts a level's small tables: a few keys merged into level 1
+/// beyond every table there, beside a table too large to widen into, make
+/// a table of their own, under a quarter of the target.
+#[test]
+fn stats_count_a_levels_small_tables() {
+    let dir = tempfile::tempdir().unwrap();
+    // One flush per `compact()`, so that a merge's input bytes are its
+    // output's and the table splits as planned.
+    let o = Options {
+        memtable_bytes: 1 << 20,
+        fs: common::no_sync_fs(),
+        base_level_bytes: 1 << 20,
+        table_target_bytes: 2048,
+        auto_compaction: false,
+        filter_policy: Some(FilterPolicy::per_level(vec![FilterKind::None])),
+        ..Options::default()
+    };
+    let db = Db::open(dir.path(), o.clone()).unwrap();
+    // About 2.3 KB of entries: one level-1 table just over the 2,048-byte
+    // target (a remainder under a quarter of it stays in the table), too
+    // large for a merge beside it to take in.
+    for i in 0..20u32 {
+        db.put(format!("a{i:04}").as_bytes(), [b'v'; 100]).unwrap();
+    }
+    db.compact().unwrap();
+    let one = db.stats();
+    let first: Vec<u64> = db.tables().iter().filter(|t| t.level == 1).map(|t| t.file_size).collect();
+    assert_eq!(one.levels[1].tables, 1, "{first:?}");
+    assert_eq!(one.levels[1].small_tables, 0);
+    for i in 0..3u32 {
+        db.put(format!("z{i:04}").as_bytes(), b"value-value").unwrap();
+    }
+    db.compact().unwrap();
+    let two = db.stats();
+    let sizes: Vec<u64> = db.tables().iter().filter(|t| t.level == 1).map(|t| t.file_size).collect();
+    assert_eq!(sizes.len(), 2, "{sizes:?}");
+    let small = sizes.iter().filter(|&&b| b < o.table_target_bytes_for(1) / 4).count() as u64;
+    assert_eq!(small, 1, "{sizes:?}");
+    assert_eq!(two.levels[1].small_tables, 1, "{sizes:?}");
+    assert!(
+        two.to_string().contains("tables under a quarter of their level's target size: L1 1 of 2"),
+        "{two}"
+    );
 }
 
 /// Issue 35 step 1, and issue 28's budget after `compact()`: level 0 ends

@@ -64,6 +64,14 @@ pub struct LevelStats {
     /// bits under its plan before it counts: a budget's bits move a little
     /// with every plan.
     pub tables_over_target: u64,
+    /// Tables under a quarter of the level's table size target
+    /// ([`Options::table_target_bytes_for`](crate::Options::table_target_bytes_for)),
+    /// on a level below 0 holding more than one table: each costs a
+    /// filter's fixed bytes, an index and a probe for a sliver of the
+    /// level's keys. Merges leave none of their own
+    /// (`compaction::writer::split_here`); a count here is a level still
+    /// shaped by an older build, or by ranges no merge has reached since.
+    pub small_tables: u64,
     /// Data blocks read by point lookups.
     pub data_blocks_read: u64,
     /// Bytes of data blocks read by point lookups.
@@ -299,6 +307,32 @@ impl Stats {
     }
 }
 
+impl Stats {
+    /// One line `what: L1 n, L3 m` (with `of tables` when `of`) naming the
+    /// levels where `count` is not 0; nothing when it is 0 everywhere.
+    fn levels_with(
+        &self,
+        f: &mut std::fmt::Formatter<'_>,
+        what: &str,
+        count: impl Fn(&LevelStats) -> u64,
+        of: bool,
+    ) -> std::fmt::Result {
+        let named: Vec<String> = self
+            .levels
+            .iter()
+            .filter(|l| count(l) > 0)
+            .map(|l| {
+                if of {
+                    format!("L{} {} of {}", l.level, count(l), l.tables)
+                } else {
+                    format!("L{} {}", l.level, count(l))
+                }
+            })
+            .collect();
+        if named.is_empty() { Ok(()) } else { writeln!(f, "{what}: {}", named.join(", ")) }
+    }
+}
+
 impl std::fmt::Display for Stats {
     /// A per-level table for humans (the CLI's `stats`), levels with no
     /// tables and no probes left out.
@@ -373,24 +407,14 @@ impl std::fmt::Display for Stats {
                 observed
             )?;
         }
-        let fallbacks: Vec<String> = self
-            .levels
-            .iter()
-            .filter(|l| l.filter_fallbacks > 0)
-            .map(|l| format!("L{} {}", l.level, l.filter_fallbacks))
-            .collect();
-        if !fallbacks.is_empty() {
-            writeln!(f, "tables whose filter fell back to blocked Bloom: {}", fallbacks.join(", "))?;
-        }
-        let over: Vec<String> = self
-            .levels
-            .iter()
-            .filter(|l| l.tables_over_target > 0)
-            .map(|l| format!("L{} {} of {}", l.level, l.tables_over_target, l.tables))
-            .collect();
-        if !over.is_empty() {
-            writeln!(f, "tables whose filter misses the level's planned rate: {}", over.join(", "))?;
-        }
+        self.levels_with(f, "tables whose filter fell back to blocked Bloom", |l| l.filter_fallbacks, false)?;
+        self.levels_with(
+            f,
+            "tables whose filter misses the level's planned rate",
+            |l| l.tables_over_target,
+            true,
+        )?;
+        self.levels_with(f, "tables under a quarter of their level's target size", |l| l.small_tables, true)?;
         let dropped: u64 = self.levels.iter().map(|l| l.filters_dropped).sum();
         if dropped > 0 || self.cleanup_failures > 0 {
             writeln!(
@@ -443,6 +467,12 @@ impl super::DbInner {
             l.table_blocks_read = tables.iter().map(|t| t.table.counters().data_blocks_read).sum();
             l.filters_dropped = tables.iter().filter(|t| t.table.filter_dropped()).count() as u64;
             l.filter_fallbacks = tables.iter().filter(|t| t.table.filter_fell_back()).count() as u64;
+            let small = self.opts.table_target_bytes_for(l.level) / 4;
+            l.small_tables = if l.level == 0 || tables.len() < 2 {
+                0
+            } else {
+                tables.iter().filter(|t| t.record.file_size < small).count() as u64
+            };
             // A level below the deepest the plan covers is planned as if
             // the shape reached it.
             let planned = match plan.get(l.level) {

@@ -177,3 +177,40 @@ fn db_info_names_fallbacks_and_tables_over_target() {
     let text = String::from_utf8(siftdb(&["db", "info", p(&dir), "--probes", "0"]).stdout).unwrap();
     assert!(text.contains("(1 fell back, 1 over target)"), "{text}");
 }
+
+/// `db info` gives each level's table sizes, and notes a level whose
+/// smallest table is a quarter of its median or less: here a merge of
+/// three keys beyond a full level-1 table, which it was too large to join.
+#[test]
+fn db_info_shows_the_spread_of_table_sizes() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("db");
+    let opts = siftdb::Options {
+        memtable_bytes: 1 << 20,
+        base_level_bytes: 1 << 20,
+        table_target_bytes: 2048,
+        auto_compaction: false,
+        filter_policy: Some("none".parse().unwrap()),
+        ..siftdb::Options::default()
+    };
+    let db = siftdb::Db::open(&dir, opts).unwrap();
+    for i in 0..20u32 {
+        db.put(format!("a{i:04}").as_bytes(), [b'v'; 100]).unwrap();
+    }
+    db.compact().unwrap();
+    for i in 0..3u32 {
+        db.put(format!("z{i:04}").as_bytes(), [b'v'; 100]).unwrap();
+    }
+    db.compact().unwrap();
+    let sizes: Vec<u64> = db.tables().iter().filter(|t| t.level == 1).map(|t| t.file_size).collect();
+    db.close().unwrap();
+    drop(db);
+    let (code, info) = run_json(&["db", "info", p(&dir), "--probes", "0", "--json"]);
+    assert_eq!(code, 0, "{info}");
+    let spread = &info["levels"][1]["table_bytes"];
+    let (min, max) = (*sizes.iter().min().unwrap(), *sizes.iter().max().unwrap());
+    assert_eq!((spread["min"].as_u64(), spread["max"].as_u64()), (Some(min), Some(max)), "{sizes:?}");
+    assert!(info["levels"][0]["table_bytes"].is_null(), "{info}");
+    let text = String::from_utf8(siftdb(&["db", "info", p(&dir), "--probes", "0"]).stdout).unwrap();
+    assert!(text.contains(&format!("smallest table {min} bytes, median {max}")), "{sizes:?}\n{text}");
+}

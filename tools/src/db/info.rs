@@ -364,9 +364,20 @@ fn document(i: &RecoveryScan, a: &Args) -> Result<Value, String> {
                     siftdb::LevelStats::misses(t["theoretical_fpr"].as_f64().unwrap_or(1.0), planned)
                 })
                 .count();
+            // The spread of table sizes: a level's small tables each pay a
+            // filter's fixed bytes and a probe (`LevelStats::small_tables`,
+            // against the options' target, which the directory does not
+            // record).
+            let mut sizes: Vec<u64> = tables.iter().filter_map(|t| t["size"].as_u64()).collect();
+            sizes.sort_unstable();
+            let table_bytes = match (sizes.first(), sizes.get(sizes.len() / 2), sizes.last()) {
+                (Some(min), Some(median), Some(max)) => json!({ "min": min, "median": median, "max": max }),
+                _ => Value::Null,
+            };
             json!({
                 "level": n,
                 "tables": tables.len(),
+                "table_bytes": table_bytes,
                 "entries": sum("entries"),
                 "keys": keys,
                 "filter_keys": filter_keys,
@@ -544,6 +555,13 @@ pub fn run(a: &Args) -> Result<Outcome, String> {
                     }
                     if let Some(n) = l["tables_over_target"].as_u64().filter(|&n| n > 0) {
                         notes.push(format!("{n} over target"));
+                    }
+                    // Tables a quarter of the level's median or less.
+                    let spread = &l["table_bytes"];
+                    if let (Some(min), Some(median)) = (spread["min"].as_u64(), spread["median"].as_u64())
+                        && min.saturating_mul(4) <= median
+                    {
+                        notes.push(format!("smallest table {min} bytes, median {median}"));
                     }
                     for (e, n) in l["prefix_extractors"].as_object().into_iter().flatten() {
                         if e != "none" {
