@@ -203,7 +203,7 @@ fn the_absent_key_bound_counts_every_level_probed() {
         .args([
             "bench",
             "--keys",
-            "7000",
+            "20000",
             "--value-bytes",
             "20",
             "--lookups",
@@ -230,7 +230,13 @@ fn the_absent_key_bound_counts_every_level_probed() {
         assert!((bound - probed - 0.001 - repeats).abs() < 1e-9, "{}: {bound} vs {probed}", p["policy"]);
         // The expectation from the probes really made: none for no filter;
         // for a filter, the measured reads within sampling error of it
-        // (about 400 false positives expected here: five deviations ≈ 25%).
+        // (about 900 false positives expected here: five deviations ≈ 17%).
+        // The rate a small filter realizes strays from its theory as well
+        // (a blocked Bloom filter of 30 blocks, as the levels of a
+        // 7,000-key tree hold, is as good as its few blocks' loads): with
+        // blocked-bloom:10 the same check read −26% at 7,000 keys and +16%
+        // at 12,000; at 20,000 (the bench's least for four levels) both
+        // Bloom policies read within 3%.
         let expected = &w["expected_blocks_per_lookup"];
         if p["policy"] == "none" {
             assert!(expected.is_null(), "{expected}");
