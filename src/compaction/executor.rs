@@ -59,13 +59,13 @@ pub(crate) fn run(ctx: &JobContext<'_>, job: &Job, tree: &Tree) -> Result<Outcom
     let writing = Writing { level: output_level, entries, from: Some(job.level) };
     let replaced = if job.refresh { &job.inputs } else { &job.next_inputs };
     let incoming = job.inputs.iter().chain(&job.next_inputs).map(|t| t.record.entries).sum();
-    let input_bytes =
-        job.inputs.iter().chain(&job.next_inputs).map(|t| t.record.file_size - t.record.filter_bytes).sum();
-    let mut out = OutputWriter::new(ctx, tree, writing, !job.refresh, replaced, incoming, input_bytes);
+    let mut out = OutputWriter::new(ctx, tree, writing, !job.refresh, replaced, incoming);
     let mut current: Option<bytes::Bytes> = None;
     let mut kept_at_horizon = false;
     let mut merge = Merge::new(sources);
+    let mut read = 0u64;
     while let Some(v) = merge.next_version()? {
+        read += 1;
         let new_key = current.as_ref() != Some(&v.key);
         if new_key {
             current = Some(v.key.clone());
@@ -75,7 +75,7 @@ pub(crate) fn run(ctx: &JobContext<'_>, job: &Job, tree: &Tree) -> Result<Outcom
         if !job.refresh && !keep(&v, horizon, &mut kept_at_horizon, &may_exist_deeper) {
             continue;
         }
-        out.add(&v, new_key)?;
+        out.add(&v, new_key, read)?;
     }
     let outputs = out.finish()?;
 

@@ -27,9 +27,9 @@ pub(crate) struct OutputWriter<'a> {
     /// Whether outputs split (a refresh keeps its table whole, so the
     /// tree's shape does not move).
     split: bool,
-    /// The inputs' bytes of data and index, and those of the finished
-    /// outputs: what is left to write, about.
-    input_bytes: u64,
+    /// Versions the merge brings in all, and bytes of the finished
+    /// outputs: with the versions read so far, what is left to write.
+    incoming: u64,
     finished_bytes: u64,
     current: Option<(NewTable, FilterKind)>,
     done: Vec<Arc<TableFile>>,
@@ -38,8 +38,7 @@ pub(crate) struct OutputWriter<'a> {
 impl<'a> OutputWriter<'a> {
     /// A writer of tables for `writing.level` of `tree`, with the filter
     /// the policy plans for that write. The write replaces `replaced` (tables
-    /// of that level) and brings `incoming` entries in `input_bytes` bytes
-    /// of data and index (filters left out).
+    /// of that level) and brings `incoming` entries.
     pub fn new(
         ctx: &'a JobContext<'a>,
         tree: &Tree,
@@ -47,7 +46,6 @@ impl<'a> OutputWriter<'a> {
         split: bool,
         replaced: &[Arc<TableFile>],
         incoming: u64,
-        input_bytes: u64,
     ) -> Self {
         let planned = (ctx.filter_for)(tree, writing);
         let level = tree.level(writing.level);
@@ -70,21 +68,23 @@ impl<'a> OutputWriter<'a> {
             bloom,
             table_keys,
             split,
-            input_bytes,
+            incoming,
             finished_bytes: 0,
             current: None,
             done: Vec::new(),
         }
     }
 
-    /// Adds a version; `new_key` says it starts a new user key (a split point).
-    pub fn add(&mut self, v: &KeyVersion, new_key: bool) -> Result<()> {
+    /// Adds a version; `new_key` says it starts a new user key (a split
+    /// point); `read` counts the versions the merge has read so far, this
+    /// one and those it dropped included.
+    pub fn add(&mut self, v: &KeyVersion, new_key: bool, read: u64) -> Result<()> {
         if new_key
             && self.split
             && let Some((t, _)) = &self.current
             && split_here(
                 t.estimated_size(),
-                self.input_bytes.saturating_sub(self.finished_bytes + t.estimated_size()),
+                self.remaining(t.estimated_size(), read),
                 self.ctx.opts.table_target_bytes_for(self.level),
             )
         {
@@ -100,6 +100,15 @@ impl<'a> OutputWriter<'a> {
         }
         let Some((t, _)) = &mut self.current else { return Ok(()) };
         t.add(&v.key, v.seq, v.kind, &v.value)
+    }
+
+    /// Bytes still to write, about: the versions not yet read, at the bytes
+    /// written per version read so far (which counts the versions dropped,
+    /// so a merge that drops many expects less).
+    fn remaining(&self, current: u64, read: u64) -> u64 {
+        let written = u128::from(self.finished_bytes + current);
+        let left = u128::from(self.incoming.saturating_sub(read));
+        u64::try_from(left * written / u128::from(read.max(1))).unwrap_or(u64::MAX)
     }
 
     fn finish_current(&mut self) -> Result<()> {
@@ -132,10 +141,9 @@ impl<'a> OutputWriter<'a> {
 /// table of its own. Those remainders, as small as a few keys, persisted on
 /// the deep levels `Db::compact` reaches in large merges (six tables of
 /// 14–23 KB on a level of 205 KB tables), each paying a filter's fixed
-/// bytes and a probe. `remaining` counts the inputs' bytes, shadowed
-/// versions included, so it errs high, and then a remainder is still
-/// written, as before; widening (`picker::widen_to_target`) merges it
-/// later.
+/// bytes and a probe. `remaining` is an estimate (the versions left at
+/// the bytes per version so far); where it errs high a remainder is still
+/// written, and widening (`picker::widen_to_target`) merges it later.
 ///
 /// Tried and not kept (docs/measurements.md): halving what is left once it
 /// fits two tables, and splitting each whole merge into equal tables. Both
