@@ -139,9 +139,9 @@ impl<'a> OutputWriter<'a> {
 /// At the target, unless what is left is under a quarter of it: the last
 /// table then takes it (up to 1.25× the target) instead of leaving it as a
 /// table of its own. Those remainders, as small as a few keys, persisted on
-/// the deep levels `Db::compact` reaches in large merges (six tables of
-/// 14–23 KB on a level of 205 KB tables), each paying a filter's fixed
-/// bytes and a probe. `remaining` is an estimate (the versions left at
+/// the deep levels `Db::compact` reaches in large merges (five tables of
+/// 14–23 KB beside one of 173 KB, on a level of 205 KB tables), each
+/// paying a filter's fixed bytes and a probe. `remaining` is an estimate (the versions left at
 /// the bytes per version so far); where it errs high a remainder is still
 /// written, and widening (`picker::widen_to_target`) merges it later.
 ///

@@ -68,9 +68,10 @@ pub struct LevelStats {
     /// ([`Options::table_target_bytes_for`](crate::Options::table_target_bytes_for)),
     /// on a level below 0 holding more than one table: each costs a
     /// filter's fixed bytes, an index and a probe for a sliver of the
-    /// level's keys. Merges leave none of their own
-    /// (`compaction::writer::split_here`); a count here is a level still
-    /// shaped by an older build, or by ranges no merge has reached since.
+    /// level's keys. A merge's last table takes a small remainder
+    /// (`compaction::writer::split_here`), so a count here is a level
+    /// shaped by an older build, by ranges no merge has reached since, or
+    /// by a merge whose estimate of what was left erred high.
     pub small_tables: u64,
     /// Data blocks read by point lookups.
     pub data_blocks_read: u64,
@@ -305,9 +306,7 @@ impl Stats {
         }
         Ok(())
     }
-}
 
-impl Stats {
     /// One line `what: L1 n, L3 m` (with `of tables` when `of`) naming the
     /// levels where `count` is not 0; nothing when it is 0 everywhere.
     fn levels_with(

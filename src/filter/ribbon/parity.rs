@@ -21,8 +21,8 @@
 //! ```
 //!
 //! A query reads its block's columns eight at a time: measured at 10^6
-//! keys and 7 columns, present keys 20.7 → 13.5 ns, absent 16.6 → 14.7,
-//! and the build's validation 13.1 → 8.8 ms (docs/measurements.md, "Ribbon:
+//! keys and 7 bits/key, present keys 20.7 → 13.8 ns, absent 16.4 → 14.6,
+//! and the build's validation 13.1 → 9.3 ms (docs/measurements.md, "Ribbon:
 //! eight columns at once").
 
 /// Bit `b` of the result is the parity of `here[b] & c_here ^ next[b] &
