@@ -213,17 +213,7 @@ impl Ribbon {
             let blocks = RibbonLayout::blocks_for(distinct).ok_or_else(|| too_many(distinct))?;
             let layout = layout_for(distinct, blocks).ok_or_else(|| too_many(distinct))?;
             let mut banding = Banding::new(layout.slots());
-            let mut bumped = Vec::new();
-            let limit = max_bumped(distinct);
-            for &h in &mixed {
-                if !banding.add(layout.equation(h)) {
-                    bumped.push(h);
-                    if bumped.len() > limit {
-                        break;
-                    }
-                }
-            }
-            if bumped.len() <= limit {
+            if let Some(bumped) = banding.add_all(&layout, &mixed, max_bumped(distinct)) {
                 let words = banding.solve(&layout);
                 let keys = u32::try_from(distinct).map_err(|_| too_many(distinct))?;
                 let bumped = Bumped::new(bumped, &layout);

@@ -47,46 +47,82 @@ impl Banding {
     }
 
     /// Adds one equation; `false` if it contradicts the rows already held
-    /// (the system has no solution under this seed).
-    #[inline]
+    /// (the system has no solution under this seed). Builds band with
+    /// [`Banding::add_all`]; this is for rows made by hand, and the
+    /// one-at-a-time reference that is tested against.
+    #[cfg(test)]
     pub(crate) fn add(&mut self, e: Equation) -> bool {
-        #[expect(clippy::cast_possible_truncation, reason = "the halves of the row")]
-        let (mut s, mut lo, mut hi, mut r) =
-            (e.start as usize, e.coeff as u64, (e.coeff >> 64) as u64, e.result);
+        let mut row = Row::of(e);
+        let (lo, hi, results) = (&mut *self.lo, &mut *self.hi, &mut *self.results);
         loop {
-            let (Some(&held_lo), Some(&held_hi)) = (self.lo.get(s), self.hi.get(s)) else {
-                // Unreachable for an equation from the layout (its window
-                // ends inside the array); refused rather than trusted.
-                return false;
-            };
-            if held_lo | held_hi == 0 {
-                self.lo[s] = lo;
-                self.hi[s] = hi;
-                self.results[s] = r;
-                return true;
-            }
-            lo ^= held_lo;
-            hi ^= held_hi;
-            r ^= self.results[s];
-            // Bit 0 is clear now, and the next set bit is in the low half
-            // but for one row in 2^63: testing that half alone keeps the
-            // high half's count off the chain of dependent steps, 54 → 42
-            // ms of banding at 10^6 keys; a shift by 1..=63 needs no
-            // fix-up for counts of 64 and more.
-            if let Some(low) = std::num::NonZeroU64::new(lo) {
-                let tz = low.trailing_zeros();
-                s += tz as usize;
-                lo = (lo >> tz) | ((hi << 1) << (63 - tz));
-                hi >>= tz;
-            } else if hi == 0 {
-                return r == 0;
-            } else {
-                let tz = hi.trailing_zeros();
-                s += 64 + tz as usize;
-                lo = hi >> tz;
-                hi = 0;
+            if let Some(taken) = row.step(lo, hi, results) {
+                return taken;
             }
         }
+    }
+
+    /// Bands the equations of `mixed` (remixed hashes, sorted by start)
+    /// two at a time: returns the keys whose rows contradict (bumped,
+    /// sorted), or `None` once there are more than `limit` of them.
+    ///
+    /// Each step of an elimination waits on the last (the slot it loads
+    /// comes from the shift before), so one row at a time leaves the core
+    /// mostly idle. Two rows in flight, one from each half of the keys,
+    /// are two independent chains the core overlaps. Rows meet only near
+    /// the middle, and the order rows arrive in changes nothing but which
+    /// of two contradicting rows is bumped: a row moves only past slots
+    /// that hold a row, and a held row never changes, so whatever it is
+    /// reduced against was there, in either order.
+    pub(crate) fn add_all(&mut self, layout: &RibbonLayout, mixed: &[u64], limit: usize) -> Option<Vec<u64>> {
+        let mut bumped = Vec::new();
+        let mut bump = |h: u64| {
+            bumped.push(h);
+            bumped.len() <= limit
+        };
+        let (lo, hi, results) = (&mut *self.lo, &mut *self.hi, &mut *self.results);
+        let (front, back) = mixed.split_at(mixed.len() / 2);
+        let (mut front, mut back) = (front.iter(), back.iter());
+        let row = |h: &u64| (*h, Row::of(layout.equation(*h)));
+        let (mut a, mut b) = (front.next().map(row), back.next().map(row));
+        while let (Some((ha, mut ra)), Some((hb, mut rb))) = (a, b) {
+            a = match ra.step(lo, hi, results) {
+                None => Some((ha, ra)),
+                Some(taken) => {
+                    if !taken && !bump(ha) {
+                        return None;
+                    }
+                    front.next().map(row)
+                }
+            };
+            b = match rb.step(lo, hi, results) {
+                None => Some((hb, rb)),
+                Some(taken) => {
+                    if !taken && !bump(hb) {
+                        return None;
+                    }
+                    back.next().map(row)
+                }
+            };
+        }
+        // One half is done: the other's row in flight, then its rest.
+        for (h, mut r) in a.into_iter().chain(front.map(row)).chain(b).chain(back.map(row)) {
+            let taken = loop {
+                if let Some(taken) = r.step(lo, hi, results) {
+                    break taken;
+                }
+            };
+            if !taken && !bump(h) {
+                return None;
+            }
+        }
+        bumped.sort_unstable();
+        Some(bumped)
+    }
+
+    /// Slots holding a row.
+    #[cfg(test)]
+    pub(crate) fn held(&self) -> usize {
+        self.lo.iter().zip(self.hi.iter()).filter(|&(&lo, &hi)| lo | hi != 0).count()
     }
 
     /// Back substitution into `layout`'s interleaved words, followed by
@@ -114,6 +150,63 @@ impl Banding {
             words[first..first + columns].copy_from_slice(&windows[..columns]);
         }
         words
+    }
+}
+
+/// A row on its way to the free slot it will be held in.
+#[derive(Clone, Copy)]
+struct Row {
+    s: usize,
+    lo: u64,
+    hi: u64,
+    r: u32,
+}
+
+impl Row {
+    #[expect(clippy::cast_possible_truncation, reason = "the halves of the row")]
+    fn of(e: Equation) -> Row {
+        Row { s: e.start as usize, lo: e.coeff as u64, hi: (e.coeff >> 64) as u64, r: e.result }
+    }
+
+    /// One elimination step against the row held at this row's pivot:
+    /// `Some(true)` once it is held (or reduced to `0 = 0`), `Some(false)`
+    /// if it contradicts the rows held, `None` while it moves on.
+    #[inline]
+    fn step(&mut self, lo: &mut [u64], hi: &mut [u64], results: &mut [u32]) -> Option<bool> {
+        let s = self.s;
+        let (Some(&held_lo), Some(&held_hi), Some(&held_r)) = (lo.get(s), hi.get(s), results.get(s)) else {
+            // Unreachable for an equation from the layout (its window
+            // ends inside the array); refused rather than trusted.
+            return Some(false);
+        };
+        if held_lo | held_hi == 0 {
+            lo[s] = self.lo;
+            hi[s] = self.hi;
+            results[s] = self.r;
+            return Some(true);
+        }
+        self.lo ^= held_lo;
+        self.hi ^= held_hi;
+        self.r ^= held_r;
+        // Bit 0 is clear now, and the next set bit is in the low half
+        // but for one row in 2^63: testing that half alone keeps the
+        // high half's count off the chain of dependent steps, 54 → 42
+        // ms of banding at 10^6 keys; a shift by 1..=63 needs no
+        // fix-up for counts of 64 and more.
+        if let Some(low) = std::num::NonZeroU64::new(self.lo) {
+            let tz = low.trailing_zeros();
+            self.s += tz as usize;
+            self.lo = (self.lo >> tz) | ((self.hi << 1) << (63 - tz));
+            self.hi >>= tz;
+        } else if self.hi == 0 {
+            return Some(self.r == 0);
+        } else {
+            let tz = self.hi.trailing_zeros();
+            self.s += 64 + tz as usize;
+            self.lo = self.hi >> tz;
+            self.hi = 0;
+        }
+        None
     }
 }
 

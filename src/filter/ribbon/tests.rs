@@ -306,15 +306,59 @@ fn a_pivot_in_the_high_half_is_found() {
     assert!(rows.iter().all(|&e| banding.add(e)));
     let words = banding.solve(&layout);
     for e in rows {
-        let mut sum = 0;
-        for j in 0..128 {
-            if e.coeff >> j & 1 == 1 {
-                for column in 0..2 {
-                    sum ^= solution_bit(&words, &layout, e.start as usize + j, column) << column;
-                }
+        assert!(satisfies(&words, &layout, e), "{e:?}");
+    }
+}
+
+/// Whether the solution `words` satisfies equation `e`, bit by bit.
+fn satisfies(words: &[u128], layout: &RibbonLayout, e: super::layout::Equation) -> bool {
+    let mut sum = 0;
+    for j in 0..128 {
+        if e.coeff >> j & 1 == 1 {
+            for column in 0..layout.columns(e.start / 128) as usize {
+                sum ^= solution_bit(words, layout, e.start as usize + j, column) << column;
             }
         }
-        assert_eq!(sum, e.result, "{e:?}");
+    }
+    sum == e.result
+}
+
+/// Banding two rows at a time, one from each half of the keys, holds as
+/// many rows as banding one at a time (the system's rank, which no order
+/// changes) and bumps exactly the rows its solution cannot satisfy: every
+/// other row is satisfied. Sizes cover one lane empty, the lanes meeting
+/// in a tight layout, and too many keys for the slots.
+#[test]
+fn two_rows_in_flight_band_as_one_at_a_time_does() {
+    let tight = RibbonLayout::new(8, 3, 8).unwrap();
+    for (n, layout) in [
+        (1usize, RibbonLayout::new(1, 7, 1).unwrap()),
+        (2, RibbonLayout::new(1, 7, 1).unwrap()),
+        (3, RibbonLayout::new(1, 5, 0).unwrap()),
+        (1000, tight),
+        (1040, tight),
+        (1100, tight),
+        (2000, tight),
+        (20_000, RibbonLayout::for_bits(20_000, RibbonLayout::blocks_for(20_000).unwrap(), 6.5).unwrap()),
+    ] {
+        let mixed = solve::remix_sorted(&random_hashes(n as u64 + 70, n), 71);
+        let mut one = solve::Banding::new(layout.slots());
+        let one_bumped = mixed.iter().filter(|&&h| !one.add(layout.equation(h))).count();
+        let mut two = solve::Banding::new(layout.slots());
+        let bumped = two.add_all(&layout, &mixed, usize::MAX).unwrap();
+        assert_eq!(two.held(), one.held(), "n = {n}");
+        assert!(bumped.windows(2).all(|w| w[0] < w[1]), "n = {n}: bumped keys sorted");
+        let words = two.solve(&layout);
+        for &h in &mixed {
+            let held = bumped.binary_search(&h).is_err();
+            assert_eq!(satisfies(&words, &layout, layout.equation(h)), held, "n = {n}, key {h:#x}");
+        }
+        if n > layout.slots() {
+            // More keys than slots: some rows must contradict, either way.
+            assert!(one_bumped > 0 && !bumped.is_empty(), "n = {n}");
+            let mut again = solve::Banding::new(layout.slots());
+            assert!(again.add_all(&layout, &mixed, bumped.len() - 1).is_none(), "n = {n}: over the limit");
+        }
     }
 }
 
