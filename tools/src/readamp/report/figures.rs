@@ -158,6 +158,15 @@ pub fn breaks_bound(r: &PolicyResult, w: &WorkloadResult) -> bool {
     figures(w).blocks_per_lookup > block_bound(r, w) + (three_errors - BOUND_SLACK).max(0.0)
 }
 
+/// Lookups from which three standard errors of false positives at
+/// `fpr_sum` fit in [`BOUND_SLACK`], so that [`breaks_bound`] is the bound
+/// itself: `9·Σ FPR / 0.001²`, rounded up (past a float's rounding error:
+/// Σ FPR 0.008 asks for 72,000, not 72,001).
+pub fn firm_lookups(fpr_sum: f64) -> f64 {
+    let exact = 9.0 * fpr_sum / (BOUND_SLACK * BOUND_SLACK);
+    (exact * (1.0 - 1e-12)).ceil()
+}
+
 /// Levels (L0 included) holding at least one table.
 pub fn levels_with_tables(r: &PolicyResult) -> usize {
     r.levels.iter().filter(|l| l.tables > 0).count()

@@ -209,6 +209,36 @@ fn an_excess_within_sampling_error_fails_only_a_firm_run() {
     assert!(!firm.warnings().iter().any(|w| w.contains("not a failure")));
 }
 
+/// The lookups the warning asks for are the ones from which the bound
+/// decides alone: three standard errors within the slack. (It asked for
+/// a ninth of them, Σ FPR / 0.001², where one error fits, and a run at
+/// that count could still pass an excess with a warning.)
+#[test]
+fn the_lookups_asked_for_make_the_bound_check_firm() {
+    let r = policy("monkey:10", &[(0, 1, 0.004), (1, 2, 0.004)]);
+    let at = |lookups: usize| {
+        let mut c = config();
+        c.lookups = lookups;
+        Report { config: c, results: vec![r.clone()], machine: Machine::default() }.warnings()
+    };
+    // Σ FPR 0.008: 9 · 0.008 / 0.001² = 72,000.
+    assert_eq!(firm_lookups(0.008), 72_000.0);
+    let w = at(8_000);
+    assert!(w.iter().any(|w| w.contains("--lookups 72000 or more")), "{w:?}");
+    assert!(at(71_999).iter().any(|w| w.contains("--lookups 72000")));
+    assert!(!at(72_000).iter().any(|w| w.contains("--lookups")), "{:?}", at(72_000));
+    // At the count asked for, an excess of one error over the slack fails.
+    let mut excess = r.clone();
+    let over: f64 = (0.008 + 0.001 + 0.0004) * 72_000.0 / 2.0;
+    #[expect(clippy::cast_possible_truncation, clippy::cast_sign_loss, reason = "a small positive count")]
+    let blocks = over.ceil() as u64;
+    excess.workloads = vec![run(Workload::Absent, 72_000, 0, &[(blocks, 72_000, 0), (blocks, 72_000, 0)])];
+    let mut c = config();
+    c.lookups = 72_000;
+    let report = Report { config: c, results: vec![excess], machine: Machine::default() };
+    assert_eq!(report.problems().len(), 1, "{:?}", report.problems());
+}
+
 #[test]
 fn load_throughput_counts_the_puts_alone() {
     let r = policy("none", &[(1, 1, 1.0)]);
