@@ -68,7 +68,9 @@ impl Banding {
     /// Each step of an elimination waits on the last (the slot it loads
     /// comes from the shift before), so one row at a time leaves the core
     /// mostly idle. Two rows in flight, one from each half of the keys,
-    /// are two independent chains the core overlaps. Rows meet only near
+    /// are two independent chains the core overlaps: 50 → 33 ms of
+    /// banding at 10^6 keys (three rows bought nothing more; docs/
+    /// measurements.md, "two rows in flight"). Rows meet only near
     /// the middle, and the order rows arrive in changes nothing but which
     /// of two contradicting rows is bumped: a row moves only past slots
     /// that hold a row, and a held row never changes, so whatever it is
@@ -191,7 +193,7 @@ impl Row {
         // Bit 0 is clear now, and the next set bit is in the low half
         // but for one row in 2^63: testing that half alone keeps the
         // high half's count off the chain of dependent steps, 54 → 42
-        // ms of banding at 10^6 keys; a shift by 1..=63 needs no
+        // ms of banding at 10^6 keys (one row at a time); a shift by 1..=63 needs no
         // fix-up for counts of 64 and more.
         if let Some(low) = std::num::NonZeroU64::new(self.lo) {
             let tz = low.trailing_zeros();
