@@ -86,6 +86,9 @@ impl Banding {
         let (mut front, mut back) = (front.iter(), back.iter());
         let row = |h: &u64| (*h, Row::of(layout.equation(*h)));
         let (mut a, mut b) = (front.next().map(row), back.next().map(row));
+        // The two lanes' steps are written out: one closure stepping either
+        // lane measured 73 ms against these 33 (10^6 keys), its lane state
+        // kept in memory instead of registers.
         while let (Some((ha, mut ra)), Some((hb, mut rb))) = (a, b) {
             a = match ra.step(lo, hi, results) {
                 None => Some((ha, ra)),
@@ -193,8 +196,8 @@ impl Row {
         // Bit 0 is clear now, and the next set bit is in the low half
         // but for one row in 2^63: testing that half alone keeps the
         // high half's count off the chain of dependent steps, 54 → 42
-        // ms of banding at 10^6 keys (one row at a time); a shift by 1..=63 needs no
-        // fix-up for counts of 64 and more.
+        // ms of banding at 10^6 keys (one row at a time); a shift by
+        // 1..=63 needs no fix-up for counts of 64 and more.
         if let Some(low) = std::num::NonZeroU64::new(self.lo) {
             let tz = low.trailing_zeros();
             self.s += tz as usize;
