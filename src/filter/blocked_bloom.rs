@@ -300,10 +300,10 @@ fn lo32(hash: u64) -> u32 {
 }
 
 impl BlockedBloom {
-    /// Bit `pos` of `block`, in bit 0 of the result (the other bits are noise).
+    /// Whether bit `pos` of `block` is set.
     #[inline]
-    fn probe(block: &Block, pos: u32) -> u64 {
-        block.0[(pos >> 6) as usize] >> (pos & 63)
+    fn probe(block: &Block, pos: u32) -> bool {
+        block.0[(pos >> 6) as usize] & (1 << (pos & 63)) != 0
     }
 
     /// Whether every probe of `multipliers` finds its bit set in `block`.
@@ -314,14 +314,22 @@ impl BlockedBloom {
     /// branch after every probe (wrong on half of all absent keys). Against
     /// that, and against no branch at all (which pays for all k probes),
     /// absent-key queries measured ~2× faster (docs/measurements.md).
+    ///
+    /// A pair's bits are counted, not ANDed. Counted, LLVM tests each bit
+    /// with `bt` and adds the second with `adc`: one µop a probe. An AND of
+    /// the shifted words instead shifts by a register (`shr %cl`, two or
+    /// three µops on Intel), and an AND of two `bool`s is split into a branch
+    /// a probe, which brings back the mispredictions above. Counting measured
+    /// present keys 25% faster at 10^6 keys, absent keys unchanged
+    /// (docs/measurements.md, "Blocked Bloom probes with `bt`").
     #[inline]
     fn test_pairs(block: &Block, h: u32, multipliers: &[u32]) -> bool {
         for pair in multipliers.chunks(2) {
-            let mut all_set = 1;
+            let mut set = 0;
             for &m in pair {
-                all_set &= Self::probe(block, h.wrapping_mul(m) >> 23);
+                set += usize::from(Self::probe(block, h.wrapping_mul(m) >> 23));
             }
-            if all_set & 1 == 0 {
+            if set != pair.len() {
                 return false;
             }
         }
