@@ -141,13 +141,18 @@ impl Banding {
             let columns = layout.columns(block) as usize;
             let base = block as usize * WIDTH as usize;
             for i in (base..base + WIDTH as usize).rev() {
-                let (c, r) = (u128::from(self.hi[i]) << 64 | u128::from(self.lo[i]), self.results[i]);
-                for (b, w) in windows.iter_mut().enumerate().take(top) {
+                let (c, mut r) = (u128::from(self.hi[i]) << 64 | u128::from(self.lo[i]), self.results[i]);
+                for w in windows.iter_mut().take(top) {
                     // Bit 0 of the shifted window is the unknown Z[i][b];
                     // the row's bit 0 (its pivot) multiplies it, so leave
                     // it out of the sum and set it to balance the equation.
                     let shifted = *w << 1;
-                    let z = ((c & shifted).count_ones() ^ (r >> b)) & 1;
+                    let z = ((c & shifted).count_ones() ^ r) & 1;
+                    // The next column's result bit into bit 0: a shift by
+                    // one, where `r >> b` shifted by a register (`%cl`, two
+                    // or three µops on Intel): 9.5–10.4 → 8.6–8.7 ms at
+                    // 10^6 keys and 7 bits/key.
+                    r >>= 1;
                     *w = shifted | u128::from(z);
                 }
             }
