@@ -84,26 +84,50 @@ mod sse2 {
         _mm_set_epi64x((x >> 64) as i64, x as i64)
     }
 
+    /// Each column's window under the key's coefficients: `here[b] &
+    /// c_here ^ next[b] & c_next`, whose parity is column `b`'s answer.
+    #[target_feature(enable = "sse2")]
+    #[inline]
+    fn masked<const N: usize>(
+        here: &[u128; N],
+        next: &[u128; N],
+        c_here: u128,
+        c_next: u128,
+    ) -> [__m128i; N] {
+        let (c_here, c_next) = (load(c_here), load(c_next));
+        std::array::from_fn(|b| {
+            _mm_xor_si128(_mm_and_si128(load(here[b]), c_here), _mm_and_si128(load(next[b]), c_next))
+        })
+    }
+
+    /// 128 → 64: `[p, q]`, each word's two halves folded together.
+    #[target_feature(enable = "sse2")]
+    #[inline]
+    fn fold64(p: __m128i, q: __m128i) -> __m128i {
+        _mm_xor_si128(_mm_unpacklo_epi64(p, q), _mm_unpackhi_epi64(p, q))
+    }
+
+    /// 64 → 32: the even 32-bit lanes of two registers against the odd,
+    /// `p`'s two lanes first.
+    #[target_feature(enable = "sse2")]
+    #[inline]
+    fn fold32(p: __m128i, q: __m128i) -> __m128i {
+        let (p, q) = (_mm_castsi128_ps(p), _mm_castsi128_ps(q));
+        let even = _mm_shuffle_ps::<0b10_00_10_00>(p, q);
+        let odd = _mm_shuffle_ps::<0b11_01_11_01>(p, q);
+        _mm_castps_si128(_mm_xor_ps(even, odd))
+    }
+
     /// [`super::eight`].
     #[target_feature(enable = "sse2")]
     #[inline]
     pub(super) fn eight(here: &[u128; 8], next: &[u128; 8], c_here: u128, c_next: u128) -> u32 {
-        let (c_here, c_next) = (load(c_here), load(c_next));
-        let x: [__m128i; 8] = std::array::from_fn(|b| {
-            _mm_xor_si128(_mm_and_si128(load(here[b]), c_here), _mm_and_si128(load(next[b]), c_next))
-        });
-        // 128 → 64: [c_p, c_q] from two words. The pairs are chosen so that
-        // the 16-bit lanes come out in column order at the end.
-        let fold64 = |p, q| _mm_xor_si128(_mm_unpacklo_epi64(p, q), _mm_unpackhi_epi64(p, q));
+        let x = masked(here, next, c_here, c_next);
+        // 128 → 64. The pairs are chosen so that the 16-bit lanes come out
+        // in column order at the end.
         let (t0, t1, t2, t3) =
             (fold64(x[0], x[2]), fold64(x[4], x[6]), fold64(x[1], x[3]), fold64(x[5], x[7]));
-        // 64 → 32: the even 32-bit lanes of two registers against the odd.
-        let fold32 = |p, q| {
-            let (p, q) = (_mm_castsi128_ps(p), _mm_castsi128_ps(q));
-            let even = _mm_shuffle_ps::<0b10_00_10_00>(p, q);
-            let odd = _mm_shuffle_ps::<0b11_01_11_01>(p, q);
-            _mm_castps_si128(_mm_xor_ps(even, odd))
-        };
+        // 64 → 32.
         let (evens, odds) = (fold32(t0, t1), fold32(t2, t3)); // c0 c2 c4 c6, c1 c3 c5 c7
         // 32 → 16: an even column's fold in each lane's low half, the next
         // odd column's in its high half.
@@ -128,19 +152,9 @@ mod sse2 {
     #[target_feature(enable = "sse2")]
     #[inline]
     pub(super) fn four(here: &[u128; 4], next: &[u128; 4], c_here: u128, c_next: u128) -> u32 {
-        let (c_here, c_next) = (load(c_here), load(c_next));
-        let x: [__m128i; 4] = std::array::from_fn(|b| {
-            _mm_xor_si128(_mm_and_si128(load(here[b]), c_here), _mm_and_si128(load(next[b]), c_next))
-        });
-        // 128 → 64: [c0, c1] and [c2, c3].
-        let fold64 = |p, q| _mm_xor_si128(_mm_unpacklo_epi64(p, q), _mm_unpackhi_epi64(p, q));
-        let (t0, t1) = (fold64(x[0], x[1]), fold64(x[2], x[3]));
-        // 64 → 32: c0 c1 c2 c3, one a lane.
-        let (p, q) = (_mm_castsi128_ps(t0), _mm_castsi128_ps(t1));
-        let w = _mm_castps_si128(_mm_xor_ps(
-            _mm_shuffle_ps::<0b10_00_10_00>(p, q),
-            _mm_shuffle_ps::<0b11_01_11_01>(p, q),
-        ));
+        let x = masked(here, next, c_here, c_next);
+        // 128 → 64 → 32: c0 c1 c2 c3, one a lane.
+        let w = fold32(fold64(x[0], x[1]), fold64(x[2], x[3]));
         // 32 → 1 within each lane, then bit 0 to the sign bit: one bit a column.
         let w = _mm_xor_si128(w, _mm_srli_epi32::<16>(w));
         let w = _mm_xor_si128(w, _mm_srli_epi32::<8>(w));
