@@ -189,10 +189,12 @@ impl RibbonLayout {
     }
 }
 
-/// The low `columns` bits set.
+/// The low `columns` bits set (all of them from 32 up).
 #[inline]
+#[expect(clippy::cast_possible_truncation, reason = "at most 32 bits set")]
 pub(crate) fn mask(columns: u32) -> u32 {
-    if columns >= 32 { u32::MAX } else { (1u32 << columns) - 1 }
+    // In 64 bits, so that 32 needs no branch of its own.
+    ((1u64 << columns.min(32)) - 1) as u32
 }
 
 /// The remixed hash of `hash` under `seed` (the xor and fuse filters' mix).

@@ -89,9 +89,9 @@ pub const MAX_KEYS: usize = 1 << 31;
 /// assert!(hashes.iter().all(|&h| again.contains(h)));
 /// ```
 ///
-/// Invariant (relied on by `contains`): `words.len() == layout.words() +
-/// MAX_COLUMNS`, the tail zero (the padding a query in the last block reads
-/// past its window).
+/// Invariant (relied on by the unchecked reads of `contains`):
+/// `words.len() == layout.words() + MAX_COLUMNS`, the tail zero (the
+/// padding a query in the last block reads past its window).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Ribbon {
     seed: u64,
@@ -305,17 +305,18 @@ impl Ribbon {
         let next = first + columns as usize;
         // The window is the rest of this block's word and the start of the
         // next block's; shifting the coefficients to meet them costs two
-        // shifts a query instead of two a column (the second in two steps,
-        // so that an offset of 0 shifts everything out).
-        let c_here = e.coeff << offset;
-        let c_next = (e.coeff >> 1) >> (WIDTH - 1 - offset);
+        // shifts a query instead of two a column.
+        let window = fold.window(e.coeff, offset);
         // Eight words from each block whatever the columns: the lanes past
         // them read the next block's words or the padding (see `Ribbon`),
-        // and are masked off.
+        // and are masked off. The reads are unchecked, and in bounds: `g`
+        // is 0 or a multiple of 8 below `columns ≤ 32`, so `g + 8 ≤ 32`;
+        // `next = first + columns` is the next block's first word, at most
+        // `layout.words()`; and `Ribbon`'s invariant keeps 32 words past
+        // that.
         let group = |g: usize| {
-            let here = self.words.get(first + g..first + g + 8)?.try_into().ok()?;
-            let next = self.words.get(next + g..next + g + 8)?.try_into().ok()?;
-            Some(fold.eight(here, next, c_here, c_next))
+            // SAFETY: both reads end by `next + 32 ≤ words.len()` (above).
+            unsafe { fold.eight(self.words_at(first + g), self.words_at(next + g), window) }
         };
         // Four columns, for a last group of four or fewer, which the
         // eight-wide fold would charge as much as a full group: present keys
@@ -323,13 +324,10 @@ impl Ribbon {
         // 24.8 (docs/measurements.md, "Ribbon: the last few columns four at
         // a time").
         let tail = |g: usize| {
-            let here = self.words.get(first + g..first + g + 4)?.try_into().ok()?;
-            let next = self.words.get(next + g..next + g + 4)?.try_into().ok()?;
-            Some(fold.four(here, next, c_here, c_next))
+            // SAFETY: as in `group`, with four words instead of eight.
+            unsafe { fold.four(self.words_at(first + g), self.words_at(next + g), window) }
         };
-        let Some(mut found) = group(0) else {
-            return true;
-        };
+        let mut found = group(0);
         found &= layout::mask(columns);
         // Above 8 columns, a query stops at the first group that disagrees.
         let mut g = 8;
@@ -339,9 +337,6 @@ impl Ribbon {
             }
             let left = columns - g;
             let more = if left <= 4 { tail(g as usize) } else { group(g as usize) };
-            let Some(more) = more else {
-                return true;
-            };
             found |= (more & layout::mask(left)) << g;
             g += 8;
         }
@@ -349,6 +344,20 @@ impl Ribbon {
             return true;
         }
         self.bumped.contains(block, h)
+    }
+
+    /// Solution words `at..at + N`, unchecked: the bounds checks were 13
+    /// of the 172 instructions of a query at 7 bits/key
+    /// (docs/measurements.md, "Ribbon: AVX2 where the CPU has it").
+    ///
+    /// # Safety
+    /// `at + N ≤ self.words.len()`.
+    #[inline]
+    unsafe fn words_at<const N: usize>(&self, at: usize) -> &[u128; N] {
+        debug_assert!(at + N <= self.words.len(), "{at} + {N} words of {}", self.words.len());
+        // SAFETY: the caller keeps `at..at + N` inside `words`, and an
+        // array of `u128` has the alignment of one.
+        unsafe { &*self.words.as_ptr().add(at).cast::<[u128; N]>() }
     }
 
     /// [`Ribbon::contains_mixed`] compiled for AVX2.

@@ -30,9 +30,12 @@
 //! half the loads, ANDs and folds, and one movemask of eight lanes. The
 //! query and the build's validation are then compiled a second time for
 //! AVX2 (`Ribbon::contains_avx2`, `Ribbon::validate_avx2`), so that the
-//! fold inlines; a [`Fold`] says which way a query folds. Measured at 10^6
-//! keys and 7 bits/key: absent keys 16.9 → 12.4 ns (docs/measurements.md,
-//! "Ribbon: AVX2 where the CPU has it").
+//! fold inlines; a [`Fold`] says which way a query folds, and how it shifts
+//! the key's coefficients to its window (with AVX2, in the vector
+//! registers: `avx2::window`). Measured at 10^6 keys and 7 bits/key:
+//! absent keys 16.9 → 12.4 ns for the fold, 12.4 → 11.4 for the window and
+//! the unchecked reads (docs/measurements.md, "Ribbon: AVX2 where the CPU
+//! has it").
 
 /// Bit `b` of the result is the parity of `here[b] & c_here ^ next[b] &
 /// c_next`, for `b` in `0..8`.
@@ -57,7 +60,7 @@ pub(crate) fn eight(here: &[u128; 8], next: &[u128; 8], c_here: u128, c_next: u1
 pub(crate) fn four(here: &[u128; 4], next: &[u128; 4], c_here: u128, c_next: u128) -> u32 {
     #[cfg(target_arch = "x86_64")]
     // SAFETY: as in `eight`: SSE2 is part of the x86-64 baseline.
-    let found = unsafe { sse2::four(here, next, c_here, c_next) };
+    let found = unsafe { sse2::four(here, next, sse2::load(c_here), sse2::load(c_next)) };
     #[cfg(not(target_arch = "x86_64"))]
     let found = portable(here, next, c_here, c_next);
     found
@@ -91,25 +94,46 @@ impl Avx2 {
 
 #[cfg(target_arch = "x86_64")]
 impl Fold for Avx2 {
+    type Window = (std::arch::x86_64::__m256i, std::arch::x86_64::__m256i);
+
+    #[inline]
+    fn window(self, coeff: u128, offset: u32) -> Self::Window {
+        // SAFETY: an `Avx2` exists only where `detect` found AVX2.
+        unsafe { avx2::window(coeff, offset) }
+    }
+
     /// [`eight`], two columns a register.
     #[inline]
-    fn eight(self, here: &[u128; 8], next: &[u128; 8], c_here: u128, c_next: u128) -> u32 {
-        // SAFETY: an `Avx2` exists only where `detect` found AVX2.
+    fn eight(self, here: &[u128; 8], next: &[u128; 8], (c_here, c_next): Self::Window) -> u32 {
+        // SAFETY: as in `window`.
         unsafe { avx2::eight(here, next, c_here, c_next) }
+    }
+
+    /// [`four`], on the low lanes of the window.
+    #[inline]
+    fn four(self, here: &[u128; 4], next: &[u128; 4], (c_here, c_next): Self::Window) -> u32 {
+        use std::arch::x86_64::_mm256_castsi256_si128;
+        // SAFETY: as in `window`; SSE2 is part of AVX2 (and of x86-64).
+        unsafe { sse2::four(here, next, _mm256_castsi256_si128(c_here), _mm256_castsi256_si128(c_next)) }
     }
 }
 
-/// How a query folds its columns' windows to parities: [`Baseline`]
-/// anywhere, or a faster way the CPU was found to have.
+/// How a query meets its window and folds its columns' parities:
+/// [`Baseline`] anywhere, or a faster way the CPU was found to have.
 pub(crate) trait Fold: Copy {
+    /// A key's coefficient row shifted to its window's two blocks: the part
+    /// over the rest of its start block, and the part over the next.
+    type Window: Copy;
+
+    /// The window of `coeff` starting `offset` (below 128) slots into a
+    /// block: `coeff << offset`, and the bits shifted out of it.
+    fn window(self, coeff: u128, offset: u32) -> Self::Window;
+
     /// [`eight`].
-    fn eight(self, here: &[u128; 8], next: &[u128; 8], c_here: u128, c_next: u128) -> u32;
+    fn eight(self, here: &[u128; 8], next: &[u128; 8], window: Self::Window) -> u32;
 
     /// [`four`].
-    #[inline]
-    fn four(self, here: &[u128; 4], next: &[u128; 4], c_here: u128, c_next: u128) -> u32 {
-        four(here, next, c_here, c_next)
-    }
+    fn four(self, here: &[u128; 4], next: &[u128; 4], window: Self::Window) -> u32;
 }
 
 /// [`eight`] and [`four`] as every CPU of the target runs them.
@@ -117,19 +141,33 @@ pub(crate) trait Fold: Copy {
 pub(crate) struct Baseline;
 
 impl Fold for Baseline {
+    type Window = (u128, u128);
+
     #[inline]
-    fn eight(self, here: &[u128; 8], next: &[u128; 8], c_here: u128, c_next: u128) -> u32 {
+    fn window(self, coeff: u128, offset: u32) -> Self::Window {
+        // The second in two steps, so that an offset of 0 shifts everything out.
+        (coeff << offset, (coeff >> 1) >> (u128::BITS - 1 - offset))
+    }
+
+    #[inline]
+    fn eight(self, here: &[u128; 8], next: &[u128; 8], (c_here, c_next): Self::Window) -> u32 {
         eight(here, next, c_here, c_next)
+    }
+
+    #[inline]
+    fn four(self, here: &[u128; 4], next: &[u128; 4], (c_here, c_next): Self::Window) -> u32 {
+        four(here, next, c_here, c_next)
     }
 }
 
 #[cfg(target_arch = "x86_64")]
 mod avx2 {
     use std::arch::x86_64::{
-        __m256i, _mm_set_epi64x, _mm256_and_si256, _mm256_broadcastsi128_si256, _mm256_castps_si256,
-        _mm256_castsi256_ps, _mm256_loadu_si256, _mm256_movemask_ps, _mm256_permutevar8x32_epi32,
-        _mm256_set_epi32, _mm256_shuffle_ps, _mm256_slli_epi32, _mm256_srli_epi32, _mm256_unpackhi_epi64,
-        _mm256_unpacklo_epi64, _mm256_xor_ps, _mm256_xor_si256,
+        __m256i, _mm256_add_epi64, _mm256_and_si256, _mm256_castps_si256, _mm256_castsi256_ps,
+        _mm256_loadu_si256, _mm256_movemask_ps, _mm256_or_si256, _mm256_permute4x64_epi64,
+        _mm256_permutevar8x32_epi32, _mm256_set_epi32, _mm256_set_epi64x, _mm256_set1_epi64x,
+        _mm256_shuffle_ps, _mm256_slli_epi32, _mm256_sllv_epi64, _mm256_srli_epi32, _mm256_srlv_epi64,
+        _mm256_sub_epi64, _mm256_unpackhi_epi64, _mm256_unpacklo_epi64, _mm256_xor_ps, _mm256_xor_si256,
     };
 
     /// `u128`s `2i` and `2i + 1` of `words`, one a lane.
@@ -141,18 +179,41 @@ mod avx2 {
         unsafe { _mm256_loadu_si256(words.as_ptr().add(2 * i).cast()) }
     }
 
+    /// [`super::Fold::window`], in both 128-bit lanes of each register.
+    ///
+    /// The 256 bits `coeff << offset` hold the word `lo` at bit `offset`
+    /// and `hi` at `offset + 64`: 64-bit lane `i` takes `lo << (offset −
+    /// 64i)` and `lo >> (64i − offset)`, and `hi` likewise 64 further on.
+    /// AVX2's per-lane shifts read a count of 64 or more (a negative one
+    /// included, as unsigned) as shifting everything out, which is what
+    /// the lanes `lo` or `hi` do not reach need: four shifts, no branch.
+    /// On x86-64 the scalar `u128` shifts by a variable count take `shld`
+    /// and `shrd` by `%cl`, four µops each on Intel.
     #[target_feature(enable = "avx2")]
     #[inline]
-    #[expect(clippy::cast_possible_truncation, reason = "the word's two halves, as bits")]
-    fn both_lanes(x: u128) -> __m256i {
-        _mm256_broadcastsi128_si256(_mm_set_epi64x((x >> 64) as i64, x as i64))
+    #[expect(clippy::cast_possible_truncation, reason = "the row's two halves, as bits")]
+    pub(super) fn window(coeff: u128, offset: u32) -> (__m256i, __m256i) {
+        let lo = _mm256_set1_epi64x(coeff as i64);
+        let hi = _mm256_set1_epi64x((coeff >> 64) as i64);
+        let lanes = _mm256_set_epi64x(192, 128, 64, 0);
+        let offset = _mm256_set1_epi64x(i64::from(offset));
+        let up = _mm256_sub_epi64(offset, lanes);
+        let down = _mm256_sub_epi64(lanes, offset);
+        let sixty_four = _mm256_set1_epi64x(64);
+        let lo = _mm256_or_si256(_mm256_sllv_epi64(lo, up), _mm256_srlv_epi64(lo, down));
+        let hi = _mm256_or_si256(
+            _mm256_sllv_epi64(hi, _mm256_add_epi64(up, sixty_four)),
+            _mm256_srlv_epi64(hi, _mm256_sub_epi64(down, sixty_four)),
+        );
+        // [here | next] → [here | here] and [next | next].
+        let w = _mm256_or_si256(lo, hi);
+        (_mm256_permute4x64_epi64::<0b01_00_01_00>(w), _mm256_permute4x64_epi64::<0b11_10_11_10>(w))
     }
 
-    /// [`super::eight`].
+    /// [`super::eight`], with each coefficient word in both lanes.
     #[target_feature(enable = "avx2")]
     #[inline]
-    pub(super) fn eight(here: &[u128; 8], next: &[u128; 8], c_here: u128, c_next: u128) -> u32 {
-        let (c_here, c_next) = (both_lanes(c_here), both_lanes(c_next));
+    pub(super) fn eight(here: &[u128; 8], next: &[u128; 8], c_here: __m256i, c_next: __m256i) -> u32 {
         // Columns 2i and 2i + 1, one a lane.
         let x: [__m256i; 4] = std::array::from_fn(|i| {
             _mm256_xor_si256(_mm256_and_si256(pair(here, i), c_here), _mm256_and_si256(pair(next, i), c_next))
@@ -194,7 +255,7 @@ mod sse2 {
     #[target_feature(enable = "sse2")]
     #[inline]
     #[expect(clippy::cast_possible_truncation, reason = "the word's two halves, as bits")]
-    fn load(x: u128) -> __m128i {
+    pub(super) fn load(x: u128) -> __m128i {
         _mm_set_epi64x((x >> 64) as i64, x as i64)
     }
 
@@ -205,10 +266,9 @@ mod sse2 {
     fn masked<const N: usize>(
         here: &[u128; N],
         next: &[u128; N],
-        c_here: u128,
-        c_next: u128,
+        c_here: __m128i,
+        c_next: __m128i,
     ) -> [__m128i; N] {
-        let (c_here, c_next) = (load(c_here), load(c_next));
         std::array::from_fn(|b| {
             _mm_xor_si128(_mm_and_si128(load(here[b]), c_here), _mm_and_si128(load(next[b]), c_next))
         })
@@ -236,7 +296,7 @@ mod sse2 {
     #[target_feature(enable = "sse2")]
     #[inline]
     pub(super) fn eight(here: &[u128; 8], next: &[u128; 8], c_here: u128, c_next: u128) -> u32 {
-        let x = masked(here, next, c_here, c_next);
+        let x = masked(here, next, load(c_here), load(c_next));
         // 128 → 64. The pairs are chosen so that the 16-bit lanes come out
         // in column order at the end.
         let (t0, t1, t2, t3) =
@@ -265,7 +325,7 @@ mod sse2 {
     /// the 32-bit step on.
     #[target_feature(enable = "sse2")]
     #[inline]
-    pub(super) fn four(here: &[u128; 4], next: &[u128; 4], c_here: u128, c_next: u128) -> u32 {
+    pub(super) fn four(here: &[u128; 4], next: &[u128; 4], c_here: __m128i, c_next: __m128i) -> u32 {
         let x = masked(here, next, c_here, c_next);
         // 128 → 64 → 32: c0 c1 c2 c3, one a lane.
         let w = fold32(fold64(x[0], x[1]), fold64(x[2], x[3]));
@@ -327,14 +387,33 @@ mod tests {
         agrees_with_one_at_a_time::<4>(four, 8);
     }
 
+    /// The AVX2 windows against the baseline's `u128` shifts at every
+    /// offset, and the AVX2 folds against one column at a time.
     #[test]
     #[cfg(target_arch = "x86_64")]
-    fn avx2_agrees_with_one_at_a_time() {
-        use super::{Avx2, Fold};
+    fn avx2_agrees_with_the_baseline() {
+        use super::{Avx2, Baseline, Fold};
+        use std::arch::x86_64::__m256i;
         let Some(avx2) = Avx2::detect() else {
             eprintln!("no AVX2 on this CPU: its fold is not run");
             return;
         };
-        agrees_with_one_at_a_time::<8>(|h, n, ch, cn| avx2.eight(h, n, ch, cn), 9);
+        // SAFETY: both are 32 bytes of plain integers.
+        let lanes = |x: __m256i| unsafe { std::mem::transmute::<__m256i, [u128; 2]>(x) };
+        // SAFETY: as above.
+        let both = |x: u128| unsafe { std::mem::transmute::<[u128; 2], __m256i>([x, x]) };
+        let mut r = hashes(10, 64).into_iter();
+        let mut word = || u128::from(r.next().unwrap_or(3)) << 64 | u128::from(r.next().unwrap_or(4));
+        let coeffs = [1, u128::MAX, 1 << 127 | 1, 1 << 64 | 1, word(), word(), word(), word()];
+        for coeff in coeffs {
+            for offset in 0..128 {
+                let (here, next) = avx2.window(coeff, offset);
+                let (want_here, want_next) = Baseline.window(coeff, offset);
+                assert_eq!(lanes(here), [want_here; 2], "{coeff:#x} at {offset}");
+                assert_eq!(lanes(next), [want_next; 2], "{coeff:#x} at {offset}");
+            }
+        }
+        agrees_with_one_at_a_time::<8>(|h, n, ch, cn| avx2.eight(h, n, (both(ch), both(cn))), 9);
+        agrees_with_one_at_a_time::<4>(|h, n, ch, cn| avx2.four(h, n, (both(ch), both(cn))), 11);
     }
 }
