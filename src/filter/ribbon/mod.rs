@@ -232,11 +232,23 @@ impl Ribbon {
     /// (about 6% off the build at 10^6 keys, against the input order).
     fn validate_mixed(&self, mixed: &[u64]) -> std::result::Result<(), BuildError> {
         #[cfg(target_arch = "x86_64")]
+        if let Some(avx512) = parity::Avx512::detect() {
+            // SAFETY: `avx512` proves the CPU has its features.
+            return unsafe { self.validate_avx512(mixed, avx512) };
+        }
+        #[cfg(target_arch = "x86_64")]
         if let Some(avx2) = parity::Avx2::detect() {
             // SAFETY: `avx2` proves the CPU has AVX2.
             return unsafe { self.validate_avx2(mixed, avx2) };
         }
         self.validate_with(mixed, parity::Baseline)
+    }
+
+    /// [`Ribbon::validate_with`] compiled for AVX-512.
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx512f,avx512vpopcntdq,avx2")]
+    fn validate_avx512(&self, mixed: &[u64], avx512: parity::Avx512) -> std::result::Result<(), BuildError> {
+        self.validate_with(mixed, avx512)
     }
 
     /// [`Ribbon::validate_with`] compiled for AVX2.
@@ -360,6 +372,13 @@ impl Ribbon {
         unsafe { &*self.words.as_ptr().add(at).cast::<[u128; N]>() }
     }
 
+    /// [`Ribbon::contains_mixed`] compiled for AVX-512.
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx512f,avx512vpopcntdq,avx2")]
+    fn contains_avx512(&self, h: u64, avx512: parity::Avx512) -> bool {
+        self.contains_mixed::<true, _>(h, avx512)
+    }
+
     /// [`Ribbon::contains_mixed`] compiled for AVX2.
     #[cfg(target_arch = "x86_64")]
     #[target_feature(enable = "avx2")]
@@ -424,6 +443,11 @@ impl Filter for Ribbon {
     #[inline]
     fn contains(&self, hash: u64) -> bool {
         let h = remix(hash, self.seed);
+        #[cfg(target_arch = "x86_64")]
+        if let Some(avx512) = parity::Avx512::detect() {
+            // SAFETY: `avx512` proves the CPU has its features.
+            return unsafe { self.contains_avx512(h, avx512) };
+        }
         #[cfg(target_arch = "x86_64")]
         if let Some(avx2) = parity::Avx2::detect() {
             // SAFETY: `avx2` proves the CPU has AVX2.

@@ -36,6 +36,14 @@
 //! absent keys 16.9 → 12.4 ns for the fold, 12.4 → 11.4 for the window and
 //! the unchecked reads (docs/measurements.md, "Ribbon: AVX2 where the CPU
 //! has it").
+//!
+//! Where the CPU also has AVX-512's per-lane population count
+//! (`avx512vpopcntdq`), [`Avx512`] takes four columns a register and
+//! replaces the whole fold by a permute of each column's two halves side by
+//! side, one XOR, `vpopcntq` and a test of bit 0 into a mask register:
+//! about 14 instructions for eight columns against AVX2's 45. Measured the
+//! same way: absent keys 11.3 → 9.2 ns at 7 bits/key, present keys at 9.4
+//! bits/key (two groups) 19.5 → 12.5.
 
 /// Bit `b` of the result is the parity of `here[b] & c_here ^ next[b] &
 /// c_next`, for `b` in `0..8`.
@@ -115,6 +123,50 @@ impl Fold for Avx2 {
         use std::arch::x86_64::_mm256_castsi256_si128;
         // SAFETY: as in `window`; SSE2 is part of AVX2 (and of x86-64).
         unsafe { sse2::four(here, next, _mm256_castsi256_si128(c_here), _mm256_castsi256_si128(c_next)) }
+    }
+}
+
+/// Proof that the CPU has AVX-512 with its per-lane population count
+/// (`avx512vpopcntdq`, Ice Lake and Zen 4 on), and AVX2: only
+/// [`Avx512::detect`] makes one.
+#[cfg(target_arch = "x86_64")]
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Avx512(());
+
+#[cfg(target_arch = "x86_64")]
+impl Avx512 {
+    /// `Some` on a CPU with all three (cached flags).
+    #[inline]
+    pub(crate) fn detect() -> Option<Self> {
+        (std::arch::is_x86_feature_detected!("avx512f")
+            && std::arch::is_x86_feature_detected!("avx512vpopcntdq")
+            && std::arch::is_x86_feature_detected!("avx2"))
+        .then_some(Avx512(()))
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+impl Fold for Avx512 {
+    type Window = <Avx2 as Fold>::Window;
+
+    #[inline]
+    fn window(self, coeff: u128, offset: u32) -> Self::Window {
+        // An `Avx512` proves AVX2 too: `detect` checks it.
+        Avx2(()).window(coeff, offset)
+    }
+
+    /// [`eight`], four columns a register, each column's parity from its
+    /// halves' population counts.
+    #[inline]
+    fn eight(self, here: &[u128; 8], next: &[u128; 8], (c_here, c_next): Self::Window) -> u32 {
+        // SAFETY: an `Avx512` exists only where `detect` found its features.
+        unsafe { avx512::eight(here, next, c_here, c_next) }
+    }
+
+    #[inline]
+    fn four(self, here: &[u128; 4], next: &[u128; 4], (c_here, c_next): Self::Window) -> u32 {
+        // SAFETY: as in `eight`.
+        unsafe { avx512::four(here, next, c_here, c_next) }
     }
 }
 
@@ -238,6 +290,61 @@ mod avx2 {
         #[expect(clippy::cast_sign_loss, reason = "an 8-bit mask")]
         let bits = _mm256_movemask_ps(_mm256_castsi256_ps(_mm256_slli_epi32::<31>(w))) as u32;
         bits
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+mod avx512 {
+    use std::arch::x86_64::{
+        __m256i, __m512i, _mm512_and_si512, _mm512_broadcast_i64x4, _mm512_loadu_si512,
+        _mm512_permutex2var_epi64, _mm512_popcnt_epi64, _mm512_set_epi64, _mm512_set1_epi64,
+        _mm512_setzero_si512, _mm512_test_epi64_mask, _mm512_xor_si512,
+    };
+
+    /// `u128`s `4i..4i + 4` of `words`, one a 128-bit lane.
+    #[target_feature(enable = "avx512f")]
+    #[inline]
+    fn quad<const N: usize>(words: &[u128; N], i: usize) -> __m512i {
+        assert!(4 * i + 4 <= N);
+        // SAFETY: `words[4i..4i + 4]` is 64 readable bytes (just checked,
+        // against constants), and `loadu` takes any alignment.
+        unsafe { _mm512_loadu_si512(words.as_ptr().add(4 * i).cast()) }
+    }
+
+    /// Columns `4i..4i + 4` of the window, one a 128-bit lane.
+    #[target_feature(enable = "avx512f")]
+    #[inline]
+    fn masked<const N: usize>(here: &[u128; N], next: &[u128; N], c: [__m512i; 2], i: usize) -> __m512i {
+        _mm512_xor_si512(_mm512_and_si512(quad(here, i), c[0]), _mm512_and_si512(quad(next, i), c[1]))
+    }
+
+    /// Bit `b` is the parity of 128-bit lane `b` of `[x, y]` (`x`'s four
+    /// lanes first): each lane's low words against its high words, the
+    /// lanes in order, then each word's population count.
+    #[target_feature(enable = "avx512f,avx512vpopcntdq")]
+    #[inline]
+    fn parities(x: __m512i, y: __m512i) -> u32 {
+        let low = _mm512_permutex2var_epi64(x, _mm512_set_epi64(14, 12, 10, 8, 6, 4, 2, 0), y);
+        let high = _mm512_permutex2var_epi64(x, _mm512_set_epi64(15, 13, 11, 9, 7, 5, 3, 1), y);
+        let counts = _mm512_popcnt_epi64(_mm512_xor_si512(low, high));
+        u32::from(_mm512_test_epi64_mask(counts, _mm512_set1_epi64(1)))
+    }
+
+    /// [`super::eight`], with each coefficient word in both lanes of a
+    /// 256-bit register.
+    #[target_feature(enable = "avx512f,avx512vpopcntdq,avx2")]
+    #[inline]
+    pub(super) fn eight(here: &[u128; 8], next: &[u128; 8], c_here: __m256i, c_next: __m256i) -> u32 {
+        let c = [_mm512_broadcast_i64x4(c_here), _mm512_broadcast_i64x4(c_next)];
+        parities(masked(here, next, c, 0), masked(here, next, c, 1))
+    }
+
+    /// [`super::four`], likewise: one register of columns, the other zero.
+    #[target_feature(enable = "avx512f,avx512vpopcntdq,avx2")]
+    #[inline]
+    pub(super) fn four(here: &[u128; 4], next: &[u128; 4], c_here: __m256i, c_next: __m256i) -> u32 {
+        let c = [_mm512_broadcast_i64x4(c_here), _mm512_broadcast_i64x4(c_next)];
+        parities(masked(here, next, c, 0), _mm512_setzero_si512())
     }
 }
 
@@ -387,21 +494,36 @@ mod tests {
         agrees_with_one_at_a_time::<4>(four, 8);
     }
 
+    /// A 256-bit window's two 128-bit lanes.
+    #[cfg(target_arch = "x86_64")]
+    fn lanes(x: std::arch::x86_64::__m256i) -> [u128; 2] {
+        // SAFETY: both are 32 bytes of plain integers.
+        unsafe { std::mem::transmute(x) }
+    }
+
+    /// `fold`'s eight- and four-column folds against one column at a time,
+    /// each coefficient word in both lanes of its window register.
+    #[cfg(target_arch = "x86_64")]
+    fn wide_folds_agree<F>(fold: F, stream: u64)
+    where
+        F: super::Fold<Window = (std::arch::x86_64::__m256i, std::arch::x86_64::__m256i)>,
+    {
+        // SAFETY: both are 32 bytes of plain integers.
+        let both = |x: u128| unsafe { std::mem::transmute::<[u128; 2], std::arch::x86_64::__m256i>([x, x]) };
+        agrees_with_one_at_a_time::<8>(|h, n, ch, cn| fold.eight(h, n, (both(ch), both(cn))), stream);
+        agrees_with_one_at_a_time::<4>(|h, n, ch, cn| fold.four(h, n, (both(ch), both(cn))), stream + 1);
+    }
+
     /// The AVX2 windows against the baseline's `u128` shifts at every
     /// offset, and the AVX2 folds against one column at a time.
     #[test]
     #[cfg(target_arch = "x86_64")]
     fn avx2_agrees_with_the_baseline() {
         use super::{Avx2, Baseline, Fold};
-        use std::arch::x86_64::__m256i;
         let Some(avx2) = Avx2::detect() else {
             eprintln!("no AVX2 on this CPU: its fold is not run");
             return;
         };
-        // SAFETY: both are 32 bytes of plain integers.
-        let lanes = |x: __m256i| unsafe { std::mem::transmute::<__m256i, [u128; 2]>(x) };
-        // SAFETY: as above.
-        let both = |x: u128| unsafe { std::mem::transmute::<[u128; 2], __m256i>([x, x]) };
         let mut r = hashes(10, 64).into_iter();
         let mut word = || u128::from(r.next().unwrap_or(3)) << 64 | u128::from(r.next().unwrap_or(4));
         let coeffs = [1, u128::MAX, 1 << 127 | 1, 1 << 64 | 1, word(), word(), word(), word()];
@@ -413,7 +535,18 @@ mod tests {
                 assert_eq!(lanes(next), [want_next; 2], "{coeff:#x} at {offset}");
             }
         }
-        agrees_with_one_at_a_time::<8>(|h, n, ch, cn| avx2.eight(h, n, (both(ch), both(cn))), 9);
-        agrees_with_one_at_a_time::<4>(|h, n, ch, cn| avx2.four(h, n, (both(ch), both(cn))), 11);
+        wide_folds_agree(avx2, 9);
+    }
+
+    /// The AVX-512 folds against one column at a time (its windows are
+    /// AVX2's, checked above).
+    #[test]
+    #[cfg(target_arch = "x86_64")]
+    fn avx512_agrees_with_one_at_a_time() {
+        let Some(avx512) = super::Avx512::detect() else {
+            eprintln!("no AVX-512 population count on this CPU: its fold is not run");
+            return;
+        };
+        wide_folds_agree(avx512, 12);
     }
 }

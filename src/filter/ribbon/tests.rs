@@ -365,7 +365,7 @@ fn two_rows_in_flight_band_as_one_at_a_time_does() {
 
 /// Every way this CPU can answer a query for the key whose remixed hash is
 /// `mixed`: stopping early or not, with the baseline fold, and (where the
-/// CPU has AVX2) with AVX2's.
+/// CPU has them) with AVX2's and AVX-512's.
 fn answers(f: &Ribbon, mixed: u64) -> Vec<bool> {
     let mut all =
         vec![f.contains_mixed::<true, _>(mixed, Baseline), f.contains_mixed::<false, _>(mixed, Baseline)];
@@ -375,11 +375,17 @@ fn answers(f: &Ribbon, mixed: u64) -> Vec<bool> {
         all.push(unsafe { f.contains_avx2(mixed, avx2) });
         all.push(f.contains_mixed::<false, _>(mixed, avx2));
     }
+    #[cfg(target_arch = "x86_64")]
+    if let Some(avx512) = super::parity::Avx512::detect() {
+        // SAFETY: `avx512` proves the CPU has its features.
+        all.push(unsafe { f.contains_avx512(mixed, avx512) });
+        all.push(f.contains_mixed::<false, _>(mixed, avx512));
+    }
     all
 }
 
 /// A query that stops after its first columns disagree answers exactly as
-/// one that computes them all, and the AVX2 fold exactly as the baseline,
+/// one that computes them all, and the AVX folds exactly as the baseline,
 /// at every column count (fewer than the two checked first included) and
 /// with bumped keys present.
 #[test]
