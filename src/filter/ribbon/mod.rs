@@ -458,9 +458,15 @@ impl Filter for Ribbon {
 
     #[inline]
     fn prefetch(&self, hash: u64) {
-        let e = self.layout.equation(remix(hash, self.seed));
-        if let Some(w) = self.words.get(self.layout.first_word(e.start / WIDTH)) {
-            super::prefetch::line(w);
+        let block = self.layout.equation(remix(hash, self.seed)).start / WIDTH;
+        let first = self.layout.first_word(block);
+        // The first group's reads: eight words from each block, so
+        // `first..next + 8`, a line every four words and the last one's.
+        let end = first + self.layout.columns(block) as usize + 8;
+        for at in (first..end).step_by(4).chain([end - 1]) {
+            if let Some(w) = self.words.get(at) {
+                super::prefetch::line(w);
+            }
         }
     }
 
