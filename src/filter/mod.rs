@@ -75,10 +75,13 @@ pub trait Filter {
     /// [`Filter::contains`] for each of `hashes`, in order, into `out`
     /// (cleared first), with the same answers.
     ///
-    /// The default is a plain loop over `contains`, which every filter
-    /// here uses: a filter may override it where handling keys together
-    /// pays (a two-pass version for [`BlockedBloom`] was measured and lost
-    /// to its one-at-a-time `contains`; docs/measurements.md, "Probing in pairs").
+    /// The default is a plain loop over `contains`: a filter may override
+    /// it where handling keys together pays. [`Ribbon`] does: it checks the
+    /// CPU's features once a batch and runs a loop built for them, instead
+    /// of a call a key (docs/measurements.md, "Ribbon: AVX2 where the CPU
+    /// has it"). A two-pass version for [`BlockedBloom`] was measured and
+    /// lost to its one-at-a-time `contains` (docs/measurements.md, "Probing
+    /// in pairs").
     ///
     /// ```
     /// use siftdb::filter::{BlockedBloom, Filter};

@@ -42,9 +42,10 @@ struct Row {
     build_ns_per_key: f64,
     present_ns: f64,
     absent_ns: f64,
-    /// Absent keys through `contains_batch`, 1024 at a time (today the
-    /// trait's default loop for every filter; timed so that an override
-    /// shows, and its answers checked against `contains`).
+    /// Absent keys through `contains_batch`, 1024 at a time (the trait's
+    /// default loop for every filter but Ribbon, which checks the CPU's
+    /// features once a batch; timed so that an override shows, and its
+    /// answers checked against `contains`).
     absent_batch_ns: f64,
 }
 

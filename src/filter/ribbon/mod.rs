@@ -48,6 +48,7 @@
 mod bumped;
 mod layout;
 mod parity;
+mod query;
 mod solve;
 #[cfg(test)]
 mod tests;
@@ -225,48 +226,6 @@ impl Ribbon {
         Err(BuildError::BandingFailed { attempts: max_attempts, keys: distinct })
     }
 
-    /// `ValidationFailed` naming the input hash of the first of `mixed`
-    /// (remixed inputs) the filter rejects. Every input's remixed hash is
-    /// among them, so this checks every input; walking them sorted, in
-    /// start order, streams through the solution instead of jumping
-    /// (about 6% off the build at 10^6 keys, against the input order).
-    fn validate_mixed(&self, mixed: &[u64]) -> std::result::Result<(), BuildError> {
-        #[cfg(target_arch = "x86_64")]
-        if let Some(avx512) = parity::Avx512::detect() {
-            // SAFETY: `avx512` proves the CPU has its features.
-            return unsafe { self.validate_avx512(mixed, avx512) };
-        }
-        #[cfg(target_arch = "x86_64")]
-        if let Some(avx2) = parity::Avx2::detect() {
-            // SAFETY: `avx2` proves the CPU has AVX2.
-            return unsafe { self.validate_avx2(mixed, avx2) };
-        }
-        self.validate_with(mixed, parity::Baseline)
-    }
-
-    /// [`Ribbon::validate_with`] compiled for AVX-512.
-    #[cfg(target_arch = "x86_64")]
-    #[target_feature(enable = "avx512f,avx512vpopcntdq,avx2")]
-    fn validate_avx512(&self, mixed: &[u64], avx512: parity::Avx512) -> std::result::Result<(), BuildError> {
-        self.validate_with(mixed, avx512)
-    }
-
-    /// [`Ribbon::validate_with`] compiled for AVX2.
-    #[cfg(target_arch = "x86_64")]
-    #[target_feature(enable = "avx2")]
-    fn validate_avx2(&self, mixed: &[u64], avx2: parity::Avx2) -> std::result::Result<(), BuildError> {
-        self.validate_with(mixed, avx2)
-    }
-
-    /// [`Ribbon::validate_mixed`], folding with `fold`.
-    #[inline]
-    fn validate_with<F: parity::Fold>(&self, mixed: &[u64], fold: F) -> std::result::Result<(), BuildError> {
-        match mixed.iter().find(|&&h| !self.contains_mixed::<false, _>(h, fold)) {
-            Some(&h) => Err(BuildError::ValidationFailed { hash: super::peel::unmix(h, self.seed) }),
-            None => Ok(()),
-        }
-    }
-
     /// The seed the input hashes are remixed with.
     #[must_use]
     pub fn seed(&self) -> u64 {
@@ -296,94 +255,6 @@ impl Ribbon {
     #[expect(clippy::cast_precision_loss, reason = "a ratio")]
     pub fn columns(&self) -> f64 {
         self.layout.words() as f64 / f64::from(self.layout.blocks)
-    }
-
-    /// [`Filter::contains`] of the key whose remixed hash is `h`; with
-    /// `STOP_EARLY` it may stop after the first eight columns disagree
-    /// (queries; it matters above 8 columns), without it it computes every
-    /// column (validation, where every key is present and the early test
-    /// would be work for nothing).
-    #[expect(
-        clippy::inline_always,
-        reason = "with #[inline], two of three `bench filters` runs at 10^6 keys measured 37 ns a query against 29"
-    )]
-    #[inline(always)]
-    fn contains_mixed<const STOP_EARLY: bool, F: parity::Fold>(&self, h: u64, fold: F) -> bool {
-        let e = self.layout.equation(h);
-        let block = e.start / WIDTH;
-        let offset = e.start % WIDTH;
-        let columns = self.layout.columns(block);
-        let first = self.layout.first_word(block);
-        let next = first + columns as usize;
-        // The window is the rest of this block's word and the start of the
-        // next block's; shifting the coefficients to meet them costs two
-        // shifts a query instead of two a column.
-        let window = fold.window(e.coeff, offset);
-        // Eight words from each block whatever the columns: the lanes past
-        // them read the next block's words or the padding (see `Ribbon`),
-        // and are masked off. The reads are unchecked, and in bounds: `g`
-        // is 0 or a multiple of 8 below `columns ≤ 32`, so `g + 8 ≤ 32`;
-        // `next = first + columns` is the next block's first word, at most
-        // `layout.words()`; and `Ribbon`'s invariant keeps 32 words past
-        // that.
-        let group = |g: usize| {
-            // SAFETY: both reads end by `next + 32 ≤ words.len()` (above).
-            unsafe { fold.eight(self.words_at(first + g), self.words_at(next + g), window) }
-        };
-        // Four columns, for a last group of four or fewer, which the
-        // eight-wide fold would charge as much as a full group: present keys
-        // at 9.4 bits/key (9 or 10 columns) measured 22.0–22.4 ns against
-        // 24.8 (docs/measurements.md, "Ribbon: the last few columns four at
-        // a time").
-        let tail = |g: usize| {
-            // SAFETY: as in `group`, with four words instead of eight.
-            unsafe { fold.four(self.words_at(first + g), self.words_at(next + g), window) }
-        };
-        let mut found = group(0);
-        found &= layout::mask(columns);
-        // Above 8 columns, a query stops at the first group that disagrees.
-        let mut g = 8;
-        while g < columns {
-            if STOP_EARLY && found != e.result & layout::mask(g) {
-                break;
-            }
-            let left = columns - g;
-            let more = if left <= 4 { tail(g as usize) } else { group(g as usize) };
-            found |= (more & layout::mask(left)) << g;
-            g += 8;
-        }
-        if found == e.result {
-            return true;
-        }
-        self.bumped.contains(block, h)
-    }
-
-    /// Solution words `at..at + N`, unchecked: the bounds checks were 13
-    /// of the 172 instructions of a query at 7 bits/key
-    /// (docs/measurements.md, "Ribbon: AVX2 where the CPU has it").
-    ///
-    /// # Safety
-    /// `at + N ≤ self.words.len()`.
-    #[inline]
-    unsafe fn words_at<const N: usize>(&self, at: usize) -> &[u128; N] {
-        debug_assert!(at + N <= self.words.len(), "{at} + {N} words of {}", self.words.len());
-        // SAFETY: the caller keeps `at..at + N` inside `words`, and an
-        // array of `u128` has the alignment of one.
-        unsafe { &*self.words.as_ptr().add(at).cast::<[u128; N]>() }
-    }
-
-    /// [`Ribbon::contains_mixed`] compiled for AVX-512.
-    #[cfg(target_arch = "x86_64")]
-    #[target_feature(enable = "avx512f,avx512vpopcntdq,avx2")]
-    fn contains_avx512(&self, h: u64, avx512: parity::Avx512) -> bool {
-        self.contains_mixed::<true, _>(h, avx512)
-    }
-
-    /// [`Ribbon::contains_mixed`] compiled for AVX2.
-    #[cfg(target_arch = "x86_64")]
-    #[target_feature(enable = "avx2")]
-    fn contains_avx2(&self, h: u64, avx2: parity::Avx2) -> bool {
-        self.contains_mixed::<true, _>(h, avx2)
     }
 
     /// Keys the system left out and the filter holds exactly.
@@ -442,18 +313,14 @@ impl Ribbon {
 impl Filter for Ribbon {
     #[inline]
     fn contains(&self, hash: u64) -> bool {
-        let h = remix(hash, self.seed);
-        #[cfg(target_arch = "x86_64")]
-        if let Some(avx512) = parity::Avx512::detect() {
-            // SAFETY: `avx512` proves the CPU has its features.
-            return unsafe { self.contains_avx512(h, avx512) };
-        }
-        #[cfg(target_arch = "x86_64")]
-        if let Some(avx2) = parity::Avx2::detect() {
-            // SAFETY: `avx2` proves the CPU has AVX2.
-            return unsafe { self.contains_avx2(h, avx2) };
-        }
-        self.contains_mixed::<true, _>(h, parity::Baseline)
+        self.dispatch(query::One(remix(hash, self.seed)))
+    }
+
+    /// One check of the CPU's features for the whole batch, and the loop
+    /// compiled with the query for them: no call a key.
+    fn contains_batch(&self, hashes: &[u64], out: &mut Vec<bool>) {
+        out.clear();
+        self.dispatch(query::Batch { hashes, out });
     }
 
     #[inline]

@@ -28,11 +28,11 @@
 //! Where the CPU has AVX2 (checked at run time: the crate is built for
 //! baseline x86-64), [`Avx2`] folds the eight with two columns a register:
 //! half the loads, ANDs and folds, and one movemask of eight lanes. The
-//! query and the build's validation are then compiled a second time for
-//! AVX2 (`Ribbon::contains_avx2`, `Ribbon::validate_avx2`), so that the
-//! fold inlines; a [`Fold`] says which way a query folds, and how it shifts
-//! the key's coefficients to its window (with AVX2, in the vector
-//! registers: `avx2::window`). Measured at 10^6 keys and 7 bits/key:
+//! query, the batch and the build's validation are then compiled a second
+//! time for AVX2 (`query.rs`), so that the fold inlines; a [`Fold`] says
+//! which way a query folds, and how it shifts the key's coefficients to its
+//! window (with AVX2, in the vector registers: `avx2::window`). Measured
+//! at 10^6 keys and 7 bits/key:
 //! absent keys 16.9 → 12.4 ns for the fold, 12.4 → 11.4 for the window and
 //! the unchecked reads (docs/measurements.md, "Ribbon: AVX2 where the CPU
 //! has it").

@@ -372,13 +372,13 @@ fn answers(f: &Ribbon, mixed: u64) -> Vec<bool> {
     #[cfg(target_arch = "x86_64")]
     if let Some(avx2) = super::parity::Avx2::detect() {
         // SAFETY: `avx2` proves the CPU has AVX2.
-        all.push(unsafe { f.contains_avx2(mixed, avx2) });
+        all.push(unsafe { f.on_avx2(super::query::One(mixed), avx2) });
         all.push(f.contains_mixed::<false, _>(mixed, avx2));
     }
     #[cfg(target_arch = "x86_64")]
     if let Some(avx512) = super::parity::Avx512::detect() {
         // SAFETY: `avx512` proves the CPU has its features.
-        all.push(unsafe { f.contains_avx512(mixed, avx512) });
+        all.push(unsafe { f.on_avx512(super::query::One(mixed), avx512) });
         all.push(f.contains_mixed::<false, _>(mixed, avx512));
     }
     all
@@ -427,4 +427,26 @@ fn large_solutions_live_on_huge_pages() {
     #[cfg(target_os = "linux")]
     assert!(f.words.is_mapped() && back.words.is_mapped() && copy.words.is_mapped());
     assert!(!Ribbon::build(&hashes[..1000], 20.0).unwrap().words.is_mapped());
+}
+
+/// `contains_batch` answers as `contains` does, key by key, on every path
+/// this CPU has (the one it picks, and the baseline's), and clears `out`
+/// first.
+#[test]
+fn a_batch_answers_as_single_queries() {
+    use super::query::{Batch, Work};
+    for (n, bits) in [(20_000usize, 7.0), (20_000, 9.4), (3000, 19.3), (1, 7.0)] {
+        let hashes = random_hashes(n as u64 + 70, n);
+        let f = Ribbon::build(&hashes, bits).unwrap();
+        let probes: Vec<u64> = hashes.iter().copied().chain(random_hashes(71, 20_000)).collect();
+        let want: Vec<bool> = probes.iter().map(|&h| f.contains(h)).collect();
+        let mut out = vec![true; 5];
+        f.contains_batch(&probes, &mut out);
+        assert_eq!(out, want, "n = {n}, {bits} bits/key");
+        let mut out = vec![false; 3];
+        out.clear();
+        Batch { hashes: &probes, out: &mut out }.run(&f, Baseline);
+        assert_eq!(out, want, "n = {n}, {bits} bits/key, baseline");
+        assert!(want.iter().take(n).all(|&b| b));
+    }
 }
