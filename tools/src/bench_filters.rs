@@ -187,10 +187,15 @@ pub fn run(args: &Args) -> Result<Outcome, String> {
             })
             .collect();
         output::print_json(&json!({
-            "keys": n, "probes": probes, "seed": args.seed, "filters": filters, "errors": failures,
+            "keys": n, "probes": probes, "seed": args.seed, "ribbon_simd": Ribbon::simd(),
+            "filters": filters, "errors": failures,
         }));
     } else {
-        println!("{n} keys, {probes} absent probes, seed {}\n", args.seed);
+        println!(
+            "{n} keys, {probes} absent probes, seed {}; Ribbon queries use {}\n",
+            args.seed,
+            Ribbon::simd()
+        );
         let body: Vec<Vec<String>> = rows
             .iter()
             .map(|r| {

@@ -396,6 +396,7 @@ fn filter_bench_reports_every_structure_near_its_theory() {
         assert!(f["bits_per_key"].as_f64().unwrap() > 0.0);
     }
     assert!(report["errors"].as_array().unwrap().is_empty());
+    assert_eq!(report["ribbon_simd"], siftdb::filter::Ribbon::simd());
 }
 
 /// An unwritable `--csv` or `--svg` fails before the run: no report, only
@@ -503,6 +504,10 @@ fn the_report_opens_with_a_verdict() {
     assert!(text.lines().all(|l| l.chars().count() <= 120), "{text}");
     assert!(text.contains("Machine: ") && text.contains(" cores, load average "), "{text}");
     assert!(report["machine"]["cores"].as_u64().unwrap() >= 1);
+    // And the instructions Ribbon's queries take on it.
+    let simd = siftdb::filter::Ribbon::simd();
+    assert!(text.contains(&format!("; Ribbon queries use {simd}.")), "{text}");
+    assert_eq!(report["machine"]["ribbon_simd"], simd);
     assert!(!text.contains("p99.9 us"));
     let wide = siftdb().args(args).args(["--policies", "none,fuse8", "--wide"]).output().unwrap();
     assert!(String::from_utf8_lossy(&wide.stdout).contains("p99.9 us"));

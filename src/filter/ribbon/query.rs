@@ -79,6 +79,31 @@ impl Work for Validate<'_> {
 }
 
 impl Ribbon {
+    /// The widest instructions a Ribbon query uses on this CPU, checked at
+    /// run time: `"avx512"` (with its population count), `"avx2"`, `"sse2"`
+    /// (baseline x86-64) or `"portable"` (elsewhere). Query times differ
+    /// by the path (docs/measurements.md, "Ribbon: AVX2 where the CPU has
+    /// it"), so the benchmarks print it beside their figures.
+    ///
+    /// ```
+    /// use siftdb::filter::Ribbon;
+    /// println!("Ribbon queries here use {}", Ribbon::simd());
+    /// ```
+    #[must_use]
+    pub fn simd() -> &'static str {
+        #[cfg(target_arch = "x86_64")]
+        let path = if parity::Avx512::detect().is_some() {
+            "avx512"
+        } else if parity::Avx2::detect().is_some() {
+            "avx2"
+        } else {
+            "sse2"
+        };
+        #[cfg(not(target_arch = "x86_64"))]
+        let path = "portable";
+        path
+    }
+
     /// Runs `work` with the best fold this CPU has.
     #[inline]
     pub(super) fn dispatch<W: Work>(&self, work: W) -> W::Out {

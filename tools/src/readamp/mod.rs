@@ -277,7 +277,12 @@ pub fn run(args: &Args) -> Result<Outcome, String> {
         groups: prefix::Groups::new(config.keys, config.seed).count(),
         results: prefix_results,
     });
-    let machine = report::Machine { cores, load_start, load_end: report::Machine::load_average() };
+    let machine = report::Machine {
+        cores,
+        load_start,
+        load_end: report::Machine::load_average(),
+        ribbon_simd: siftdb::filter::Ribbon::simd(),
+    };
     let report = (!workloads.is_empty()).then(|| report::Report { config: config.clone(), results, machine });
     if args.json {
         // The text report carries its warnings; with --json they go to stderr too.

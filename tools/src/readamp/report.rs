@@ -44,6 +44,8 @@ pub struct Machine {
     pub load_start: Option<f64>,
     /// The same when it ended.
     pub load_end: Option<f64>,
+    /// The instructions Ribbon queries use here ([`siftdb::filter::Ribbon::simd`]).
+    pub ribbon_simd: &'static str,
 }
 
 impl Machine {

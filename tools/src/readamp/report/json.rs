@@ -81,6 +81,7 @@ impl Report {
                 "cores": self.machine.cores,
                 "load_average_start": self.machine.load_start,
                 "load_average_end": self.machine.load_end,
+                "ribbon_simd": self.machine.ribbon_simd,
             },
             "policies": policies,
             "verdict": self.verdict(),

@@ -37,10 +37,11 @@ impl Report {
         let load = |l: Option<f64>| l.map_or_else(|| "unknown".to_string(), |v| format!("{v:.2}"));
         let _ = writeln!(
             s,
-            "Machine: {} cores, load average {} at start and {} at end.\n",
+            "Machine: {} cores, load average {} at start and {} at end; Ribbon queries use {}.\n",
             m.cores,
             load(m.load_start),
-            load(m.load_end)
+            load(m.load_end),
+            m.ribbon_simd
         );
         let verdict = self.verdict();
         if !verdict.is_empty() {
