@@ -7,7 +7,8 @@ use super::BLOCK_BITS;
 /// Bits per key below which the rate is taken as 1 (it exceeds 0.99995).
 pub(super) const MIN_BITS_PER_KEY: f64 = 0.1;
 
-/// Bits per key above which [`BlockedBloom::bits_per_key_for_fpr`] stops searching.
+/// Bits per key above which
+/// [`BlockedBloom::bits_per_key_for_fpr`](super::BlockedBloom::bits_per_key_for_fpr) stops searching.
 pub(super) const MAX_BITS_PER_KEY: f64 = 64.0;
 
 /// The blocked-Bloom false-positive rate at `bits_per_key` with `k` probes

@@ -367,8 +367,10 @@ fn two_rows_in_flight_band_as_one_at_a_time_does() {
 /// `mixed`: stopping early or not, with the baseline fold, and (where the
 /// CPU has them) with AVX2's and AVX-512's.
 fn answers(f: &Ribbon, mixed: u64) -> Vec<bool> {
-    let mut all =
+    let all =
         vec![f.contains_mixed::<true, _>(mixed, Baseline), f.contains_mixed::<false, _>(mixed, Baseline)];
+    #[cfg(target_arch = "x86_64")]
+    let mut all = all;
     #[cfg(target_arch = "x86_64")]
     if let Some(avx2) = super::parity::Avx2::detect() {
         // SAFETY: `avx2` proves the CPU has AVX2.
