@@ -10,6 +10,10 @@
 /// Asks the CPU to start loading the cache line holding `*at` into every
 /// cache level. Returns at once; no answer depends on it.
 #[inline(always)]
+#[cfg_attr(
+    not(target_arch = "x86_64"),
+    expect(clippy::inline_always, reason = "a no-op here; a single hint instruction on x86-64")
+)]
 pub(crate) fn line<T>(at: &T) {
     #[cfg(target_arch = "x86_64")]
     // SAFETY: PREFETCHT0 is a hint: it never faults, whatever the address,
