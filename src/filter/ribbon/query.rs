@@ -11,9 +11,9 @@
 //! CPU has it", has the cost).
 
 use super::layout::{self, WIDTH};
+use super::parity::{self, Baseline, Fold, Widest};
 #[cfg(target_arch = "x86_64")]
 use super::parity::{Avx2, Avx512};
-use super::parity::{Baseline, Fold};
 use super::{BuildError, Ribbon, remix};
 
 /// Work on one filter, compiled for each [`Fold`].
@@ -93,34 +93,29 @@ impl Ribbon {
     /// ```
     #[must_use]
     pub fn simd() -> &'static str {
-        #[cfg(target_arch = "x86_64")]
-        let path = if Avx512::detect().is_some() {
-            "avx512"
-        } else if Avx2::detect().is_some() {
-            "avx2"
-        } else {
-            "sse2"
-        };
-        #[cfg(not(target_arch = "x86_64"))]
-        let path = "portable";
-        path
+        match parity::widest() {
+            #[cfg(target_arch = "x86_64")]
+            Widest::Avx512(_) => "avx512",
+            #[cfg(target_arch = "x86_64")]
+            Widest::Avx2(_) => "avx2",
+            Widest::Baseline if cfg!(target_arch = "x86_64") => "sse2",
+            Widest::Baseline => "portable",
+        }
     }
 
     /// Runs `work` with the best fold this CPU has.
     #[inline]
     pub(super) fn dispatch<W: Work>(&self, work: W) -> W::Out {
-        #[cfg(target_arch = "x86_64")]
-        if let Some(avx512) = Avx512::detect() {
+        match parity::widest() {
             // SAFETY: `avx512` proves the CPU has the features `on_avx512`
             // is compiled for.
-            return unsafe { self.on_avx512(work, avx512) };
-        }
-        #[cfg(target_arch = "x86_64")]
-        if let Some(avx2) = Avx2::detect() {
+            #[cfg(target_arch = "x86_64")]
+            Widest::Avx512(avx512) => unsafe { self.on_avx512(work, avx512) },
             // SAFETY: `avx2` proves the CPU has AVX2.
-            return unsafe { self.on_avx2(work, avx2) };
+            #[cfg(target_arch = "x86_64")]
+            Widest::Avx2(avx2) => unsafe { self.on_avx2(work, avx2) },
+            Widest::Baseline => work.run(self, Baseline),
         }
-        work.run(self, Baseline)
     }
 
     /// `work` compiled for AVX-512.

@@ -32,9 +32,8 @@
 //! time for AVX2 (`query.rs`), so that the fold inlines; a [`Fold`] says
 //! which way a query folds, and how it shifts the key's coefficients to its
 //! window (with AVX2, in the vector registers: `avx2::window`). Measured
-//! at 10^6 keys and 7 bits/key:
-//! absent keys 16.9 → 12.4 ns for the fold, 12.4 → 11.4 for the window and
-//! the unchecked reads (docs/measurements.md, "Ribbon: AVX2 where the CPU
+//! at 10^6 keys and 7 bits/key: absent keys 16.9 → 12.4 ns for the fold,
+//! 12.4 → 11.4 for the window and the unchecked reads (docs/measurements.md, "Ribbon: AVX2 where the CPU
 //! has it").
 //!
 //! Where the CPU also has AVX-512's per-lane population count
@@ -86,7 +85,59 @@ pub(crate) fn portable<const N: usize>(
     (0..N).fold(0, |found, b| found | ((here[b] & c_here ^ next[b] & c_next).count_ones() & 1) << b)
 }
 
-/// Proof that the CPU has AVX2: only [`Avx2::detect`] makes one.
+/// The widest fold this CPU has, holding the proof of its features.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Widest {
+    #[cfg(target_arch = "x86_64")]
+    Avx512(Avx512),
+    #[cfg(target_arch = "x86_64")]
+    Avx2(Avx2),
+    Baseline,
+}
+
+/// [`Widest`] on this CPU. The features are checked once and the choice
+/// kept: a query then pays one load and compare, where asking
+/// `is_x86_feature_detected!` for each of the four features a query's
+/// dispatch needs (each macro tests its cache for initialisation, then its
+/// bit) cost 7 of 157 instructions a query (callgrind, AVX2 path, 7
+/// bits/key) and 5–8% of an absent query's time with AVX-512.
+#[inline]
+pub(crate) fn widest() -> Widest {
+    #[cfg(target_arch = "x86_64")]
+    {
+        use std::sync::atomic::{AtomicU8, Ordering};
+        const UNKNOWN: u8 = 0;
+        const AVX512: u8 = 1;
+        const AVX2: u8 = 2;
+        const BASELINE: u8 = 3;
+        // Relaxed: every thread that checks finds the same answer, so a
+        // race only repeats the check.
+        static WIDEST: AtomicU8 = AtomicU8::new(UNKNOWN);
+        let mut found = WIDEST.load(Ordering::Relaxed);
+        if found == UNKNOWN {
+            found = if Avx512::detect().is_some() {
+                AVX512
+            } else if Avx2::detect().is_some() {
+                AVX2
+            } else {
+                BASELINE
+            };
+            WIDEST.store(found, Ordering::Relaxed);
+        }
+        // Each token made here stands on the check above, which stored
+        // its value only where its `detect` succeeded.
+        match found {
+            AVX512 => Widest::Avx512(Avx512(())),
+            AVX2 => Widest::Avx2(Avx2(())),
+            _ => Widest::Baseline,
+        }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    Widest::Baseline
+}
+
+/// Proof that the CPU has AVX2: only [`Avx2::detect`] (and [`widest`],
+/// after it) makes one.
 #[cfg(target_arch = "x86_64")]
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Avx2(());
@@ -128,7 +179,7 @@ impl Fold for Avx2 {
 
 /// Proof that the CPU has AVX-512 with its per-lane population count
 /// (`avx512vpopcntdq`, Ice Lake and Zen 4 on), and AVX2: only
-/// [`Avx512::detect`] makes one.
+/// [`Avx512::detect`] (and [`widest`], after it) makes one.
 #[cfg(target_arch = "x86_64")]
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Avx512(());
