@@ -12,7 +12,8 @@
 //!    keys reach it) and the xor of its keys' hashes. A cell with count 1
 //!    therefore names its only key and where that key sits in it.
 //! 3. Peel: repeatedly take a count-1 cell, push (key, position) on a stack
-//!    and remove the key from its two other cells.
+//!    and remove the key from its two other cells (`peel/walk.rs` chooses
+//!    which count-1 cell comes next).
 //! 4. If every key peeled, walk the stack backwards, giving each key's own
 //!    cell the value that makes the xor of its three cells its fingerprint.
 //!    Cells assigned later never belong to a key assigned earlier, so every
@@ -26,6 +27,7 @@
 use super::BuildError;
 use super::fingerprint::Fingerprint;
 use super::zeroed_buf::ZeroedBuf;
+use walk::Walk;
 
 /// Seeds tried before a build gives up. At the default sizes a seed fails
 /// rarely (small inputs most often, and they are cheap to retry), so 100
@@ -192,7 +194,8 @@ pub(crate) fn construct<F: Fingerprint, L: Layout>(
 }
 
 /// How many keys ahead the walks over an xor filter's scattered cells
-/// (assignment, validation) ask for a key's cells: enough misses in flight
+/// (adding the keys, peeling, assignment, validation) ask for a key's
+/// cells: enough misses in flight
 /// to cover a memory latency, few enough that the lines are still cached
 /// when reached.
 pub(crate) const LOOKAHEAD: usize = 16;
@@ -354,7 +357,17 @@ impl Scratch {
             return false;
         }
         let mut overflow = false;
-        for &h in &order[..n] {
+        for i in 0..n {
+            let h = order[i];
+            // See `LOOKAHEAD`: the cells of a key added later (xor only: a
+            // fuse's keys arrive bucketed, each near the last).
+            if !L::LOCAL
+                && let Some(&ahead) = order.get(i + LOOKAHEAD)
+            {
+                for cell in layout.cells(ahead) {
+                    walk::prefetch_cell(count, xors, cell);
+                }
+            }
             for (pos, cell) in layout.cells(h).into_iter().enumerate() {
                 // SAFETY: `Layout` guarantees cell < cells_len, the length of
                 // both arrays (checked above).
@@ -375,45 +388,8 @@ impl Scratch {
             queue[live] = i as u32;
             live += usize::from(c >> 2 == 1);
         }
-        let mut stacked = 0usize;
-        while live > 0 {
-            live -= 1;
-            let cell = queue[live] as usize;
-            if count[cell] >> 2 != 1 {
-                continue;
-            }
-            let h = xors[cell];
-            let pos = count[cell] & 3;
-            order[stacked] = h;
-            position[stacked] = pos;
-            stacked += 1;
-            let cells = ring(layout.cells(h));
-            let p = usize::from(pos);
-            for step in 1..=2 {
-                let other = cells[p + step];
-                // SAFETY: `other` came from `Layout::cells`, so it is below
-                // cells_len, the length of both arrays (checked above).
-                let (cnt, xor) = unsafe { (count.get_unchecked_mut(other), xors.get_unchecked_mut(other)) };
-                // Cells near each other are mostly in cache, and a branch
-                // that mispredicts costs more than the load it waits for:
-                // push without one. Cells far apart miss to memory, and the
-                // branch-free push makes each pop wait for the previous
-                // key's miss; a branch lets the CPU run ahead. Measured
-                // (`benches/peers.rs`): the branch makes the xor build
-                // ~20% faster at 10^7 keys and the fuse build ~10% slower
-                // at 10^6.
-                if L::LOCAL {
-                    queue[live] = other as u32;
-                    live += usize::from(*cnt >> 2 == 2);
-                } else if *cnt >> 2 == 2 {
-                    queue[live] = other as u32;
-                    live += 1;
-                }
-                *cnt = cnt.wrapping_sub(4) ^ MOD3[p + step];
-                *xor ^= h;
-            }
-        }
-        stacked == n
+        let mut walk = Walk { count, xors, queue, order, position };
+        walk.run(layout, live) == n
     }
 
     /// Assigns fingerprints in reverse peel order; also returns the
@@ -446,3 +422,4 @@ impl Scratch {
 
 #[cfg(test)]
 mod tests;
+mod walk;

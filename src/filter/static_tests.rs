@@ -66,6 +66,11 @@ pub(super) fn hex(bytes: &[u8]) -> String {
     })
 }
 
+/// The bytes of lower-case hex written by [`hex`].
+pub(super) fn unhex(hex: &str) -> Vec<u8> {
+    (0..hex.len()).step_by(2).map(|i| u8::from_str_radix(&hex[i..i + 2], 16).expect("hex")).collect()
+}
+
 /// Deterministic pseudo-random hashes (splitmix64).
 pub(super) use super::codec_tests::hashes as random_hashes;
 

@@ -1,0 +1,211 @@
+//! The peel itself: taking keys out of count-1 cells until none is left.
+//!
+//! Which cell comes next changes nothing but the order keys are stacked in
+//! (any order in which each key was alone in one of its cells when taken
+//! assigns correctly), so the walk is chosen for the memory it touches:
+//!
+//! - **A stack** where a key's three cells lie near each other (binary
+//!   fuse). A cell freed by the last key is taken next, while its lines
+//!   are still cached, and the walk moves through the array like the keys'
+//!   starts do.
+//! - **A queue** where they are scattered over the whole array (xor). Past
+//!   the cache every cell a key touches is a miss. With a stack the next
+//!   cell is often the one the last key just freed, known only once that
+//!   key's misses return, so the walk waits for one memory latency after
+//!   another. A queue's next cells were found long before, so the CPU can
+//!   work on many keys at once, and they can be asked for ahead of time:
+//!   the cell [`LOOKAHEAD`] entries ahead, and, once that line is in, the
+//!   cells of its key at half the distance. At 10^7 keys this took an Xor8
+//!   build from 1.9 to 1.0 s (docs/measurements.md, "Xor builds: a queue
+//!   for scattered cells").
+//!
+//! A queue is worse for binary fuse, whose freed cells go cold while they
+//! wait their turn: its build at 10^7 keys measured 601–613 ms with a
+//! queue against 551–565 with the stack.
+
+use super::super::prefetch;
+use super::{LOOKAHEAD, Layout, MOD3, ring};
+
+/// The peel's arrays, as plain slices (see `Scratch::peel`).
+pub(super) struct Walk<'a> {
+    /// Per cell: key count << 2 | xor of the keys' positions.
+    pub count: &'a mut [u8],
+    /// Per cell: xor of the keys' remixed hashes.
+    pub xors: &'a mut [u64],
+    /// Cells that may have count 1, `queue[..live]` at the start; room for
+    /// every cell and one more (each enters at most once: with count 1 at
+    /// the start, or on its one 2 → 1 step; the one more takes a store
+    /// past the live end).
+    pub queue: &'a mut [u32],
+    /// The stack of taken keys' remixed hashes, in the order taken.
+    pub order: &'a mut [u64],
+    /// Each taken key's position (0..3) in the cell it was taken from.
+    pub position: &'a mut [u8],
+}
+
+impl Walk<'_> {
+    /// Takes keys until no count-1 cell is left; returns how many. Every key
+    /// was taken if that is all of them.
+    pub(super) fn run<L: Layout>(&mut self, layout: &L, live: usize) -> usize {
+        if L::LOCAL { self.by_stack(layout, live) } else { self.by_queue(layout, live) }
+    }
+
+    fn by_stack<L: Layout>(&mut self, layout: &L, mut live: usize) -> usize {
+        let mut stacked = 0;
+        while live > 0 {
+            live -= 1;
+            let cell = self.queue[live] as usize;
+            for (other, now_one) in self.take(layout, cell, &mut stacked).into_iter().flatten() {
+                // Nearby cells are mostly cached, and a branch that
+                // mispredicts costs more than the load it waits for: push
+                // without one (the fuse build at 10^6 keys ~10% faster).
+                self.queue[live] = other;
+                live += usize::from(now_one);
+            }
+        }
+        stacked
+    }
+
+    fn by_queue<L: Layout>(&mut self, layout: &L, live: usize) -> usize {
+        let (mut head, mut tail, mut stacked) = (0, live, 0);
+        while head < tail {
+            // Entries past the tail are stale cell indices, and a prefetch
+            // of one is only wasted.
+            if let Some(&ahead) = self.queue.get(head + LOOKAHEAD) {
+                self.prefetch(ahead as usize);
+            }
+            if let Some(&near) = self.queue.get(head + LOOKAHEAD / 2)
+                && let Some(&h) = self.xors.get(near as usize)
+            {
+                for cell in layout.cells(h) {
+                    self.prefetch(cell);
+                }
+            }
+            let cell = self.queue[head] as usize;
+            head += 1;
+            for (other, now_one) in self.take(layout, cell, &mut stacked).into_iter().flatten() {
+                // Far cells miss, and a branch lets the CPU run on past
+                // the miss instead of waiting for it to know where the next
+                // push goes.
+                if now_one {
+                    self.queue[tail] = other;
+                    tail += 1;
+                }
+            }
+        }
+        stacked
+    }
+
+    /// Starts loading `cell`'s count and xor.
+    #[inline]
+    fn prefetch(&self, cell: usize) {
+        prefetch_cell(self.count, self.xors, cell);
+    }
+
+    /// If `cell` still holds one key, stacks it and removes it from its
+    /// other two cells, and returns them, each with whether it now holds
+    /// one key.
+    #[inline]
+    #[expect(clippy::cast_possible_truncation, reason = "cell indices fit in u32 (MAX_KEYS)")]
+    fn take<L: Layout>(&mut self, layout: &L, cell: usize, stacked: &mut usize) -> Option<[(u32, bool); 2]> {
+        if self.count[cell] >> 2 != 1 {
+            return None;
+        }
+        let h = self.xors[cell];
+        let pos = self.count[cell] & 3;
+        self.order[*stacked] = h;
+        self.position[*stacked] = pos;
+        *stacked += 1;
+        let cells = ring(layout.cells(h));
+        let p = usize::from(pos);
+        Some([1, 2].map(|step| {
+            let other = cells[p + step];
+            // SAFETY: `other` came from `Layout::cells`, so it is below
+            // cells_len, the length of both arrays (`Scratch::peel` checks).
+            let (cnt, xor) =
+                unsafe { (self.count.get_unchecked_mut(other), self.xors.get_unchecked_mut(other)) };
+            let now_one = *cnt >> 2 == 2;
+            *cnt = cnt.wrapping_sub(4) ^ MOD3[p + step];
+            *xor ^= h;
+            (other as u32, now_one)
+        }))
+    }
+}
+
+/// Starts loading `cell`'s entries of `count` and `xors` (nothing for a
+/// cell past them).
+#[inline]
+pub(super) fn prefetch_cell(count: &[u8], xors: &[u64], cell: usize) {
+    if let (Some(count), Some(xor)) = (count.get(cell), xors.get(cell)) {
+        prefetch::line(count);
+        prefetch::line(xor);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::filter::static_tests::random_hashes;
+    use crate::filter::three_wise::Geometry;
+    use crate::filter::xor::XorLayout;
+
+    /// The keys `hashes` taken by one walk of `layout`'s cells, in order.
+    fn walk(layout: XorLayout, hashes: &[u64], by_queue: bool) -> Vec<u64> {
+        let mut count = vec![0u8; layout.cells_len()];
+        let mut xors = vec![0u64; layout.cells_len()];
+        for &h in hashes {
+            for (pos, cell) in layout.cells(h).into_iter().enumerate() {
+                count[cell] += 4;
+                count[cell] ^= u8::try_from(pos).unwrap();
+                xors[cell] ^= h;
+            }
+        }
+        let mut queue = vec![0u32; layout.cells_len() + 1];
+        let mut live = 0;
+        for (i, &c) in count.iter().enumerate() {
+            queue[live] = u32::try_from(i).unwrap();
+            live += usize::from(c >> 2 == 1);
+        }
+        let (mut order, mut position) = (vec![0; hashes.len()], vec![0; hashes.len()]);
+        let mut w = Walk {
+            count: &mut count,
+            xors: &mut xors,
+            queue: &mut queue,
+            order: &mut order,
+            position: &mut position,
+        };
+        let taken = if by_queue { w.by_queue(&layout, live) } else { w.by_stack(&layout, live) };
+        order.truncate(taken);
+        order
+    }
+
+    /// Which keys peel is the graph's (all but its 2-core), not the walk's:
+    /// the queue must take exactly the keys the stack takes, each once,
+    /// whether the graph peels whole or leaves a core.
+    #[test]
+    fn the_queue_takes_what_the_stack_takes() {
+        let hashes = random_hashes(11, 10_000);
+        for (sized_for, whole) in [(10_000, true), (8_200, false)] {
+            let layout = XorLayout::for_keys(sized_for).unwrap();
+            let mut by_stack = walk(layout, &hashes, false);
+            let mut by_queue = walk(layout, &hashes, true);
+            assert_ne!(by_stack, by_queue, "a different order");
+            by_stack.sort_unstable();
+            by_queue.sort_unstable();
+            assert!(
+                by_stack == by_queue,
+                "the stack took {} keys, the queue {}",
+                by_stack.len(),
+                by_queue.len()
+            );
+            assert!(by_queue.windows(2).all(|w| w[0] < w[1]), "each key once");
+            assert_eq!(
+                by_queue.len() == hashes.len(),
+                whole,
+                "{} of {} at {sized_for}",
+                by_queue.len(),
+                hashes.len()
+            );
+        }
+    }
+}
