@@ -4,8 +4,8 @@
 //! change in the host's load between two functions lands on one side of a
 //! ratio. This program instead alternates ours and the peer's within each
 //! round, in one process, and keeps each side's best round: the ratio of
-//! two minima taken over the same stretch of time. DESIGN.md, "Measured
-//! figures", quotes both.
+//! two minima taken over the same stretch of time. docs/measurements.md
+//! keeps the runs of both, each entry with its command.
 //!
 //! No crate offers a Ribbon filter to compare with, so Ribbon at 7 bits/key
 //! runs beside siftdb's own BinaryFuse8 instead (issue 38's bars: build at
