@@ -388,8 +388,8 @@ impl Scratch {
             queue[live] = i as u32;
             live += usize::from(c >> 2 == 1);
         }
-        let mut walk = Walk { count, xors, queue, order, position };
-        walk.run(layout, live) == n
+        let arrays = walk::Arrays { count, xors, queue, order, position };
+        Walk::new(layout, arrays).is_some_and(|mut walk| walk.run(layout, live) == n)
     }
 
     /// Assigns fingerprints in reverse peel order; also returns the

@@ -27,20 +27,48 @@ use super::super::prefetch;
 use super::{LOOKAHEAD, Layout, MOD3, ring};
 
 /// The peel's arrays, as plain slices (see `Scratch::peel`).
+///
+/// Invariant (relied on by the unchecked cell accesses of `take`, and
+/// checked by [`Walk::new`]): `count` and `xors` hold one entry per cell of
+/// the layout walked.
 pub(super) struct Walk<'a> {
     /// Per cell: key count << 2 | xor of the keys' positions.
-    pub count: &'a mut [u8],
+    count: &'a mut [u8],
     /// Per cell: xor of the keys' remixed hashes.
-    pub xors: &'a mut [u64],
+    xors: &'a mut [u64],
     /// Cells that may have count 1, `queue[..live]` at the start; room for
     /// every cell and one more (each enters at most once: with count 1 at
     /// the start, or on its one 2 → 1 step; the one more takes a store
     /// past the live end).
-    pub queue: &'a mut [u32],
+    queue: &'a mut [u32],
     /// The stack of taken keys' remixed hashes, in the order taken.
-    pub order: &'a mut [u64],
+    order: &'a mut [u64],
     /// Each taken key's position (0..3) in the cell it was taken from.
+    position: &'a mut [u8],
+}
+
+/// The arrays [`Walk::new`] takes (the fields of [`Walk`]).
+pub(super) struct Arrays<'a> {
+    pub count: &'a mut [u8],
+    pub xors: &'a mut [u64],
+    pub queue: &'a mut [u32],
+    pub order: &'a mut [u64],
     pub position: &'a mut [u8],
+}
+
+impl<'a> Walk<'a> {
+    /// A walk over `layout`'s cells; `None` unless `count` and `xors` have
+    /// an entry for every cell.
+    pub(super) fn new<L: Layout>(layout: &L, arrays: Arrays<'a>) -> Option<Self> {
+        let Arrays { count, xors, queue, order, position } = arrays;
+        (count.len() == layout.cells_len() && xors.len() == layout.cells_len()).then_some(Walk {
+            count,
+            xors,
+            queue,
+            order,
+            position,
+        })
+    }
 }
 
 impl Walk<'_> {
@@ -121,7 +149,7 @@ impl Walk<'_> {
         Some([1, 2].map(|step| {
             let other = cells[p + step];
             // SAFETY: `other` came from `Layout::cells`, so it is below
-            // cells_len, the length of both arrays (`Scratch::peel` checks).
+            // cells_len, the length of both arrays (`Walk::new` checked).
             let (cnt, xor) =
                 unsafe { (self.count.get_unchecked_mut(other), self.xors.get_unchecked_mut(other)) };
             let now_one = *cnt >> 2 == 2;
@@ -149,34 +177,71 @@ mod tests {
     use crate::filter::three_wise::Geometry;
     use crate::filter::xor::XorLayout;
 
-    /// The keys `hashes` taken by one walk of `layout`'s cells, in order.
-    fn walk(layout: XorLayout, hashes: &[u64], by_queue: bool) -> Vec<u64> {
-        let mut count = vec![0u8; layout.cells_len()];
-        let mut xors = vec![0u64; layout.cells_len()];
-        for &h in hashes {
-            for (pos, cell) in layout.cells(h).into_iter().enumerate() {
-                count[cell] += 4;
-                count[cell] ^= u8::try_from(pos).unwrap();
-                xors[cell] ^= h;
+    /// A walk's arrays, owned: `cells` counts and xors, room for `keys`.
+    struct Owned {
+        count: Vec<u8>,
+        xors: Vec<u64>,
+        queue: Vec<u32>,
+        order: Vec<u64>,
+        position: Vec<u8>,
+    }
+
+    impl Owned {
+        fn new(cells: usize, keys: usize) -> Self {
+            Owned {
+                count: vec![0; cells],
+                xors: vec![0; cells],
+                queue: vec![0; cells + 1],
+                order: vec![0; keys],
+                position: vec![0; keys],
             }
         }
-        let mut queue = vec![0u32; layout.cells_len() + 1];
+
+        fn arrays(&mut self) -> Arrays<'_> {
+            Arrays {
+                count: &mut self.count,
+                xors: &mut self.xors,
+                queue: &mut self.queue,
+                order: &mut self.order,
+                position: &mut self.position,
+            }
+        }
+    }
+
+    /// The keys `hashes` taken by one walk of `layout`'s cells, in order.
+    fn walk(layout: XorLayout, hashes: &[u64], by_queue: bool) -> Vec<u64> {
+        let mut a = Owned::new(layout.cells_len(), hashes.len());
+        for &h in hashes {
+            for (pos, cell) in layout.cells(h).into_iter().enumerate() {
+                a.count[cell] += 4;
+                a.count[cell] ^= u8::try_from(pos).unwrap();
+                a.xors[cell] ^= h;
+            }
+        }
         let mut live = 0;
-        for (i, &c) in count.iter().enumerate() {
-            queue[live] = u32::try_from(i).unwrap();
+        for (i, &c) in a.count.iter().enumerate() {
+            a.queue[live] = u32::try_from(i).unwrap();
             live += usize::from(c >> 2 == 1);
         }
-        let (mut order, mut position) = (vec![0; hashes.len()], vec![0; hashes.len()]);
-        let mut w = Walk {
-            count: &mut count,
-            xors: &mut xors,
-            queue: &mut queue,
-            order: &mut order,
-            position: &mut position,
-        };
+        let mut w = Walk::new(&layout, a.arrays()).unwrap();
         let taken = if by_queue { w.by_queue(&layout, live) } else { w.by_stack(&layout, live) };
-        order.truncate(taken);
-        order
+        a.order.truncate(taken);
+        a.order
+    }
+
+    /// The unchecked cell accesses stand on `Walk::new`'s check.
+    #[test]
+    fn a_walk_needs_an_entry_for_every_cell() {
+        let layout = XorLayout::for_keys(100).unwrap();
+        let cells = layout.cells_len();
+        for (count_len, xors_len, ok) in
+            [(cells, cells, true), (cells - 1, cells, false), (cells, cells - 1, false)]
+        {
+            let mut a = Owned::new(cells, 100);
+            a.count.truncate(count_len);
+            a.xors.truncate(xors_len);
+            assert_eq!(Walk::new(&layout, a.arrays()).is_some(), ok, "{count_len} counts, {xors_len} xors");
+        }
     }
 
     /// Which keys peel is the graph's (all but its 2-core), not the walk's:
