@@ -19,9 +19,11 @@
 //!   build from 1.9 to 1.0 s (docs/measurements.md, "Xor builds: a queue
 //!   for scattered cells").
 //!
-//! A queue is worse for binary fuse, whose freed cells go cold while they
-//! wait their turn: its build at 10^7 keys measured 601–613 ms with a
-//! queue against 551–565 with the stack.
+//! A queue is worse for binary fuse at table sizes, whose freed cells go
+//! cold while they wait their turn: 2.9–3.0 ms against 2.6 at 10^5 keys,
+//! 8.0–8.2 against 7.3–7.6 at 3·10^5. It is level at 10^6 and gains only
+//! from a few million keys (5% at 10^7), a crossover the cache would
+//! decide, so fuse keeps the stack.
 
 use super::super::prefetch;
 use super::{LOOKAHEAD, Layout, MOD3, ring};
