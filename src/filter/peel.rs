@@ -195,13 +195,12 @@ pub(crate) fn construct<F: Fingerprint, L: Layout>(
 
 /// How many keys ahead the walks over an xor filter's scattered cells
 /// (adding the keys, peeling, assignment, validation) ask for a key's
-/// cells: enough misses in flight
-/// to cover a memory latency, few enough that the lines are still cached
-/// when reached.
+/// cells: enough misses in flight to cover a memory latency, few enough
+/// that the lines are still cached when reached.
 pub(crate) const LOOKAHEAD: usize = 16;
 
 /// Starts loading a key's three cells of `fp` (a query's, or a walk's
-/// ahead of itself: see [`LOOKAHEAD`]).
+/// ahead of itself: see [`LOOKAHEAD`]); `fp` is any per-cell array.
 #[inline]
 pub(crate) fn prefetch_cells<F>(fp: &[F], cells: [usize; 3]) {
     for c in cells {
@@ -364,9 +363,9 @@ impl Scratch {
             if !L::LOCAL
                 && let Some(&ahead) = order.get(i + LOOKAHEAD)
             {
-                for cell in layout.cells(ahead) {
-                    walk::prefetch_cell(count, xors, cell);
-                }
+                let cells = layout.cells(ahead);
+                prefetch_cells(count, cells);
+                prefetch_cells(xors, cells);
             }
             for (pos, cell) in layout.cells(h).into_iter().enumerate() {
                 // SAFETY: `Layout` guarantees cell < cells_len, the length of

@@ -26,7 +26,7 @@
 //! decide, so fuse keeps the stack.
 
 use super::super::prefetch;
-use super::{LOOKAHEAD, Layout, MOD3, ring};
+use super::{LOOKAHEAD, Layout, MOD3, prefetch_cells, ring};
 
 /// The peel's arrays, as plain slices (see `Scratch::peel`).
 ///
@@ -102,14 +102,18 @@ impl Walk<'_> {
             // Entries past the tail are stale cell indices, and a prefetch
             // of one is only wasted.
             if let Some(&ahead) = self.queue.get(head + LOOKAHEAD) {
-                self.prefetch(ahead as usize);
+                let ahead = ahead as usize;
+                if let (Some(count), Some(xor)) = (self.count.get(ahead), self.xors.get(ahead)) {
+                    prefetch::line(count);
+                    prefetch::line(xor);
+                }
             }
             if let Some(&near) = self.queue.get(head + LOOKAHEAD / 2)
                 && let Some(&h) = self.xors.get(near as usize)
             {
-                for cell in layout.cells(h) {
-                    self.prefetch(cell);
-                }
+                let cells = layout.cells(h);
+                prefetch_cells(self.count, cells);
+                prefetch_cells(self.xors, cells);
             }
             let cell = self.queue[head] as usize;
             head += 1;
@@ -124,12 +128,6 @@ impl Walk<'_> {
             }
         }
         stacked
-    }
-
-    /// Starts loading `cell`'s count and xor.
-    #[inline]
-    fn prefetch(&self, cell: usize) {
-        prefetch_cell(self.count, self.xors, cell);
     }
 
     /// If `cell` still holds one key, stacks it and removes it from its
@@ -159,16 +157,6 @@ impl Walk<'_> {
             *xor ^= h;
             (other as u32, now_one)
         }))
-    }
-}
-
-/// Starts loading `cell`'s entries of `count` and `xors` (nothing for a
-/// cell past them).
-#[inline]
-pub(super) fn prefetch_cell(count: &[u8], xors: &[u64], cell: usize) {
-    if let (Some(count), Some(xor)) = (count.get(cell), xors.get(cell)) {
-        prefetch::line(count);
-        prefetch::line(xor);
     }
 }
 
