@@ -29,7 +29,9 @@ pub enum Error {
     },
     /// The caller passed something siftdb cannot accept.
     InvalidArgument(String),
-    /// A static filter (xor, binary fuse) could not be built.
+    /// A filter could not be built: a static filter (xor, binary fuse,
+    /// Ribbon) that did not peel or band, one that failed validation, too
+    /// many keys for the kind, or a kind with no filter (`none`).
     FilterBuild(BuildError),
     /// Another process (or another `Db` in this one) holds the database lock.
     Locked(PathBuf),

@@ -28,7 +28,8 @@
 //!   filter per level ([`FilterPolicy`]: uniform, per level, Monkey), which
 //!   the database stores.
 //! - [`filter`]: the filters on their own (Bloom, blocked Bloom, counting
-//!   Bloom, cuckoo, xor, binary fuse), each validated when built.
+//!   Bloom, cuckoo, xor, binary fuse, and Ribbon, which the default policy
+//!   uses), each validated when built.
 //! - [`Error`]: every failure, typed; damage names its file and offset.
 //!
 //! The crate is layered, and data flows one way; each module uses only

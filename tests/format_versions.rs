@@ -101,3 +101,62 @@ fn the_corpus_edit_from_a_newer_build_is_unsupported() {
         other => panic!("{other:?}"),
     }
 }
+
+/// A copy of `tests/fixtures/newer_kind_db`: what a newer build would
+/// leave, made from this build's files by `format_patch` (`fuse8` renamed
+/// `grafite:12` in the manifest's policy and table record, the table's filter block tagged 99, the
+/// database format declared 127): one level-0 table holding `a`, and `b`
+/// in the live WAL.
+fn newer_kind_copy() -> (tempfile::TempDir, PathBuf) {
+    format_patch::fixture_copy("newer_kind_db")
+}
+
+#[test]
+fn a_table_of_a_kind_from_a_newer_build_is_unsupported() {
+    let (_tmp, dir) = newer_kind_copy();
+    let manifest = std::fs::read(dir.join("MANIFEST-000002")).unwrap();
+    let named = manifest.windows(10).filter(|w| w == b"grafite:12").count();
+    assert_eq!(named, 2, "the fixture's policy and table record name the unknown kind");
+    let before: Vec<_> = std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().path()).collect();
+    for result in [Db::open(&dir, Options::default()), Db::open_read_only(&dir, Options::default())] {
+        match result {
+            Err(Error::Unsupported { format: "database", found: 127, supported, .. }) => {
+                assert_eq!(supported, DB_FORMAT_VERSION);
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+    let mut after: Vec<_> = std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().path()).collect();
+    after.retain(|p| p.file_name().is_some_and(|n| n != "LOCK"));
+    assert_eq!(before, after, "a refused open changed the directory");
+
+    // The same name under a version this build reads is damage: a build
+    // that writes this version knows every kind it allows.
+    set_db_version(&dir, u8::try_from(DB_FORMAT_VERSION).unwrap());
+    let err = Db::open(&dir, Options::default()).unwrap_err();
+    assert!(err.is_corruption() && err.to_string().contains("unknown filter"), "{err}");
+}
+
+/// A kind's version is what a database holding it records: a database
+/// with a Ribbon table declares a version at least Ribbon's, so a build
+/// from before Ribbon refuses it as newer.
+#[test]
+fn a_database_records_the_version_its_kinds_need() {
+    let tmp = tempfile::tempdir().unwrap();
+    let opts = Options {
+        filter_policy: Some(siftdb::FilterPolicy::uniform(siftdb::FilterKind::Ribbon { bits_per_key: 7.0 })),
+        ..Options::default()
+    };
+    let db = Db::open(tmp.path(), opts).unwrap();
+    db.put(b"a", b"1").unwrap();
+    db.flush().unwrap();
+    db.close().unwrap();
+    let fs = siftdb::fs::StdFs;
+    let current = siftdb::manifest::read_current(&fs, tmp.path()).unwrap();
+    let bytes = std::fs::read(tmp.path().join(siftdb::manifest::manifest_file_name(current))).unwrap();
+    let state = siftdb::manifest::replay(&bytes).unwrap().state;
+    let ribbon = siftdb::FilterKind::Ribbon { bits_per_key: 7.0 }.first_db_format();
+    assert!(ribbon > 5, "builds at format 5 without Ribbon exist");
+    assert!(state.version.tables().any(|(_, t)| matches!(t.filter, siftdb::FilterKind::Ribbon { .. })));
+    assert!(state.format_version.unwrap_or(1) >= ribbon, "{:?}", state.format_version);
+}

@@ -41,6 +41,11 @@ impl DbInner {
         edit.last_seq = edit.last_seq.map(|s| s.max(manifest.set.last_seq));
         edit.log_number = edit.log_number.map(|l| l.max(manifest.set.log_number));
         edit.write_totals = Some(manifest.set.write_totals.plus(written));
+        // A table of a kind newer than the recorded format raises it first
+        // (in this edit, whose tag 9 an older reader meets first).
+        if let Some(v) = crate::manifest::kinds::raise_for_kinds(&edit, manifest.set.format_version) {
+            edit.format_version = Some(v);
+        }
         let edit = &edit;
         let mut set = manifest.set.clone();
         set.apply(edit)?;

@@ -8,12 +8,22 @@ use super::{AnyFilter, BuildError, FilterCodec};
 use crate::{Error, Result};
 
 /// The registry's rows: one line a kind, naming its `FilterKind` variant
-/// (with `{ bits_per_key }` when it is sized by bits per key) and the
-/// [`KindSpec`] its own module defines. Adding a kind is its module, its
-/// spec and one line here: the enum, [`FilterKind::ALL`], parsing, display,
-/// the filter-block tag, sizing, building and decoding all follow.
+/// (with `{ bits_per_key }` when it is sized by bits per key), the
+/// [`KindSpec`] its own module defines, and the database format version
+/// that introduced it (`since N`). Adding a kind is its module, its spec
+/// and one line here: the enum, [`FilterKind::ALL`], parsing, display, the
+/// filter-block tag, sizing, building and decoding all follow.
+///
+/// Why the version: the manifest stores each table's kind by name, and a
+/// build that does not know a name must say "written by a newer siftdb",
+/// not "corrupt". So a new kind bumps `DB_FORMAT_VERSION` (DESIGN.md,
+/// "Format versions"), its row names the bumped version, and a database
+/// that gets a table of the kind records at least that version first
+/// (`db/install.rs`); an older build meets the version before the name.
+/// The table format needs no bump: a filter block of an unknown tag reads
+/// as "may contain", which is correct.
 macro_rules! filter_kinds {
-    ($( $(#[$doc:meta])* $variant:ident $({ $bits:ident })? => $spec:path, )*) => {
+    ($( $(#[$doc:meta])* $variant:ident $({ $bits:ident })? => $spec:path, since $since:literal; )*) => {
         /// Which filter a table carries.
         ///
         /// Parses from and displays as the names the CLI uses: `none`,
@@ -77,26 +87,39 @@ macro_rules! filter_kinds {
             fn specs() -> impl Iterator<Item = &'static KindSpec> {
                 [$( &$spec, )*].into_iter()
             }
+
+            /// The database format version that introduced this kind
+            /// (1 for [`FilterKind::None`]): a database holding a table of
+            /// it records at least this version, so that a build too old
+            /// to know the kind refuses the database as newer, not damaged.
+            #[must_use]
+            pub fn first_db_format(&self) -> u32 {
+                match self {
+                    FilterKind::None => 1,
+                    $( FilterKind::$variant { .. } => $since, )*
+                }
+            }
         }
     };
 }
 
 filter_kinds! {
     /// Classic Bloom filter.
-    Bloom { bits_per_key } => super::bloom::KIND,
+    Bloom { bits_per_key } => super::bloom::KIND, since 1;
     /// Cache-line blocked Bloom filter.
-    BlockedBloom { bits_per_key } => super::blocked_bloom::KIND,
+    BlockedBloom { bits_per_key } => super::blocked_bloom::KIND, since 1;
     /// Xor filter, 8-bit fingerprints (ε ≈ 0.39%, ~9.84 bits/key).
-    Xor8 => super::xor::XOR8,
+    Xor8 => super::xor::XOR8, since 1;
     /// Xor filter, 16-bit fingerprints (ε ≈ 0.0015%, ~19.7 bits/key).
-    Xor16 => super::xor::XOR16,
+    Xor16 => super::xor::XOR16, since 1;
     /// Binary fuse filter, 8-bit fingerprints (ε ≈ 0.39%, ~9.0 bits/key).
-    BinaryFuse8 => super::binary_fuse::FUSE8,
+    BinaryFuse8 => super::binary_fuse::FUSE8, since 1;
     /// Binary fuse filter, 16-bit fingerprints (ε ≈ 0.0015%, ~18 bits/key).
-    BinaryFuse16 => super::binary_fuse::FUSE16,
+    BinaryFuse16 => super::binary_fuse::FUSE16, since 1;
     /// Ribbon filter (width 128) at any bits per key from 1 to 32: about
-    /// 3% over the bound `log2(1/ε)`.
-    Ribbon { bits_per_key } => super::ribbon::KIND,
+    /// 3% over the bound `log2(1/ε)`. Added while builds wrote format 5,
+    /// so format-5 builds without it exist: its tables need format 6.
+    Ribbon { bits_per_key } => super::ribbon::KIND, since 6;
 }
 
 /// The bits per key [`FilterKind::ALL`] lists the sized kinds at.

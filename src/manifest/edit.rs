@@ -79,10 +79,14 @@ const TAG_WAL_END: u64 = 12;
 /// - 3: the write totals (tag 10).
 /// - 4: the synced ends of the WALs (tag 11).
 /// - 5: the synced ends with their last sequence numbers (tag 12).
+/// - 6: tables may carry Ribbon filters (`ribbon:B` in tag 5). Each filter
+///   kind names the version that introduced it (`FilterKind::first_db_format`),
+///   so that a build that does not know a kind's name refuses the database
+///   as newer instead of calling it corrupt.
 ///
 /// Every change to what a manifest, WAL or `CURRENT` holds that an older
 /// build would misread bumps it (DESIGN.md, "Format versions").
-pub const DB_FORMAT_VERSION: u32 = 5;
+pub const DB_FORMAT_VERSION: u32 = 6;
 
 /// Bytes written over the database's whole life, across every open: what
 /// the application wrote (counted when its memtable is flushed, so a write

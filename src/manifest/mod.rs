@@ -8,6 +8,7 @@
 //! - [`log`]: [`ManifestWriter`] and [`replay`], over the WAL's framing.
 //! - [`current`]: the `CURRENT` file naming the live manifest.
 //! - [`filename`]: file names in the database directory.
+//! - [`kinds`]: the format version a table's filter kind needs.
 //!
 //! Opening a database: [`read_current`] → read `MANIFEST-n` → [`replay`] →
 //! [`ManifestWriter::reopen`] at `valid_len` (or start a new manifest from
@@ -16,6 +17,7 @@
 pub mod current;
 pub mod edit;
 pub mod filename;
+pub mod kinds;
 pub mod log;
 pub mod version;
 

@@ -1,7 +1,8 @@
 //! Opening a table file and answering point lookups.
 //!
-//! The file is memory-mapped once; the index, filter and properties blocks
-//! are checked and parsed at open as zero-copy slices of the map. A lookup
+//! The file is memory-mapped once; the index and properties blocks are
+//! checked and parsed at open as zero-copy slices of the map, and the filter
+//! block is checked and decoded into a copy on the heap. A lookup
 //! probes the filter, then reads at most one data block, verifying its
 //! checksum on every read.
 
