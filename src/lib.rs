@@ -133,7 +133,7 @@ pub use db::{
 };
 pub use error::{Error, Result};
 pub use filter::FilterKind;
-pub use manifest::{WalEnd, WriteTotals};
+pub use manifest::{LostWrites, WalEnd, WriteTotals};
 pub use prefix::{MAX_FIXED_PREFIX, PrefixExtractor};
 pub use recovery::{RecoveryReport, WalCut};
 pub use table::TableRecord;

@@ -161,3 +161,42 @@ fn a_torn_tail_past_the_synced_end_is_still_dropped() {
     drop(db);
     assert!(std::fs::metadata(&log).unwrap().len() >= synced);
 }
+
+/// Issue 57, step 2: the loss outlives the open that took it. Before, only
+/// that open's `Stats::recovery` said so; the next open said nothing.
+#[test]
+fn a_point_in_time_loss_is_remembered_by_every_later_open() {
+    let dir = tempfile::tempdir().unwrap();
+    let _ = build(dir.path());
+    let log = last_log(dir.path());
+    let len = std::fs::metadata(&log).unwrap().len();
+    StdFs.truncate(&log, len - 1).unwrap();
+    let start = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs();
+    let db = Db::open(dir.path(), point_in_time()).unwrap();
+    let lost = db.stats().lost_writes;
+    assert_eq!(lost.len(), 1, "{lost:?}");
+    let number = log.file_stem().and_then(|s| s.to_str()).and_then(|s| s.parse::<u64>().ok()).unwrap();
+    assert_eq!((lost[0].log_number, lost[0].synced_len, lost[0].writes_lost), (number, len, Some(3)));
+    assert!(lost[0].found_len < len - 1 && lost[0].recovered_at >= start, "{lost:?}");
+    db.put("after", "cut").unwrap();
+    db.flush().unwrap();
+    db.close().unwrap();
+    // Later opens, strict or not, read-only too, after flushes and a
+    // compaction have rewritten the manifest: the same record.
+    for round in 0..3 {
+        let db = if round == 2 {
+            Db::open_read_only(dir.path(), strict()).unwrap()
+        } else {
+            Db::open(dir.path(), strict()).unwrap()
+        };
+        let stats = db.stats();
+        assert_eq!(stats.lost_writes, lost, "open {round}");
+        assert_eq!(stats.recovery.cut, None, "this open lost nothing");
+        let text = stats.to_string();
+        assert!(text.contains("LOST WRITES") && text.contains("lost 3 synced write(s)"), "{text}");
+        if round == 0 {
+            db.compact().unwrap();
+        }
+        db.close().unwrap();
+    }
+}

@@ -5,9 +5,11 @@
 //! engine adds that to its level's counters. Nothing is sampled or estimated.
 
 use crate::filter::FilterKind;
-use crate::manifest::WriteTotals;
+use crate::manifest::{LostWrites, WriteTotals};
 
 mod counters;
+mod display;
+mod gather;
 pub(crate) use counters::{Counters, LevelCounters, bump};
 
 /// Counters and shape of one level, as of one [`Stats`] snapshot.
@@ -210,6 +212,11 @@ pub struct Stats {
     /// after its sync, the cut and the synced writes it lost.
     /// [`Stats::since`] keeps the later snapshot's.
     pub recovery: crate::recovery::RecoveryReport,
+    /// Synced writes lost by point-in-time recoveries, this open's or any
+    /// earlier one's, oldest first, as the manifest keeps them (the newest
+    /// [`LostWrites::KEPT`]): a loss is remembered after the open that
+    /// took it. [`Stats::since`] keeps the later snapshot's.
+    pub lost_writes: Vec<LostWrites>,
     /// One entry per level, level 0 first.
     pub levels: Vec<LevelStats>,
 }
@@ -252,6 +259,7 @@ impl Stats {
             replaced_policy: self.replaced_policy.clone(),
             lifetime_writes: self.lifetime_writes,
             recovery: self.recovery.clone(),
+            lost_writes: self.lost_writes.clone(),
             levels,
         }
     }
@@ -280,226 +288,6 @@ impl Stats {
         self.levels.iter().fold((0, 0, 0), |(p, n, f), l| {
             (p + l.filter_probes, n + l.filter_negatives, f + l.filter_false_positives)
         })
-    }
-}
-
-impl Stats {
-    /// The bytes-written lines of the Display: this open's, then the
-    /// database's life's (once a flush has recorded any).
-    fn fmt_bytes_written(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(
-            f,
-            "bytes written: {} by the application, {} to WALs, {} by flushes, {} by compactions",
-            self.user_bytes, self.wal_bytes, self.flush_bytes_written, self.compaction_bytes_written
-        )?;
-        match self.write_amplification() {
-            Some(w) => writeln!(f, "; write amplification {w:.2}")?,
-            None => writeln!(f)?,
-        }
-        let life = &self.lifetime_writes;
-        if let Some(w) = life.write_amplification() {
-            writeln!(
-                f,
-                "over the database's life: {} bytes flushed from the application, {} by flushes, {} by compactions; write amplification {w:.2}",
-                life.user_bytes, life.flush_bytes, life.compaction_bytes
-            )?;
-        }
-        Ok(())
-    }
-
-    /// One line `what: L1 n, L3 m` (with `of tables` when `of`) naming the
-    /// levels where `count` is not 0; nothing when it is 0 everywhere.
-    fn levels_with(
-        &self,
-        f: &mut std::fmt::Formatter<'_>,
-        what: &str,
-        count: impl Fn(&LevelStats) -> u64,
-        of: bool,
-    ) -> std::fmt::Result {
-        let named: Vec<String> = self
-            .levels
-            .iter()
-            .filter(|l| count(l) > 0)
-            .map(|l| {
-                if of {
-                    format!("L{} {} of {}", l.level, count(l), l.tables)
-                } else {
-                    format!("L{} {}", l.level, count(l))
-                }
-            })
-            .collect();
-        if named.is_empty() { Ok(()) } else { writeln!(f, "{what}: {}", named.join(", ")) }
-    }
-}
-
-impl std::fmt::Display for Stats {
-    /// A per-level table for humans (the CLI's `stats`), levels with no
-    /// tables and no probes left out.
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        writeln!(
-            f,
-            "gets {} (memtable hits {}), writes {} ({} ops, {} WAL syncs, {} WAL bytes), flushes {}, compactions {}",
-            self.gets,
-            self.memtable_hits,
-            self.writes,
-            self.write_ops,
-            self.wal_syncs,
-            self.wal_bytes,
-            self.flushes,
-            self.compactions
-        )?;
-        self.fmt_bytes_written(f)?;
-        if let Some(cut) = &self.recovery.cut {
-            let lost = self
-                .recovery
-                .synced_writes_lost
-                .map_or_else(|| "an unknown number of".to_owned(), |n| n.to_string());
-            writeln!(
-                f,
-                "recovery: WAL {} was cut at byte {} of {} synced; {lost} synced writes lost (point-in-time recovery)",
-                cut.number, cut.found, cut.recorded.len
-            )?;
-        }
-        write!(f, "filter policy {}", self.filter_policy)?;
-        if let Some(old) = &self.replaced_policy {
-            write!(f, " (replaced {old}, whose filters older tables may still carry)")?;
-        }
-        writeln!(f, "; filter refreshes {}, plans {}", self.filter_refreshes, self.filter_plans)?;
-        writeln!(
-            f,
-            "{:<5} {:>6} {:>10} {:>12} {:<22} {:>6} {:>6} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9}",
-            "level",
-            "tables",
-            "keys",
-            "bytes",
-            "filter",
-            "bits/k",
-            "plan",
-            "target",
-            "built",
-            "probes",
-            "negative",
-            "false+",
-            "obs.fpr"
-        )?;
-        for l in
-            self.levels.iter().filter(|l| l.tables > 0 || l.filter_probes > 0 || l.probes_without_filter > 0)
-        {
-            let kinds: Vec<String> = l.filter_kinds.iter().map(ToString::to_string).collect();
-            let observed = l.observed_fpr().map_or_else(|| "-".to_string(), |r| format!("{r:.5}"));
-            let built = l.built_fpr.map_or_else(|| "-".to_string(), |r| format!("{r:.5}"));
-            writeln!(
-                f,
-                "L{:<4} {:>6} {:>10} {:>12} {:<22} {:>6.2} {:>6.2} {:>9.5} {:>9} {:>9} {:>9} {:>9} {:>9}",
-                l.level,
-                l.tables,
-                l.keys,
-                l.bytes,
-                kinds.join(","),
-                l.filter_bits_per_key(),
-                l.target_bits_per_key,
-                l.target_fpr,
-                built,
-                l.filter_probes,
-                l.filter_negatives,
-                l.filter_false_positives,
-                observed
-            )?;
-        }
-        self.levels_with(f, "tables whose filter fell back to blocked Bloom", |l| l.filter_fallbacks, false)?;
-        self.levels_with(
-            f,
-            "tables whose filter misses the level's planned rate",
-            |l| l.tables_over_target,
-            true,
-        )?;
-        self.levels_with(f, "tables under a quarter of their level's target size", |l| l.small_tables, true)?;
-        let dropped: u64 = self.levels.iter().map(|l| l.filters_dropped).sum();
-        if dropped > 0 || self.cleanup_failures > 0 {
-            writeln!(
-                f,
-                "filters dropped as corrupt: {dropped}; obsolete files not deleted: {}",
-                self.cleanup_failures
-            )?;
-        }
-        Ok(())
-    }
-}
-
-impl super::DbInner {
-    /// Deletes a file no durable state names any more. A failure is
-    /// counted in [`Stats::cleanup_failures`], not returned: the write or
-    /// edit that made the file obsolete has already succeeded, and the next
-    /// open sweeps up what is left.
-    pub(crate) fn remove_obsolete_file(&self, path: &std::path::Path) {
-        match self.fs.remove_file(path) {
-            // Already gone (e.g. a manifest whose create failed early): nothing left behind.
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-            Err(_) => bump(&self.counters.cleanup_failures, 1),
-            Ok(()) => {}
-        }
-    }
-}
-
-impl super::DbInner {
-    /// Counters plus the current shape of the tree and the policy's plan.
-    pub(crate) fn stats(&self) -> Stats {
-        let mut stats = self.counters.snapshot();
-        let sv = self.current();
-        stats.memtable_bytes =
-            std::iter::once(&sv.mem).chain(sv.imm.iter()).map(|m| m.mem.approximate_bytes() as u64).sum();
-        stats.immutable_memtables = sv.imm.len() as u64;
-        stats.filter_policy = self.policy.to_string();
-        stats.replaced_policy.clone_from(&self.replaced_policy);
-        stats.lifetime_writes = self.manifest.lock().set.write_totals;
-        stats.recovery.clone_from(&self.recovery);
-        let shape = self.shape(&sv.tree, None);
-        let plan = self.plan(&shape);
-        let used = sv.tree.levels.iter().rposition(|l| !l.is_empty()).map_or(0, |i| i + 1);
-        stats.levels.truncate(self.opts.max_levels.max(used));
-        for l in &mut stats.levels {
-            let tables = sv.tree.levels.get(l.level).map_or(&[][..], Vec::as_slice);
-            l.tables = tables.len() as u64;
-            l.keys = tables.iter().map(|t| t.record.entries).sum();
-            l.bytes = tables.iter().map(|t| t.record.file_size).sum();
-            l.filter_bytes = tables.iter().map(|t| t.record.filter_bytes).sum();
-            l.table_blocks_read = tables.iter().map(|t| t.table.counters().data_blocks_read).sum();
-            l.filters_dropped = tables.iter().filter(|t| t.table.filter_dropped()).count() as u64;
-            l.filter_fallbacks = tables.iter().filter(|t| t.table.filter_fell_back()).count() as u64;
-            let small = self.opts.table_target_bytes_for(l.level) / 4;
-            l.small_tables = if l.level == 0 || tables.len() < 2 {
-                0
-            } else {
-                tables.iter().filter(|t| t.record.file_size < small).count() as u64
-            };
-            // A level below the deepest the plan covers is planned as if
-            // the shape reached it.
-            let planned = match plan.get(l.level) {
-                Some(p) => *p,
-                None => self.policy.for_level(l.level, &shape),
-            };
-            let mut weighted = 0.0;
-            for t in tables {
-                if !l.filter_kinds.contains(&t.record.filter) {
-                    l.filter_kinds.push(t.record.filter);
-                }
-                let rate = t.table.filter_fpr();
-                let target =
-                    planned.table_target(t.record.filter, t.table.filter_keys(), self.policy.is_budgeted());
-                l.tables_over_target += u64::from(LevelStats::misses(rate, target));
-                #[expect(clippy::cast_precision_loss, reason = "a weighted mean of rates")]
-                let entries = t.record.entries as f64;
-                weighted += rate * entries;
-            }
-            #[expect(clippy::cast_precision_loss, reason = "a weighted mean of rates")]
-            let built = (l.keys > 0).then(|| weighted / l.keys as f64);
-            l.built_fpr = built;
-            l.target_fpr = planned.target_fpr;
-            // The plan's bits are per filter entry; under a prefix
-            // extractor a key brings a share of a prefix as well.
-            l.target_bits_per_key = planned.bits_per_key * shape.entries_per_key();
-        }
-        stats
     }
 }
 

@@ -42,12 +42,19 @@
 //!                          written when it was synced, so that a recovery
 //!                          that loses the log's tail can count the synced
 //!                          writes lost (format version 5)
+//!    13 lost writes        log number varint, synced length varint,
+//!                          found length varint, writes lost + 1 varint
+//!                          (0: unknown), recovered at varint (seconds
+//!                          since the Unix epoch): a point-in-time recovery
+//!                          that lost synced writes; repeated, one per
+//!                          recovery, carried into every later manifest
+//!                          (format version 7)
 //! ```
 //!
 //! A format version above [`DB_FORMAT_VERSION`] is [`Error::Unsupported`],
 //! found before any field the newer format added, because tag 9 comes first.
 //!
-//! Tags 1-4 and 7-10 appear at most once; 5, 6, 11 and 12 repeat per edit. An unknown tag is `Corruption`: an older
+//! Tags 1-4 and 7-10 appear at most once; 5, 6, 11, 12 and 13 repeat per edit. An unknown tag is `Corruption`: an older
 //! build must not silently ignore a field whose meaning it does not know.
 
 use crate::codec::{Reader, put_length_prefixed, put_varint, seal, unseal};
@@ -56,6 +63,7 @@ pub use crate::table::TableRecord;
 use crate::key::{MAX_SEQ, SeqNo};
 use crate::{Error, Result};
 
+pub use super::records::{LostWrites, WalEnd, WriteTotals};
 use super::version::NUM_LEVELS;
 
 const TAG_NEXT_FILE: u64 = 1;
@@ -70,6 +78,7 @@ const TAG_FORMAT_VERSION: u64 = 9;
 const TAG_WRITE_TOTALS: u64 = 10;
 const TAG_WAL_END_V4: u64 = 11;
 const TAG_WAL_END: u64 = 12;
+const TAG_LOST_WRITES: u64 = 13;
 
 /// The database format this build writes and the newest it reads.
 ///
@@ -83,68 +92,11 @@ const TAG_WAL_END: u64 = 12;
 ///   kind names the version that introduced it (`FilterKind::first_db_format`),
 ///   so that a build that does not know a kind's name refuses the database
 ///   as newer instead of calling it corrupt.
+/// - 7: the synced writes a point-in-time recovery lost (tag 13).
 ///
 /// Every change to what a manifest, WAL or `CURRENT` holds that an older
 /// build would misread bumps it (DESIGN.md, "Format versions").
-pub const DB_FORMAT_VERSION: u32 = 6;
-
-/// Bytes written over the database's whole life, across every open: what
-/// the application wrote (counted when its memtable is flushed, so a write
-/// counts once even if a crash makes recovery replay it), and the table
-/// bytes flushes and compactions wrote for it. `Stats` counts the same
-/// since the open; these survive it.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct WriteTotals {
-    /// Key and value bytes of the writes flushed to tables (a delete counts
-    /// its key; an overwrite counts every version written).
-    pub user_bytes: u64,
-    /// Bytes of the level-0 table files flushes wrote.
-    pub flush_bytes: u64,
-    /// Bytes of the table files compactions wrote (filter refreshes included).
-    pub compaction_bytes: u64,
-}
-
-impl WriteTotals {
-    /// Table bytes written per byte the application wrote, over the
-    /// database's life; `None` before the first flush.
-    #[must_use]
-    #[expect(clippy::cast_precision_loss, reason = "a ratio; 2^53 bytes are far away")]
-    pub fn write_amplification(&self) -> Option<f64> {
-        (self.user_bytes > 0)
-            .then(|| (self.flush_bytes.saturating_add(self.compaction_bytes)) as f64 / self.user_bytes as f64)
-    }
-
-    /// The totals after adding `more` (saturating: totals never wrap).
-    #[must_use]
-    pub fn plus(self, more: WriteTotals) -> WriteTotals {
-        WriteTotals {
-            user_bytes: self.user_bytes.saturating_add(more.user_bytes),
-            flush_bytes: self.flush_bytes.saturating_add(more.flush_bytes),
-            compaction_bytes: self.compaction_bytes.saturating_add(more.compaction_bytes),
-        }
-    }
-
-    /// Whether no total is below `earlier`'s: totals only grow.
-    #[must_use]
-    pub fn covers(&self, earlier: &WriteTotals) -> bool {
-        self.user_bytes >= earlier.user_bytes
-            && self.flush_bytes >= earlier.flush_bytes
-            && self.compaction_bytes >= earlier.compaction_bytes
-    }
-}
-
-/// How far one WAL was fsynced, as the manifest records it: recovery
-/// refuses a live log whose whole records end before `len` (it was cut or
-/// damaged after the sync), instead of serving the older state as if the
-/// lost writes had never been acknowledged.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct WalEnd {
-    /// Bytes fsynced.
-    pub len: u64,
-    /// The largest sequence number written when it was synced (`None` when
-    /// recorded by format version 4, which did not say).
-    pub last_seq: Option<SeqNo>,
-}
+pub const DB_FORMAT_VERSION: u32 = 7;
 
 /// A change to the database's version: tables added and removed, and new
 /// values for the counters. Fields left `None` keep their old values.
@@ -174,6 +126,8 @@ pub struct VersionEdit {
     pub write_totals: Option<WriteTotals>,
     /// (log number, end): each WAL named was fsynced through that end.
     pub wal_ends: Vec<(u64, WalEnd)>,
+    /// Synced writes point-in-time recoveries lost, oldest first.
+    pub lost_writes: Vec<LostWrites>,
 }
 
 impl VersionEdit {
@@ -223,6 +177,13 @@ impl VersionEdit {
             put_varint(&mut out, end.len);
             if let Some(seq) = end.last_seq {
                 put_varint(&mut out, seq);
+            }
+        }
+        for l in &self.lost_writes {
+            put_varint(&mut out, TAG_LOST_WRITES);
+            let lost = l.writes_lost.map_or(0, |n| n.saturating_add(1));
+            for v in [l.log_number, l.synced_len, l.found_len, lost, l.recovered_at] {
+                put_varint(&mut out, v);
             }
         }
         for (level, t) in &self.added {
@@ -323,6 +284,24 @@ impl VersionEdit {
                     check_seq(seq, at)?;
                     edit.wal_ends.push((number, WalEnd { len, last_seq: Some(seq) }));
                 }
+                TAG_LOST_WRITES => {
+                    let (log_number, synced_len, found_len) = (r.varint()?, r.varint()?, r.varint()?);
+                    let writes_lost = r.varint()?.checked_sub(1);
+                    let recovered_at = r.varint()?;
+                    if found_len >= synced_len {
+                        return Err(Error::corruption(
+                            at,
+                            format!("lost writes of WAL {log_number}: found {found_len} of {synced_len} bytes"),
+                        ));
+                    }
+                    edit.lost_writes.push(LostWrites {
+                        log_number,
+                        synced_len,
+                        found_len,
+                        writes_lost,
+                        recovered_at,
+                    });
+                }
                 other => return Err(Error::corruption(at, format!("unknown edit field tag {other}"))),
             }
         }
@@ -383,132 +362,4 @@ fn decode_table(r: &mut Reader<'_>, at: u64) -> Result<(u8, TableRecord)> {
 }
 
 #[cfg(test)]
-pub(crate) mod tests {
-    use super::*;
-
-    pub(crate) fn table(number: u64, smallest: &[u8], largest: &[u8]) -> TableRecord {
-        TableRecord {
-            file_number: number,
-            file_size: 4096 + number,
-            smallest: smallest.to_vec(),
-            largest: largest.to_vec(),
-            min_seq: number * 10,
-            max_seq: number * 10 + 5,
-            entries: 100,
-            filter: FilterKind::BlockedBloom { bits_per_key: 7.5 },
-            filter_bytes: 120,
-        }
-    }
-
-    fn full_edit() -> VersionEdit {
-        let mut fuse = table(9, b"m", b"z");
-        fuse.filter = FilterKind::BinaryFuse8;
-        VersionEdit {
-            added: vec![(0, table(7, b"a", b"k")), (3, fuse)],
-            removed: vec![(1, 3), (6, 4)],
-            next_file_number: Some(10),
-            last_seq: Some(MAX_SEQ),
-            log_number: Some(8),
-            hash_salt: Some(0xdead_beef_0123_4567),
-            filter_policy: Some("monkey:10+skip-last".to_owned()),
-            replaced_policy: Some("xor16".to_owned()),
-            format_version: Some(DB_FORMAT_VERSION),
-            write_totals: Some(WriteTotals { user_bytes: 1 << 40, flush_bytes: 12_345, compaction_bytes: 0 }),
-            wal_ends: vec![
-                (8, WalEnd { len: 4096, last_seq: Some(MAX_SEQ) }),
-                (11, WalEnd { len: 0, last_seq: Some(0) }),
-                (12, WalEnd { len: 77, last_seq: None }),
-            ],
-        }
-    }
-
-    #[test]
-    fn round_trip() {
-        for edit in [VersionEdit::default(), full_edit()] {
-            assert_eq!(VersionEdit::decode(&edit.encode()).unwrap(), edit);
-        }
-    }
-
-    #[test]
-    fn golden_bytes() {
-        let edit =
-            VersionEdit { next_file_number: Some(300), removed: vec![(2, 5)], ..VersionEdit::default() };
-        assert_eq!(edit.encode(), seal(vec![1, 0xac, 0x02, 6, 2, 5]));
-    }
-
-    #[test]
-    fn format_4_wal_ends_still_read_and_keep_their_tag() {
-        // Tag 11 as format 4 wrote it: log 8 synced through 4096 bytes.
-        let v4 = seal(vec![11, 8, 0x80, 0x20]);
-        let edit = VersionEdit::decode(&v4).unwrap();
-        assert_eq!(edit.wal_ends, [(8, WalEnd { len: 4096, last_seq: None })]);
-        assert_eq!(edit.encode(), v4, "no sequence number is invented for it");
-        // Tag 12 carries the sequence, checked like every other.
-        let v5 = seal(vec![12, 8, 0x80, 0x20, 5]);
-        assert_eq!(VersionEdit::decode(&v5).unwrap().wal_ends, [(8, WalEnd { len: 4096, last_seq: Some(5) })]);
-        let too_big = seal(vec![12, 8, 1, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x01]);
-        assert!(VersionEdit::decode(&too_big).unwrap_err().is_corruption());
-    }
-
-    #[test]
-    fn every_flip_and_truncation_is_corruption() {
-        let bytes = full_edit().encode();
-        for i in 0..bytes.len() {
-            let mut bad = bytes.clone();
-            bad[i] ^= 0x04;
-            assert!(VersionEdit::decode(&bad).unwrap_err().is_corruption(), "flip at {i}");
-        }
-        for len in 0..bytes.len() {
-            assert!(VersionEdit::decode(&bytes[..len]).unwrap_err().is_corruption(), "cut at {len}");
-        }
-    }
-
-    #[test]
-    fn a_newer_format_version_is_unsupported_not_corruption() {
-        // Version 3 first, then a field this build has never heard of: the
-        // version is met first, so the answer is "newer", not "damaged".
-        let newer = DB_FORMAT_VERSION + 1;
-        let body = vec![9, u8::try_from(newer).unwrap(), 99, 0];
-        match VersionEdit::decode(&seal(body)) {
-            Err(Error::Unsupported { format: "database", found, supported, .. }) => {
-                assert_eq!((found, supported), (newer, DB_FORMAT_VERSION));
-            }
-            other => panic!("{other:?}"),
-        }
-        // Without the version first, an unknown tag is damage.
-        assert!(VersionEdit::decode(&seal(vec![99, 0])).unwrap_err().is_corruption());
-        // The current version decodes.
-        let edit = VersionEdit { format_version: Some(DB_FORMAT_VERSION), ..VersionEdit::default() };
-        assert_eq!(VersionEdit::decode(&edit.encode()).unwrap(), edit);
-        assert_eq!(edit.encode()[0], 9, "the version must be the first field");
-    }
-
-    #[test]
-    fn well_sealed_nonsense_is_corruption() {
-        let cases: [&[u8]; 15] = [
-            &[99, 0],                                                               // unknown tag
-            &[1, 5, 1, 6],                                                          // repeated scalar
-            &[6, 7, 1],                                                             // level out of range
-            &[2, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x01],             // seq 2^56
-            &[5, 0, 1, 1, 1, b'b', 1, b'a', 0, 0, 0, 4, b'n', b'o', b'n', b'e', 0], // smallest > largest
-            &[5, 0, 1, 1, 0, 0, 5, 4, 0, 4, b'n', b'o', b'p', b'e', 0], // min seq > max seq, bad filter
-            &[5, 0, 1, 1, 0, 0, 0, 0, 0, 3, b'z', b'i', b'p', 0],       // unknown filter kind
-            &[7, 2, 0xff, 0xfe],                                        // policy not UTF-8
-            &[7, 1, b'x', 7, 1, b'y'],                                  // repeated policy
-            &[8, 1, b'x', 8, 1, b'y'],                                  // repeated replaced policy
-            &[9, 0],                                                    // format version 0
-            &[9, 2, 9, 2],                                              // repeated format version
-            &[10, 1, 2],                                                // write totals cut short
-            &[10, 1, 2, 3, 10, 1, 2, 3],                                // repeated write totals
-            &[11, 8],                                                   // WAL end cut short
-        ];
-        for body in cases {
-            let err = VersionEdit::decode(&seal(body.to_vec())).unwrap_err();
-            assert!(err.is_corruption(), "{body:?}: {err}");
-        }
-        let mut inverted_seq = vec![5, 0, 1, 1, 0, 0, 5, 4, 0, 4];
-        inverted_seq.extend_from_slice(b"none");
-        inverted_seq.push(0);
-        assert!(VersionEdit::decode(&seal(inverted_seq)).unwrap_err().is_corruption());
-    }
-}
+pub(crate) mod tests;

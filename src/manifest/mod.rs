@@ -5,6 +5,7 @@
 //! - [`edit`]: [`VersionEdit`], one change, and the encoding of a
 //!   [`TableRecord`] (the table layer's type, re-exported here).
 //! - [`version`]: [`Version`] (tables by level) and [`VersionSet`].
+//! - [`records`]: the write totals, WAL ends and lost writes edits carry.
 //! - [`log`]: [`ManifestWriter`] and [`replay`], over the WAL's framing.
 //! - [`current`]: the `CURRENT` file naming the live manifest.
 //! - [`filename`]: file names in the database directory.
@@ -19,10 +20,12 @@ pub mod edit;
 pub mod filename;
 pub mod kinds;
 pub mod log;
+pub mod records;
 pub mod version;
 
 pub use current::{current_contents, read_current, set_current};
-pub use edit::{DB_FORMAT_VERSION, TableRecord, VersionEdit, WalEnd, WriteTotals};
+pub use edit::{DB_FORMAT_VERSION, TableRecord, VersionEdit};
+pub use records::{LostWrites, WalEnd, WriteTotals};
 pub use filename::{
     CURRENT, FileKind, LOCK, log_file_name, manifest_file_name, parse_file_name, table_file_name,
 };

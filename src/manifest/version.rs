@@ -175,6 +175,9 @@ pub struct VersionSet {
     /// The synced end last recorded for each live WAL (numbered at or
     /// above `log_number`); a WAL flushed away drops out.
     pub wal_ends: std::collections::BTreeMap<u64, super::WalEnd>,
+    /// Synced writes point-in-time recoveries lost, oldest first (the
+    /// newest [`super::LostWrites::KEPT`]).
+    pub lost_writes: Vec<super::LostWrites>,
 }
 
 impl VersionSet {
@@ -228,7 +231,16 @@ impl VersionSet {
         self.wal_ends.extend(edit.wal_ends.iter().copied());
         let live = self.log_number;
         self.wal_ends.retain(|&number, _| number >= live);
+        self.remember_lost_writes(&edit.lost_writes);
         Ok(())
+    }
+
+    /// Adds `lost` to the lost writes kept, dropping the oldest past
+    /// [`super::LostWrites::KEPT`].
+    pub fn remember_lost_writes(&mut self, lost: &[super::LostWrites]) {
+        self.lost_writes.extend_from_slice(lost);
+        let excess = self.lost_writes.len().saturating_sub(super::LostWrites::KEPT);
+        self.lost_writes.drain(..excess);
     }
 
     /// One edit that recreates this whole state from nothing: the first
@@ -252,6 +264,7 @@ impl VersionSet {
             format_version: Some(super::edit::DB_FORMAT_VERSION),
             write_totals: Some(self.write_totals),
             wal_ends: self.wal_ends.iter().map(|(&n, &end)| (n, end)).collect(),
+            lost_writes: self.lost_writes.clone(),
         }
     }
 
@@ -415,5 +428,24 @@ mod tests {
         assert!(vs.validate().unwrap_err().is_corruption());
         vs.apply(&VersionEdit { next_file_number: Some(5), ..VersionEdit::default() }).unwrap();
         vs.validate().unwrap();
+    }
+
+    #[test]
+    fn lost_writes_are_kept_newest_last_up_to_the_cap() {
+        let lost = |n: u64| crate::manifest::LostWrites {
+            log_number: n,
+            synced_len: 10,
+            found_len: 0,
+            writes_lost: Some(n),
+            recovered_at: n,
+        };
+        let mut vs = VersionSet::default();
+        let kept = crate::manifest::LostWrites::KEPT as u64;
+        for n in 0..kept + 5 {
+            vs.apply(&VersionEdit { lost_writes: vec![lost(n)], ..VersionEdit::default() }).unwrap();
+        }
+        let numbers: Vec<u64> = vs.lost_writes.iter().map(|l| l.log_number).collect();
+        assert_eq!(numbers, (5..kept + 5).collect::<Vec<_>>(), "the oldest five dropped");
+        assert_eq!(vs.snapshot_edit().lost_writes, vs.lost_writes, "a new manifest carries them");
     }
 }

@@ -16,7 +16,7 @@
 use std::path::PathBuf;
 
 use crate::Error;
-use crate::manifest::WalEnd;
+use crate::manifest::{LostWrites, WalEnd};
 
 /// A live WAL whose whole records end before its recorded synced end.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -77,4 +77,19 @@ pub struct RecoveryReport {
     /// is no cut, or when a log's end was recorded without its sequence
     /// number (database format 4), so the count is unknown.
     pub synced_writes_lost: Option<u64>,
+}
+
+impl RecoveryReport {
+    /// What the manifest records of this recovery's loss, run at
+    /// `recovered_at` (seconds since the Unix epoch): `None` without a cut.
+    #[must_use]
+    pub fn lost_writes(&self, recovered_at: u64) -> Option<LostWrites> {
+        self.cut.as_ref().map(|cut| LostWrites {
+            log_number: cut.number,
+            synced_len: cut.recorded.len,
+            found_len: cut.found,
+            writes_lost: self.synced_writes_lost,
+            recovered_at,
+        })
+    }
 }

@@ -286,9 +286,19 @@ pub fn sample_edits() -> Vec<VersionEdit> {
             ..VersionEdit::default()
         },
         VersionEdit {
-            added: vec![(1, table(6, b"a", b"m", FilterKind::Xor16))],
+            added: vec![
+                (1, table(6, b"a", b"m", FilterKind::Xor16)),
+                (2, table(7, b"n", b"p", FilterKind::Ribbon { bits_per_key: 7.0 })),
+            ],
             removed: vec![(0, 3)],
-            next_file_number: Some(7),
+            next_file_number: Some(8),
+            lost_writes: vec![siftdb::manifest::LostWrites {
+                log_number: 5,
+                synced_len: 4096,
+                found_len: 100,
+                writes_lost: Some(12),
+                recovered_at: 1_796_515_200,
+            }],
             ..VersionEdit::default()
         },
     ]

@@ -116,37 +116,7 @@ impl Drop for PendingFile {
     }
 }
 
-/// `secs` since the UNIX epoch as an ISO-8601 UTC date and time
-/// (`2026-12-04T06:47:20Z`), by the proleptic Gregorian calendar
-/// (Hinnant's `civil_from_days`).
-#[must_use]
-pub fn iso8601_utc(secs: u64) -> String {
-    let days = i64::try_from(secs / 86_400).unwrap_or(i64::MAX / 2);
-    let rem = secs % 86_400;
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1_460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + i64::from(month <= 2);
-    format!("{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}Z", rem / 3600, rem / 60 % 60, rem % 60)
-}
-
-#[cfg(test)]
-mod date_tests {
-    use super::iso8601_utc;
-
-    #[test]
-    fn dates_match_known_instants() {
-        assert_eq!(iso8601_utc(0), "1970-01-01T00:00:00Z");
-        assert_eq!(iso8601_utc(951_782_400), "2000-02-29T00:00:00Z");
-        assert_eq!(iso8601_utc(1_796_366_840), "2026-12-04T06:47:20Z");
-        assert_eq!(iso8601_utc(4_102_444_799), "2099-12-31T23:59:59Z");
-    }
-}
+pub use siftdb::codec::iso8601_utc;
 
 /// `text` broken between words into lines of at most `width` characters
 /// (a longer word stands alone), the first starting with `first` and the

@@ -140,6 +140,12 @@ pub(crate) fn open(dir: &Path, opts: Options) -> Result<Opened> {
     let log_number = set.log_number;
     set.wal_ends = replayed.wal_ends.clone();
     set.wal_ends.retain(|&n, _| n >= log_number);
+    // Synced writes this open gives up are remembered in the manifest it
+    // starts, so every later open can still say so (and `db info` shows it).
+    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs());
+    if let Some(lost) = replayed.report.lost_writes(now) {
+        set.remember_lost_writes(&[lost]);
+    }
     let writer = ManifestWriter::create(&*fs, dir, manifest_number, &set.snapshot_edit())?;
     set_current(&*fs, dir, manifest_number)?;
 

@@ -161,6 +161,7 @@ impl Counters {
             replaced_policy: None,
             lifetime_writes: super::WriteTotals::default(),
             recovery: crate::recovery::RecoveryReport::default(),
+            lost_writes: Vec::new(),
             levels,
         }
     }

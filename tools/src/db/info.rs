@@ -7,16 +7,18 @@ use std::path::PathBuf;
 use serde_json::{Value, json};
 use siftdb::manifest::NUM_LEVELS;
 use siftdb::policy::{LevelModel, TreeShape};
-use siftdb::recovery::{LogInfo, RecoveryReport, RecoveryScan};
+use siftdb::recovery::RecoveryScan;
 use siftdb::table::{FilterStatus, Table};
-use siftdb::wal::LogEnd;
 use siftdb::{Db, Options, PrefixExtractor};
 
+use super::report::{end_name, log_json, lost_text, lost_writes_json, recovery_json, torn_bytes};
 use super::{inspect, parse_policy};
+
+mod text;
 use crate::Outcome;
 use crate::bytes_arg::show;
 use crate::output;
-use crate::sst::info::{fmt_rate, status_name};
+use crate::sst::info::status_name;
 use crate::sst::open::problem_json;
 use siftdb::FilterPolicy;
 
@@ -142,72 +144,6 @@ fn observe(i: &RecoveryScan, a: &Args, extractor: Option<PrefixExtractor>) -> Re
             })
             .collect(),
     ))
-}
-
-/// How a log or manifest ended, as a word.
-#[must_use]
-pub fn end_name(end: Option<&LogEnd>) -> &'static str {
-    match end {
-        Some(LogEnd::Clean) => "clean",
-        Some(LogEnd::TornTail { .. }) => "torn_tail",
-        Some(LogEnd::Stopped { .. }) => "stopped",
-        None => "damaged",
-    }
-}
-
-fn torn_bytes(end: Option<&LogEnd>) -> u64 {
-    match end {
-        Some(LogEnd::TornTail { dropped, .. }) => *dropped,
-        _ => 0,
-    }
-}
-
-/// How many synced writes a cut loses, in words ("an unknown number" for
-/// a log whose end was recorded without its sequence number).
-#[must_use]
-pub fn lost_text(lost: Option<u64>) -> String {
-    lost.map_or_else(|| "an unknown number of".to_owned(), |n| n.to_string())
-}
-
-/// The JSON object for what recovery would replay and lose, shared with
-/// `db verify`.
-#[must_use]
-pub fn recovery_json(r: &RecoveryReport) -> Value {
-    json!({
-        "logs_replayed": r.logs_replayed,
-        "ops_replayed": r.ops_replayed,
-        "torn_bytes": r.torn_bytes,
-        "cut": r.cut.as_ref().map(|c| json!({
-            "number": c.number,
-            "path": c.path.display().to_string(),
-            "recorded_len": c.recorded.len,
-            "recorded_last_seq": c.recorded.last_seq,
-            "found_len": c.found,
-            "size": c.size,
-        })),
-        "synced_writes_lost": r.synced_writes_lost,
-    })
-}
-
-/// The JSON object for one log, shared with `db verify`.
-#[must_use]
-pub fn log_json(l: &LogInfo) -> Value {
-    json!({
-        "number": l.number,
-        "path": l.path.display().to_string(),
-        "size": l.size,
-        "live": l.live,
-        "records": l.records,
-        "ops": l.ops,
-        "last_seq": l.last_seq,
-        "valid_len": l.valid_len,
-        "missing": l.missing,
-        "recorded_synced_len": l.recorded_end.map(|e| e.len),
-        "recorded_synced_seq": l.recorded_end.and_then(|e| e.last_seq),
-        "end": end_name(l.end.as_ref()),
-        "torn_bytes": torn_bytes(l.end.as_ref()),
-        "error": l.error.as_ref().map(ToString::to_string),
-    })
 }
 
 #[expect(clippy::too_many_lines, reason = "one JSON document assembled in order")]
@@ -432,6 +368,7 @@ fn document(i: &RecoveryScan, a: &Args) -> Result<Value, String> {
         "levels": level_docs,
         "wal": i.logs.iter().map(log_json).collect::<Vec<_>>(),
         "recovery": recovery_json(&report),
+        "lost_writes": s.lost_writes.iter().map(lost_writes_json).collect::<Vec<_>>(),
         "unreferenced_tables": i.unreferenced_tables.iter().map(|p| p.display().to_string()).collect::<Vec<_>>(),
         "old_manifests": i.old_manifests.iter().map(|p| p.display().to_string()).collect::<Vec<_>>(),
     }))
@@ -489,196 +426,6 @@ pub fn run(a: &Args) -> Result<Outcome, String> {
         output::print_json(&doc);
         return Ok(outcome);
     }
-    let g = |v: &Value, k: &str| match &v[k] {
-        Value::String(s) => s.clone(),
-        Value::Null => "-".to_string(),
-        other => other.to_string(),
-    };
-    println!("database        {}", g(&doc, "path"));
-    println!(
-        "manifest        {} ({} bytes, {} edits, {}; database format version {})",
-        g(&doc["manifest"], "path"),
-        g(&doc["manifest"], "size"),
-        g(&doc["manifest"], "edits"),
-        g(&doc["manifest"], "end"),
-        g(&doc, "format_version")
-    );
-    println!(
-        "sequence        last {} (manifest {}), next file number {}, log number {}",
-        g(&doc, "last_seq"),
-        g(&doc, "manifest_last_seq"),
-        g(&doc, "next_file_number"),
-        g(&doc, "log_number")
-    );
-    match doc["replaced_policy"].as_str() {
-        Some(old) => println!(
-            "filter policy   {} ({}; replaced {old}, whose filters older tables may still carry)",
-            g(&doc, "policy"),
-            g(&doc, "policy_source")
-        ),
-        None => println!("filter policy   {} ({})", g(&doc, "policy"), g(&doc, "policy_source")),
-    }
-    let w = &doc["writes"];
-    match w["write_amplification"].as_f64() {
-        Some(wa) => println!(
-            "writes          {} application bytes flushed; tables written: {} by flushes, {} by compactions; write amplification {wa:.2} (over the database's life)",
-            g(w, "user_bytes"),
-            g(w, "flush_bytes"),
-            g(w, "compaction_bytes")
-        ),
-        None => println!(
-            "writes          none flushed yet (or written before format version 3, which counted none)"
-        ),
-    }
-    println!("filter memory   {} bytes (filters loaded in memory)", g(&doc, "filter_memory_bytes"));
-    println!(
-        "expected false-positive reads per absent lookup: {:.5}",
-        doc["expected_false_positive_reads"].as_f64().unwrap_or(0.0)
-    );
-    let levels = doc["levels"].as_array().map(Vec::as_slice).unwrap_or_default();
-    let rows: Vec<Vec<String>> = levels
-        .iter()
-        .map(|l| {
-            vec![
-                g(l, "level"),
-                g(l, "tables"),
-                g(l, "keys"),
-                g(l, "bytes"),
-                {
-                    let kinds = l["filter_kinds"]
-                        .as_object()
-                        .map(|m| m.keys().cloned().collect::<Vec<_>>().join(","))
-                        .unwrap_or_default();
-                    let mut notes = Vec::new();
-                    if let Some(n) = l["filter_fallbacks"].as_u64().filter(|&n| n > 0) {
-                        notes.push(format!("{n} fell back"));
-                    }
-                    if let Some(n) = l["tables_over_target"].as_u64().filter(|&n| n > 0) {
-                        notes.push(format!("{n} over target"));
-                    }
-                    // Tables a quarter of the level's median or less.
-                    let spread = &l["table_bytes"];
-                    if let (Some(min), Some(median)) = (spread["min"].as_u64(), spread["median"].as_u64())
-                        && min.saturating_mul(4) <= median
-                    {
-                        notes.push(format!("smallest table {min} bytes, median {median}"));
-                    }
-                    for (e, n) in l["prefix_extractors"].as_object().into_iter().flatten() {
-                        if e != "none" {
-                            notes.push(format!("prefixes {e} in {n}"));
-                        }
-                    }
-                    if notes.is_empty() { kinds } else { format!("{kinds} ({})", notes.join(", ")) }
-                },
-                g(l, "filter_bytes"),
-                format!("{:.2}", l["bits_per_key"].as_f64().unwrap_or(0.0)),
-                fmt_rate(l["mean_theoretical_fpr"].as_f64()),
-                format!("{} {}", g(l, "target_filter_kind"), fmt_rate(l["target_fpr"].as_f64())),
-                match l["observed_fpr"].as_f64() {
-                    Some(r) => format!("{} ({} probes)", fmt_rate(Some(r)), g(l, "observed_probes")),
-                    None => "-".to_string(),
-                },
-            ]
-        })
-        .collect();
-    println!();
-    print!(
-        "{}",
-        output::table(
-            &[
-                "level",
-                "tables",
-                "keys",
-                "bytes",
-                "filters",
-                "filter bytes",
-                "bits/key",
-                "FPR",
-                "target (policy)",
-                "observed FPR"
-            ],
-            &rows
-        )
-    );
-    let prefix_lines: Vec<String> = levels
-        .iter()
-        .filter(|l| l["prefix_probes"].as_u64().is_some_and(|n| n > 0))
-        .map(|l| {
-            format!(
-                "  level {}: {} of {} tables skipped, {} false positives",
-                g(l, "level"),
-                g(l, "prefix_skipped"),
-                g(l, "prefix_probes"),
-                g(l, "prefix_false_positives")
-            )
-        })
-        .collect();
-    if !prefix_lines.is_empty() {
-        println!("\nabsent-prefix scans (extractor {}):", g(&doc, "prefix_extractor"));
-        println!("{}", prefix_lines.join("\n"));
-    }
-    if a.tables {
-        let rows: Vec<Vec<String>> = levels
-            .iter()
-            .flat_map(|l| {
-                l["table_list"]
-                    .as_array()
-                    .cloned()
-                    .unwrap_or_default()
-                    .into_iter()
-                    .map(move |t| (l["level"].clone(), t))
-            })
-            .map(|(lvl, t)| {
-                vec![
-                    lvl.to_string(),
-                    g(&t, "number"),
-                    g(&t, "size"),
-                    g(&t, "entries"),
-                    format!("{} .. {}", g(&t, "smallest_key"), g(&t, "largest_key")),
-                    format!("{} .. {}", g(&t, "min_seq"), g(&t, "max_seq")),
-                    match (&t["missing"], &t["open_error"], t["filter_status"].as_str()) {
-                        (Value::Bool(true), _, _) => format!("{} (TABLE MISSING)", g(&t, "filter_kind")),
-                        (_, Value::String(_), _) => format!("{} (TABLE UNREADABLE)", g(&t, "filter_kind")),
-                        (_, _, Some("dropped")) => format!("{} (DROPPED)", g(&t, "filter_kind")),
-                        _ if !t["fallback_reason"].is_null() => {
-                            format!("{} (fell back: {})", g(&t, "filter_kind"), g(&t, "fallback_reason"))
-                        }
-                        _ => g(&t, "filter_kind"),
-                    },
-                ]
-            })
-            .collect();
-        println!();
-        print!("{}", output::table(&["level", "table", "bytes", "entries", "keys", "seq", "filter"], &rows));
-    }
-    let rows: Vec<Vec<String>> = doc["wal"]
-        .as_array()
-        .map(Vec::as_slice)
-        .unwrap_or_default()
-        .iter()
-        .map(|l| {
-            vec![
-                g(l, "path"),
-                g(l, "size"),
-                if l["live"] == Value::Bool(true) { "live".into() } else { "flushed".into() },
-                g(l, "records"),
-                g(l, "last_seq"),
-                if l["recorded_synced_len"].is_null() { "-".into() } else { g(l, "recorded_synced_len") },
-                if l["missing"] == Value::Bool(true) { "MISSING".into() } else { g(l, "end") },
-            ]
-        })
-        .collect();
-    println!();
-    print!("{}", output::table(&["wal", "bytes", "state", "records", "last seq", "synced", "end"], &rows));
-    for p in doc["unreferenced_tables"].as_array().map(Vec::as_slice).unwrap_or_default() {
-        println!("unreferenced table (removed at next open): {}", p.as_str().unwrap_or_default());
-    }
-    let problems = doc["problems"].as_array().map(Vec::as_slice).unwrap_or_default();
-    if !problems.is_empty() {
-        println!();
-    }
-    for p in problems {
-        println!("PROBLEM: {}", p.as_str().unwrap_or_default());
-    }
+    text::print(&doc, a.tables);
     Ok(outcome)
 }

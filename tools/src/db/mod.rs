@@ -2,6 +2,8 @@
 
 mod info;
 mod ops;
+mod recover;
+mod report;
 mod verify;
 
 use std::path::Path;
@@ -33,6 +35,10 @@ pub enum Command {
     Flush(ops::Common),
     /// Compact until every level is within its target size.
     Compact(ops::Common),
+    /// Recover a database whose WAL was cut or damaged after it was synced
+    /// (what `db verify` recommends): says what would be lost, and with
+    /// `--point-in-time` recovers, recording the loss.
+    Recover(recover::Args),
 }
 
 /// Runs one `db` subcommand.
@@ -50,6 +56,7 @@ pub fn run(cmd: &Command) -> Result<Outcome, String> {
         Command::Scan(a) => ops::scan(a),
         Command::Flush(c) => ops::maintain(c, false),
         Command::Compact(c) => ops::maintain(c, true),
+        Command::Recover(a) => recover::run(a),
     }
 }
 

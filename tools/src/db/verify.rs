@@ -8,7 +8,7 @@ use siftdb::Error;
 use siftdb::table::Table;
 use siftdb::wal::LogEnd;
 
-use super::info::{log_json, lost_text, recovery_json};
+use super::report::{log_json, lost_text, recovery_json};
 use crate::Outcome;
 use crate::bytes_arg::show;
 use crate::output;
@@ -143,11 +143,17 @@ pub fn run(a: &Args) -> Result<Outcome, String> {
         let report = i.report();
         if let Some(cut) = &report.cut {
             notes.push(format!(
-                "{}: a point-in-time open would recover through seq {} and lose {} synced write(s)",
+                "{}: a point-in-time open would recover through seq {} and lose {} synced write(s); \
+                 `siftdb db recover {} --point-in-time` does it",
                 cut.path.display(),
                 i.last_seq(),
-                lost_text(report.synced_writes_lost)
+                lost_text(report.synced_writes_lost),
+                a.dir.display()
             ));
+        }
+        // A loss taken earlier is history, not damage: a note, not a problem.
+        for l in &i.manifest.state.lost_writes {
+            notes.push(l.to_string());
         }
         recovery = Some(recovery_json(&report));
         if let LogEnd::TornTail { at, dropped } = &i.manifest.end {

@@ -1,0 +1,150 @@
+//! How [`Stats`] reads to a person: the summary lines, then a table of
+//! the levels (what `siftdb db info` and the examples print).
+
+use super::{LevelStats, Stats};
+
+impl Stats {
+    /// The bytes-written lines of the Display: this open's, then the
+    /// database's life's (once a flush has recorded any).
+    fn fmt_bytes_written(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "bytes written: {} by the application, {} to WALs, {} by flushes, {} by compactions",
+            self.user_bytes, self.wal_bytes, self.flush_bytes_written, self.compaction_bytes_written
+        )?;
+        match self.write_amplification() {
+            Some(w) => writeln!(f, "; write amplification {w:.2}")?,
+            None => writeln!(f)?,
+        }
+        let life = &self.lifetime_writes;
+        if let Some(w) = life.write_amplification() {
+            writeln!(
+                f,
+                "over the database's life: {} bytes flushed from the application, {} by flushes, {} by compactions; write amplification {w:.2}",
+                life.user_bytes, life.flush_bytes, life.compaction_bytes
+            )?;
+        }
+        Ok(())
+    }
+
+    /// One line `what: L1 n, L3 m` (with `of tables` when `of`) naming the
+    /// levels where `count` is not 0; nothing when it is 0 everywhere.
+    fn levels_with(
+        &self,
+        f: &mut std::fmt::Formatter<'_>,
+        what: &str,
+        count: impl Fn(&LevelStats) -> u64,
+        of: bool,
+    ) -> std::fmt::Result {
+        let named: Vec<String> = self
+            .levels
+            .iter()
+            .filter(|l| count(l) > 0)
+            .map(|l| {
+                if of {
+                    format!("L{} {} of {}", l.level, count(l), l.tables)
+                } else {
+                    format!("L{} {}", l.level, count(l))
+                }
+            })
+            .collect();
+        if named.is_empty() { Ok(()) } else { writeln!(f, "{what}: {}", named.join(", ")) }
+    }
+}
+
+impl std::fmt::Display for Stats {
+    /// A per-level table for humans (the CLI's `stats`), levels with no
+    /// tables and no probes left out.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        writeln!(
+            f,
+            "gets {} (memtable hits {}), writes {} ({} ops, {} WAL syncs, {} WAL bytes), flushes {}, compactions {}",
+            self.gets,
+            self.memtable_hits,
+            self.writes,
+            self.write_ops,
+            self.wal_syncs,
+            self.wal_bytes,
+            self.flushes,
+            self.compactions
+        )?;
+        self.fmt_bytes_written(f)?;
+        if let Some(cut) = &self.recovery.cut {
+            let lost = self
+                .recovery
+                .synced_writes_lost
+                .map_or_else(|| "an unknown number of".to_owned(), |n| n.to_string());
+            writeln!(
+                f,
+                "recovery: WAL {} was cut at byte {} of {} synced; {lost} synced writes lost (point-in-time recovery)",
+                cut.number, cut.found, cut.recorded.len
+            )?;
+        }
+        for l in &self.lost_writes {
+            writeln!(f, "{l}")?;
+        }
+        write!(f, "filter policy {}", self.filter_policy)?;
+        if let Some(old) = &self.replaced_policy {
+            write!(f, " (replaced {old}, whose filters older tables may still carry)")?;
+        }
+        writeln!(f, "; filter refreshes {}, plans {}", self.filter_refreshes, self.filter_plans)?;
+        writeln!(
+            f,
+            "{:<5} {:>6} {:>10} {:>12} {:<22} {:>6} {:>6} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9}",
+            "level",
+            "tables",
+            "keys",
+            "bytes",
+            "filter",
+            "bits/k",
+            "plan",
+            "target",
+            "built",
+            "probes",
+            "negative",
+            "false+",
+            "obs.fpr"
+        )?;
+        for l in
+            self.levels.iter().filter(|l| l.tables > 0 || l.filter_probes > 0 || l.probes_without_filter > 0)
+        {
+            let kinds: Vec<String> = l.filter_kinds.iter().map(ToString::to_string).collect();
+            let observed = l.observed_fpr().map_or_else(|| "-".to_string(), |r| format!("{r:.5}"));
+            let built = l.built_fpr.map_or_else(|| "-".to_string(), |r| format!("{r:.5}"));
+            writeln!(
+                f,
+                "L{:<4} {:>6} {:>10} {:>12} {:<22} {:>6.2} {:>6.2} {:>9.5} {:>9} {:>9} {:>9} {:>9} {:>9}",
+                l.level,
+                l.tables,
+                l.keys,
+                l.bytes,
+                kinds.join(","),
+                l.filter_bits_per_key(),
+                l.target_bits_per_key,
+                l.target_fpr,
+                built,
+                l.filter_probes,
+                l.filter_negatives,
+                l.filter_false_positives,
+                observed
+            )?;
+        }
+        self.levels_with(f, "tables whose filter fell back to blocked Bloom", |l| l.filter_fallbacks, false)?;
+        self.levels_with(
+            f,
+            "tables whose filter misses the level's planned rate",
+            |l| l.tables_over_target,
+            true,
+        )?;
+        self.levels_with(f, "tables under a quarter of their level's target size", |l| l.small_tables, true)?;
+        let dropped: u64 = self.levels.iter().map(|l| l.filters_dropped).sum();
+        if dropped > 0 || self.cleanup_failures > 0 {
+            writeln!(
+                f,
+                "filters dropped as corrupt: {dropped}; obsolete files not deleted: {}",
+                self.cleanup_failures
+            )?;
+        }
+        Ok(())
+    }
+}
