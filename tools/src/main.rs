@@ -86,6 +86,34 @@ fn fail(json: bool, kind: &str, message: &str) -> ExitCode {
     ExitCode::from(2)
 }
 
+/// Clap's rendered error as one line: the message, the items it lists,
+/// its tips and the usage line, joined. Its closing pointer to `--help` is
+/// dropped: the usage line already says what the command takes.
+fn usage_message(rendered: &str) -> String {
+    let mut out = String::new();
+    for raw in rendered.lines() {
+        let line = raw.trim();
+        if line.is_empty() || line.starts_with("For more information") {
+            continue;
+        }
+        let line = line.strip_prefix("error: ").unwrap_or(line);
+        // Clap indents the items of a list ("  <KEY>") under a line ending in ':'.
+        let item = raw.starts_with(' ') && !line.starts_with("tip:");
+        let sep = if out.is_empty() {
+            ""
+        } else if out.ends_with(':') {
+            " "
+        } else if item {
+            ", "
+        } else {
+            "; "
+        };
+        out.push_str(sep);
+        out.push_str(line);
+    }
+    out
+}
+
 fn main() -> ExitCode {
     output::exit_quietly_on_broken_pipe();
     // Every command's JSON switch is spelled `--json`, so its presence says
@@ -93,17 +121,12 @@ fn main() -> ExitCode {
     let json = std::env::args().any(|a| a == "--json");
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
-        // A number out of range is one line naming the flag and the range,
-        // like every other usage error this tool reports itself.
-        Err(e) if e.kind() == clap::error::ErrorKind::ValueValidation => {
-            let text = e.render().to_string();
-            let line = text.lines().next().unwrap_or_default();
-            return fail(json, "usage", line.strip_prefix("error: ").unwrap_or(line));
-        }
-        Err(e) if json && e.use_stderr() => {
-            let text = e.render().to_string();
-            let line = text.lines().next().unwrap_or_default();
-            return fail(json, "usage", line.strip_prefix("error: ").unwrap_or(line));
+        // A bad value (a number out of range, a policy that does not parse)
+        // names the flag and the problem on one line, like every other
+        // usage error this tool reports itself; with `--json` every usage
+        // error is a document, so scripts never parse clap's layout.
+        Err(e) if e.kind() == clap::error::ErrorKind::ValueValidation || (json && e.use_stderr()) => {
+            return fail(json, "usage", &usage_message(&e.render().to_string()));
         }
         Err(e) => e.exit(),
     };
