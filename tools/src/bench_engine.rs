@@ -45,8 +45,8 @@ pub struct Args {
     workloads: String,
     /// Filter policy, in the library's grammar (`blocked-bloom:10`, `monkey:10`, …); default:
     /// the engine's default.
-    #[arg(long)]
-    policy: Option<String>,
+    #[arg(long, value_parser = crate::policy_arg::parse)]
+    policy: Option<FilterPolicy>,
     /// Memtable size in MiB (1 to 4,096): how much a flush writes; default: the engine's (64 MiB).
     #[arg(long, value_parser = numbers::count_usize(1, 4096))]
     memtable_mib: Option<usize>,
@@ -97,7 +97,7 @@ fn parse_workloads(s: &str) -> Result<Vec<Workload>, String> {
 /// A bad flag, an unusable directory, an engine error or a wrong answer.
 pub fn run(args: &Args) -> Result<Outcome, String> {
     let workloads = parse_workloads(&args.workloads)?;
-    let policy: Option<FilterPolicy> = crate::db::parse_policy(args.policy.as_deref())?;
+    let policy = args.policy.clone();
     let (root, _cleanup) = match &args.dir {
         Some(dir) => {
             if std::fs::read_dir(dir).is_ok_and(|mut d| d.next().is_some()) {

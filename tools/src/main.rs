@@ -13,6 +13,7 @@ mod bytes_arg;
 mod db;
 mod numbers;
 mod output;
+mod policy_arg;
 mod readamp;
 mod sst;
 

@@ -9,6 +9,10 @@ use std::process::Output;
 use common::{p, siftdb};
 use serde_json::Value;
 
+fn stdout(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
 fn stderr(out: &Output) -> String {
     String::from_utf8_lossy(&out.stderr).into_owned()
 }
@@ -43,4 +47,51 @@ fn json_usage_errors_keep_the_whole_message() {
         message.contains("'infoo'") && message.contains("similar subcommand exists: 'info'"),
         "{message}"
     );
+}
+
+#[test]
+fn a_bad_policy_is_a_usage_error_that_says_what_is_wrong_once() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("db");
+    let d = p(&dir);
+    let commands: [&[&str]; 7] = [
+        &["db", "put", d, "k", "v", "--policy"],
+        &["db", "delete", d, "k", "--policy"],
+        &["db", "flush", d, "--policy"],
+        &["db", "compact", d, "--policy"],
+        &["db", "info", d, "--policy"],
+        &["bench", "engine", "--policy"],
+        &["bench", "--policies"],
+    ];
+    for cmd in commands {
+        for (bad, names_it) in [("fuse9", "unknown filter 'fuse9'"), ("monkey:0", "got '0'")] {
+            let args: Vec<&str> = cmd.iter().copied().chain([bad]).collect();
+            let (kind, message) = json_failure(&args);
+            assert_eq!(kind, "usage", "{args:?}: {message}");
+            assert!(
+                message.contains(cmd[cmd.len() - 1]) && message.contains(names_it),
+                "{args:?}: {message}"
+            );
+            // The kinds and the grammar, each listed once.
+            assert_eq!(message.matches("blocked-bloom:B").count(), 1, "{args:?}: {message}");
+            assert_eq!(message.matches("monkey:B").count(), 1, "{args:?}: {message}");
+        }
+    }
+    assert!(!dir.exists(), "a refused policy created the database");
+}
+
+#[test]
+fn read_only_commands_refuse_a_policy_they_would_not_store() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("db");
+    let d = p(&dir);
+    assert_eq!(siftdb(&["db", "put", d, "a", "1"]).status.code(), Some(0));
+    for cmd in [&["db", "get", d, "a"][..], &["db", "scan", d]] {
+        let args: Vec<&str> = cmd.iter().copied().chain(["--policy", "fuse16"]).collect();
+        let out = siftdb(&args);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {}", stdout(&out));
+        assert!(stderr(&out).contains("unexpected argument '--policy'"), "{args:?}: {}", stderr(&out));
+        let help = stdout(&siftdb(&[cmd[0], cmd[1], "--help"]));
+        assert!(!help.contains("--policy"), "{help}");
+    }
 }

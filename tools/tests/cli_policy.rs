@@ -58,8 +58,10 @@ fn what_if_and_read_only_commands_store_nothing() {
     assert_eq!(code, 0, "{info}");
     assert_eq!((info["policy"].as_str(), info["policy_source"].as_str()), (Some("monkey:10"), Some("given")));
     assert_eq!(info["stored_policy"], "xor8");
-    assert_eq!(siftdb(&["db", "get", d, "a", "--policy", "fuse16"]).status.code(), Some(0));
-    assert_eq!(siftdb(&["db", "scan", d, "--policy", "fuse16"]).status.code(), Some(0));
+    // The read-only commands refuse a policy they would not store.
+    assert_eq!(siftdb(&["db", "get", d, "a", "--policy", "fuse16"]).status.code(), Some(2));
+    assert_eq!(siftdb(&["db", "scan", d, "--policy", "fuse16"]).status.code(), Some(2));
+    assert_eq!(siftdb(&["db", "get", d, "a"]).status.code(), Some(0));
     assert_eq!(snapshot(&dir), before, "a what-if or a read-only open wrote to the database");
     let (_, info) = run_json(&["db", "info", d, "--probes", "0", "--json"]);
     assert_eq!(info["stored_policy"], "xor8");

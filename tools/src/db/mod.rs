@@ -20,11 +20,14 @@ use crate::Outcome;
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Levels, tables, filters and their memory, target rates, WAL and manifest state (read-only).
+    // `--policy` is text in info's arguments; checking it here makes a bad
+    // one the usage error it is on every other command.
+    #[command(mut_arg("policy", |a| a.value_parser(crate::policy_arg::check)))]
     Info(info::Args),
     /// Check every table, the manifest and the WALs without modifying anything.
     Verify(verify::Args),
     /// Print the value of a key.
-    Get(ops::KeyArgs),
+    Get(ops::GetArgs),
     /// Write a key (creates the database if the directory is missing or empty).
     Put(ops::PutArgs),
     /// Delete a key.

@@ -7,18 +7,18 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{Value, json};
 use siftdb::ValueKind;
-use siftdb::{Db, Options};
+use siftdb::{Db, FilterPolicy, Options};
 
-use super::{describe, parse_policy};
+use super::describe;
 use crate::Outcome;
 use crate::bytes_arg::{parse, show};
 use crate::output;
 use crate::sst::open::problem_json;
 use crate::sst::scan::{EntrySink, entry_json};
 
-/// Options shared by the commands that open a database.
+/// Options shared by every command that opens a database.
 #[derive(Debug, clap::Args)]
-pub struct Common {
+pub struct Reading {
     /// The database directory.
     pub dir: PathBuf,
     /// Read and print keys and values as hex.
@@ -27,15 +27,32 @@ pub struct Common {
     /// Print one JSON document.
     #[arg(long)]
     pub json: bool,
+}
+
+/// Options of the commands that write: only they take `--policy`, since
+/// only they store it (a read-only open would silently ignore it).
+#[derive(Debug, clap::Args)]
+pub struct Common {
+    #[command(flatten)]
+    db: Reading,
     /// Filter policy for tables this command writes, stored in the database
     /// in place of the old one: `default`, a kind such as `fuse8`,
     /// `per-level:blocked-bloom:10,fuse8`, or `monkey:B`, each optionally
     /// with `+skip-last`. Without it, the database's stored policy is used.
-    #[arg(long)]
-    pub policy: Option<String>,
+    #[arg(long, value_parser = crate::policy_arg::parse)]
+    policy: Option<FilterPolicy>,
 }
 
-/// Arguments of `db get` / `db delete`.
+/// Arguments of `db get`.
+#[derive(Debug, clap::Args)]
+pub struct GetArgs {
+    #[command(flatten)]
+    common: Reading,
+    /// The key.
+    key: String,
+}
+
+/// Arguments of `db delete`.
 #[derive(Debug, clap::Args)]
 pub struct KeyArgs {
     #[command(flatten)]
@@ -59,7 +76,7 @@ pub struct PutArgs {
 #[derive(Debug, clap::Args)]
 pub struct ScanArgs {
     #[command(flatten)]
-    common: Common,
+    common: Reading,
     /// First key to show (inclusive).
     #[arg(long)]
     from: Option<String>,
@@ -88,10 +105,9 @@ enum Mode {
     Create,
 }
 
-/// Opens the database in `c.dir`. Only `put` may create one; every other
+/// Opens the database in `dir`. Only `put` may create one; every other
 /// command refuses a directory without a database.
-fn open(c: &Common, mode: Mode) -> Result<Db, String> {
-    let dir = &c.dir;
+fn open(dir: &Path, policy: Option<&FilterPolicy>, mode: Mode) -> Result<Db, String> {
     let exists = dir.join(siftdb::manifest::CURRENT).is_file();
     if !exists && mode != Mode::Create {
         // The wording of `db info` and `db verify` (issue 30).
@@ -103,7 +119,7 @@ fn open(c: &Common, mode: Mode) -> Result<Db, String> {
             format!("{}: no such directory", dir.display())
         });
     }
-    let opts = Options { filter_policy: parse_policy(c.policy.as_deref())?, ..Options::default() };
+    let opts = Options { filter_policy: policy.cloned(), ..Options::default() };
     let db = if mode == Mode::Read { Db::open_read_only(dir, opts) } else { Db::open(dir, opts) };
     db.map_err(|e| describe(dir, &e))
 }
@@ -119,10 +135,10 @@ fn close(db: &Db, dir: &Path) -> Result<(), String> {
 ///
 /// # Errors
 /// A one-line message if the database cannot be opened, or an I/O error.
-pub fn get(a: &KeyArgs) -> Result<Outcome, String> {
+pub fn get(a: &GetArgs) -> Result<Outcome, String> {
     let c = &a.common;
     let key = parse(&a.key, c.hex)?;
-    let db = open(c, Mode::Read)?;
+    let db = open(&c.dir, None, Mode::Read)?;
     let value = match db.get(&key) {
         Ok(value) => value,
         Err(e) if e.is_corruption() => {
@@ -164,10 +180,10 @@ pub fn get(a: &KeyArgs) -> Result<Outcome, String> {
 /// # Errors
 /// A one-line message if the database cannot be opened or written.
 pub fn put(a: &PutArgs) -> Result<Outcome, String> {
-    let c = &a.common;
+    let c = &a.common.db;
     let key = parse(&a.key, c.hex)?;
     let value = parse(&a.value, c.hex)?;
-    let db = open(c, Mode::Create)?;
+    let db = open(&c.dir, a.common.policy.as_ref(), Mode::Create)?;
     db.put(&key, &value).map_err(|e| describe(&c.dir, &e))?;
     close(&db, &c.dir)?;
     report(c, "put", json!({ "key": show(&key, c.hex), "value_bytes": value.len() }));
@@ -179,9 +195,9 @@ pub fn put(a: &PutArgs) -> Result<Outcome, String> {
 /// # Errors
 /// A one-line message if the database cannot be opened or written.
 pub fn delete(a: &KeyArgs) -> Result<Outcome, String> {
-    let c = &a.common;
+    let c = &a.common.db;
     let key = parse(&a.key, c.hex)?;
-    let db = open(c, Mode::Write)?;
+    let db = open(&c.dir, a.common.policy.as_ref(), Mode::Write)?;
     db.delete(&key).map_err(|e| describe(&c.dir, &e))?;
     close(&db, &c.dir)?;
     report(c, "delete", json!({ "key": show(&key, c.hex) }));
@@ -192,8 +208,9 @@ pub fn delete(a: &KeyArgs) -> Result<Outcome, String> {
 ///
 /// # Errors
 /// A one-line message if the database cannot be opened or the work fails.
-pub fn maintain(c: &Common, compact: bool) -> Result<Outcome, String> {
-    let db = open(c, Mode::Write)?;
+pub fn maintain(w: &Common, compact: bool) -> Result<Outcome, String> {
+    let c = &w.db;
+    let db = open(&c.dir, w.policy.as_ref(), Mode::Write)?;
     let r = if compact { db.compact() } else { db.flush() };
     r.map_err(|e| describe(&c.dir, &e))?;
     let levels: Vec<Value> = db
@@ -207,7 +224,7 @@ pub fn maintain(c: &Common, compact: bool) -> Result<Outcome, String> {
     Ok(Outcome::Clean)
 }
 
-fn report(c: &Common, op: &str, mut doc: Value) {
+fn report(c: &Reading, op: &str, mut doc: Value) {
     if let Some(m) = doc.as_object_mut() {
         m.insert("op".into(), json!(op));
         m.insert("path".into(), json!(c.dir.display().to_string()));
@@ -238,7 +255,7 @@ pub fn scan(a: &ScanArgs) -> Result<Outcome, String> {
     let from = a.from.as_deref().map(|k| parse(k, c.hex)).transpose()?;
     let to = a.to.as_deref().map(|k| parse(k, c.hex)).transpose()?;
     let prefix = a.prefix.as_deref().map(|k| parse(k, c.hex)).transpose()?;
-    let db = open(c, Mode::Read)?;
+    let db = open(&c.dir, None, Mode::Read)?;
     let lo = from.as_deref().map_or(Bound::Unbounded, Bound::Included);
     let hi = to.as_deref().map_or(Bound::Unbounded, Bound::Excluded);
     let iter = match &prefix {

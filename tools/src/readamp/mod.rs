@@ -55,8 +55,8 @@ pub struct Args {
     /// Comma-separated policies: none, bloom:B, blocked-bloom:B, xor8, xor16, fuse8, fuse16,
     /// ribbon:B, monkey:B, per-level:K1,K2,… (use ';' between policies when a per-level spec has
     /// commas), each optionally ending in +skip-last.
-    #[arg(long, default_value = DEFAULT_POLICIES)]
-    policies: String,
+    #[arg(long, default_value = DEFAULT_POLICIES, value_parser = parse_policies)]
+    policies: Policies,
     /// Comma-separated workloads: absent, uniform, zipfian, mixed (point lookups), scan
     /// (the range-scan sanity check), and prefix-absent, prefix-present (prefix scans on a
     /// tree of grouped keys of its own, with and without prefix filtering).
@@ -118,9 +118,13 @@ fn prepare_dirs(root: &Path, names: &[&str], force: bool) -> Result<Vec<PathBuf>
     Ok(dirs)
 }
 
+/// The policies of `--policies`, each with its name as given.
+#[derive(Debug, Clone)]
+pub struct Policies(Vec<(String, FilterPolicy)>);
+
 /// Parses `--policies`: ';'-separated if any ';' is present, else ','-separated
 /// with `per-level:` specs running to the end of the list.
-fn parse_policies(spec: &str) -> Result<Vec<(String, FilterPolicy)>, String> {
+fn parse_policies(spec: &str) -> Result<Policies, String> {
     let names: Vec<String> = if spec.contains(';') {
         spec.split(';').map(str::trim).map(String::from).collect()
     } else {
@@ -137,18 +141,21 @@ fn parse_policies(spec: &str) -> Result<Vec<(String, FilterPolicy)>, String> {
         }
         out
     };
+    let names: Vec<String> = names.into_iter().filter(|n| !n.is_empty()).collect();
     let mut policies = Vec::new();
-    for name in names.into_iter().filter(|n| !n.is_empty()) {
-        let policy: FilterPolicy = name.parse().map_err(|e| format!("--policies: {e}"))?;
-        if policies.iter().any(|(n, _)| *n == name) {
-            return Err(format!("--policies: '{name}' is listed twice"));
+    for name in &names {
+        // Clap's line names the whole list; in a list of several, say which one.
+        let policy = crate::policy_arg::parse(name)
+            .map_err(|why| if names.len() > 1 { format!("'{name}': {why}") } else { why })?;
+        if policies.iter().any(|(n, _)| n == name) {
+            return Err(format!("'{name}' is listed twice"));
         }
-        policies.push((name, policy));
+        policies.push((name.clone(), policy));
     }
     if policies.is_empty() {
-        return Err("--policies: no policy given".into());
+        return Err("no policy given".into());
     }
-    Ok(policies)
+    Ok(Policies(policies))
 }
 
 fn parse_extractor(s: &str) -> Result<PrefixExtractor, String> {
@@ -193,7 +200,7 @@ fn expected_duration(config: &measure::Config, policies: usize, workloads: &[Wor
 
 /// Runs the benchmark.
 pub fn run(args: &Args) -> Result<Outcome, String> {
-    let policies = parse_policies(&args.policies)?;
+    let policies = &args.policies.0;
     let (workloads, prefix_workloads) = parse_workloads(&args.workloads)?;
     if workloads.is_empty() && (args.csv.is_some() || args.svg.is_some()) {
         return Err("--csv and --svg chart the point workloads, and none was given".into());
@@ -327,17 +334,17 @@ mod tests {
 
     #[test]
     fn default_policies_parse_in_order() {
-        let p = parse_policies(DEFAULT_POLICIES).unwrap();
+        let p = parse_policies(DEFAULT_POLICIES).unwrap().0;
         let names: Vec<&str> = p.iter().map(|(n, _)| n.as_str()).collect();
         assert_eq!(names, DEFAULT_POLICIES.split(',').collect::<Vec<_>>());
     }
 
     #[test]
     fn per_level_specs_keep_their_commas() {
-        let p = parse_policies("none,per-level:blocked-bloom:10,fuse8").unwrap();
+        let p = parse_policies("none,per-level:blocked-bloom:10,fuse8").unwrap().0;
         assert_eq!(p.len(), 2);
         assert_eq!(p[1].1.to_string(), "per-level:blocked-bloom:10,fuse8");
-        let p = parse_policies("per-level:xor8,fuse8;none").unwrap();
+        let p = parse_policies("per-level:xor8,fuse8;none").unwrap().0;
         assert_eq!(p.len(), 2);
     }
 
