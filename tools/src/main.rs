@@ -1,7 +1,10 @@
 //! `siftdb`: inspect tables and databases, and measure what filters save.
 //!
-//! Exit codes: 0 when all is well, 1 when a check found a problem, 2 for a
-//! usage error or a file or database that could not be opened.
+//! Exit codes: 0 when all is well; 1 when a check found a problem (damage
+//! that `sst verify` finds is 1 wherever it is, the footer included), or
+//! `db get` found no such key; 2 for a usage error, or a file or database
+//! that could not be opened (missing, unreadable, not what the command
+//! expects, or written by a newer siftdb).
 
 #![deny(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 #![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used, clippy::panic))]

@@ -6,8 +6,13 @@ mod common;
 
 use std::process::Output;
 
-use common::{p, siftdb};
+use std::path::{Path, PathBuf};
+
+use common::{p, run_json, siftdb};
 use serde_json::Value;
+use siftdb::FilterKind;
+use siftdb::ValueKind;
+use siftdb::table::{TableBuilder, TableOptions};
 
 fn stdout(out: &Output) -> String {
     String::from_utf8_lossy(&out.stdout).into_owned()
@@ -94,4 +99,51 @@ fn read_only_commands_refuse_a_policy_they_would_not_store() {
         let help = stdout(&siftdb(&[cmd[0], cmd[1], "--help"]));
         assert!(!help.contains("--policy"), "{help}");
     }
+}
+
+/// A table of 200 keys in 256-byte blocks.
+fn table(dir: &Path) -> PathBuf {
+    let path = dir.join("t.sst");
+    let opts = TableOptions { block_bytes: 256, filter: FilterKind::BinaryFuse8, ..TableOptions::default() };
+    let mut b = TableBuilder::create(&path, opts).unwrap();
+    for i in 0..200u32 {
+        b.add(format!("key{i:05}").as_bytes(), u64::from(i) + 1, ValueKind::Value, b"value").unwrap();
+    }
+    b.finish().unwrap();
+    path
+}
+
+#[test]
+fn sst_verify_exits_1_for_damage_wherever_it_is_found() {
+    let tmp = tempfile::tempdir().unwrap();
+    let good = std::fs::read(table(tmp.path())).unwrap();
+    let path = tmp.path().join("damaged.sst");
+    // A byte of the footer's index handle, of the first data block, and a
+    // table cut short: each is damage found in a file that exists.
+    let footer_at = good.len() - 48 + 1;
+    let mut cut = good.clone();
+    cut.truncate(good.len() - 20);
+    for (what, bytes) in
+        [("footer", flipped(&good, footer_at)), ("data block", flipped(&good, 10)), ("cut", cut)]
+    {
+        std::fs::write(&path, &bytes).unwrap();
+        let (code, v) = run_json(&["sst", "verify", p(&path), "--json"]);
+        assert_eq!(
+            (code, v["ok"].as_bool(), v["problems"].as_u64()),
+            (1, Some(false), Some(1)),
+            "{what}: {v}"
+        );
+        let out = siftdb(&["sst", "verify", p(&path)]);
+        assert_eq!(out.status.code(), Some(1), "{what}: {}", stderr(&out));
+        assert!(stdout(&out).contains(p(&path)), "{what}: {}", stdout(&out));
+    }
+    // What cannot be opened at all is still exit 2.
+    let missing = tmp.path().join("missing.sst");
+    assert_eq!(siftdb(&["sst", "verify", p(&missing)]).status.code(), Some(2));
+}
+
+fn flipped(bytes: &[u8], at: usize) -> Vec<u8> {
+    let mut b = bytes.to_vec();
+    b[at] ^= 0x20;
+    b
 }

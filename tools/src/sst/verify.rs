@@ -4,6 +4,7 @@
 use std::path::{Path, PathBuf};
 
 use serde_json::{Value, json};
+use siftdb::Error;
 use siftdb::fs::StdFs;
 use siftdb::table::verify_table;
 
@@ -27,31 +28,43 @@ pub struct Args {
 /// table at all.
 #[must_use]
 pub fn verify_one(path: &Path) -> Value {
+    check(path).0
+}
+
+/// [`verify_one`]'s result, and the error that kept the table from being
+/// read, if one did.
+fn check(path: &Path) -> (Value, Option<Error>) {
     match verify_table(&StdFs, path) {
-        Ok(r) => json!({
-            "path": path.display().to_string(),
-            "ok": r.is_clean(),
-            "error": null,
-            "blocks_checked": r.blocks_checked,
-            "entries_checked": r.entries_checked,
-            "keys_probed": r.keys_probed,
-            "prefixes_probed": r.prefixes_probed,
-            "unreadable_data_blocks": r.unreadable_data_blocks,
-            "properties_compared": r.properties_compared,
-            "problems": r.problems.iter().map(|p| json!({"offset": p.offset, "what": p.what})).collect::<Vec<_>>(),
-        }),
-        Err(e) => json!({
-            "path": path.display().to_string(),
-            "ok": false,
-            "error": describe(path, &e),
-            "blocks_checked": 0,
-            "entries_checked": 0,
-            "keys_probed": 0,
-            "prefixes_probed": 0,
-            "unreadable_data_blocks": 0,
-            "properties_compared": false,
-            "problems": [],
-        }),
+        Ok(r) => (
+            json!({
+                "path": path.display().to_string(),
+                "ok": r.is_clean(),
+                "error": null,
+                "blocks_checked": r.blocks_checked,
+                "entries_checked": r.entries_checked,
+                "keys_probed": r.keys_probed,
+                "prefixes_probed": r.prefixes_probed,
+                "unreadable_data_blocks": r.unreadable_data_blocks,
+                "properties_compared": r.properties_compared,
+                "problems": r.problems.iter().map(|p| json!({"offset": p.offset, "what": p.what})).collect::<Vec<_>>(),
+            }),
+            None,
+        ),
+        Err(e) => (
+            json!({
+                "path": path.display().to_string(),
+                "ok": false,
+                "error": describe(path, &e),
+                "blocks_checked": 0,
+                "entries_checked": 0,
+                "keys_probed": 0,
+                "prefixes_probed": 0,
+                "unreadable_data_blocks": 0,
+                "properties_compared": false,
+                "problems": [],
+            }),
+            Some(e),
+        ),
     }
 }
 
@@ -96,11 +109,15 @@ pub fn print_text(v: &Value) {
 
 /// Runs `sst verify`.
 ///
+/// Damage is a problem found (exit 1) wherever it is: in a data block, in
+/// the footer, or a file cut short or not a table at all (which a damaged
+/// footer cannot be told from), in a FILE as in a DIR; so is a DIR holding
+/// no `*.sst` file (nothing was verified).
+///
 /// # Errors
-/// A one-line message (exit 2) if a single FILE is missing or not a
-/// table, or a DIR cannot be listed. In a DIR, a file that is not a
-/// readable table is a problem found (exit 1), and so is a DIR holding no
-/// `*.sst` file at all (nothing was verified).
+/// A one-line message (exit 2) if a single FILE cannot be checked at all:
+/// missing or unreadable, or written by a newer siftdb; or if a DIR cannot
+/// be listed.
 pub fn run(a: &Args) -> Result<Outcome, String> {
     let mut error = None;
     let results: Vec<Value> = if a.path.is_dir() {
@@ -113,9 +130,9 @@ pub fn run(a: &Args) -> Result<Outcome, String> {
         }
         tables.iter().map(|p| verify_one(p)).collect()
     } else {
-        let v = verify_one(&a.path);
-        if let Some(err) = v["error"].as_str() {
-            return Err(err.to_string());
+        let (v, e) = check(&a.path);
+        if let Some(e) = e.filter(|e| !e.is_corruption()) {
+            return Err(describe(&a.path, &e));
         }
         vec![v]
     };
