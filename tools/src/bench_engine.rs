@@ -181,8 +181,8 @@ fn shape_text(r: &Round) -> String {
         b.map_or_else(|| "-".to_string(), |b| format!("{:.1} MiB", b as f64 / f64::from(1 << 20)))
     };
     format!(
-        "{} tables ({}), {} in level 0; filters {}, disk {}, heap {}",
-        r.shape.tables,
+        "{} ({}), {} in level 0; filters {}, disk {}, heap {}",
+        output::count(r.shape.tables, "table", "tables"),
         levels.join(", "),
         r.shape.l0_tables,
         mib(r.shape.filter_bytes),

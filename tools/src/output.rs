@@ -35,6 +35,12 @@ pub fn table(header: &[&str], rows: &[Vec<String>]) -> String {
     out
 }
 
+/// `n` and its noun, singular for one: `1 table`, `4 tables`.
+#[must_use]
+pub fn count(n: u64, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
+}
+
 /// Prints a JSON value as one pretty document on stdout.
 pub fn print_json(value: &serde_json::Value) {
     match serde_json::to_string_pretty(value) {

@@ -10,9 +10,8 @@ use std::path::{Path, PathBuf};
 
 use common::{p, run_json, siftdb};
 use serde_json::Value;
-use siftdb::FilterKind;
-use siftdb::ValueKind;
 use siftdb::table::{TableBuilder, TableOptions};
+use siftdb::{Db, FilterKind, Options, ValueKind};
 
 fn stdout(out: &Output) -> String {
     String::from_utf8_lossy(&out.stdout).into_owned()
@@ -146,4 +145,68 @@ fn flipped(bytes: &[u8], at: usize) -> Vec<u8> {
     let mut b = bytes.to_vec();
     b[at] ^= 0x20;
     b
+}
+
+#[test]
+fn a_locked_database_is_named_once() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("db");
+    let db = Db::open(&dir, Options::default()).unwrap();
+    let out = siftdb(&["db", "put", p(&dir), "k", "v"]);
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("locked"), "{err}");
+    assert_eq!(err.matches(p(&dir)).count(), 1, "{err}");
+    db.close().unwrap();
+}
+
+#[test]
+fn counts_of_one_are_singular() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("db");
+    let d = p(&dir);
+    assert_eq!(siftdb(&["db", "put", d, "a", "1"]).status.code(), Some(0));
+    let text = stdout(&siftdb(&["db", "flush", d]));
+    assert!(text.contains("level 0: 1 table, 1 entry,"), "{text}");
+    let t = table(tmp.path());
+    let out = siftdb(&["sst", "scan", p(&t), "--limit", "1"]);
+    assert!(stderr(&out).contains("limit of 1 entry reached"), "{}", stderr(&out));
+    let out = siftdb(&["db", "scan", d, "--limit", "1"]);
+    assert!(stdout(&out).contains("a = 1"), "{}", stdout(&out));
+}
+
+#[test]
+fn flush_counts_entries_where_info_counts_keys() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("db");
+    let d = p(&dir);
+    // Four entries (two versions of `a`, and a tombstone) over three keys.
+    for args in [&["put", d, "a", "1"][..], &["put", d, "a", "2"], &["put", d, "b", "1"], &["delete", d, "c"]]
+    {
+        let args: Vec<&str> = ["db"].iter().copied().chain(args.iter().copied()).collect();
+        assert_eq!(siftdb(&args).status.code(), Some(0), "{args:?}");
+    }
+    let text = stdout(&siftdb(&["db", "flush", d]));
+    assert!(text.contains("level 0: 1 table, 4 entries,") && !text.contains("keys"), "{text}");
+    // A second flush has nothing to write, and reports the same level.
+    let (code, flush) = run_json(&["db", "flush", d, "--json"]);
+    assert_eq!(code, 0, "{flush}");
+    let entries = flush["levels"][0]["entries"].as_u64();
+    let (_, info) = run_json(&["db", "info", d, "--json"]);
+    let keys = info["levels"][0]["keys"].as_u64();
+    assert_eq!((entries, keys), (Some(4), Some(3)), "{flush} {info}");
+    assert!(flush["levels"][0].get("keys").is_none(), "{flush}");
+}
+
+#[test]
+fn sst_info_names_each_count_once() {
+    let tmp = tempfile::tempdir().unwrap();
+    let text = stdout(&siftdb(&["sst", "info", p(&table(tmp.path()))]));
+    // Two lines said `keys`: the key range, and the keys the filter holds.
+    let label = |l: &str| l.split("  ").find(|s| !s.is_empty()).unwrap_or_default().trim().to_string();
+    assert!(text.lines().all(|l| label(l) != "keys"), "a line is labelled just 'keys':\n{text}");
+    assert!(text.contains("key range    key00000 .. key00199"), "{text}");
+    for name in ["keys added", "keys encoded"] {
+        assert!(text.lines().any(|l| label(l) == name && l.trim_end().ends_with(" 200")), "{name}: {text}");
+    }
 }

@@ -68,7 +68,10 @@ pub fn run(cmd: &Command) -> Result<Outcome, String> {
 pub fn describe(dir: &Path, e: &Error) -> String {
     match e {
         Error::InvalidArgument(msg) => msg.clone(),
-        Error::Corruption { file: Some(_), .. } | Error::Unsupported { file: Some(_), .. } => e.to_string(),
+        // These name their path already.
+        Error::Corruption { file: Some(_), .. }
+        | Error::Unsupported { file: Some(_), .. }
+        | Error::Locked(_) => e.to_string(),
         Error::Io(io) => format!("{}: {io}", dir.display()),
         other => format!("{}: {other}", dir.display()),
     }

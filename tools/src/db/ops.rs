@@ -217,7 +217,9 @@ pub fn maintain(w: &Common, compact: bool) -> Result<Outcome, String> {
         .stats()
         .levels
         .iter()
-        .map(|l| json!({ "level": l.level, "tables": l.tables, "keys": l.keys, "bytes": l.bytes }))
+        // `LevelStats::keys` counts entries, every version and tombstone
+        // (`db info`'s `keys` are distinct keys): named for what it counts.
+        .map(|l| json!({ "level": l.level, "tables": l.tables, "entries": l.keys, "bytes": l.bytes }))
         .collect();
     close(&db, &c.dir)?;
     report(c, if compact { "compact" } else { "flush" }, json!({ "levels": levels }));
@@ -235,10 +237,14 @@ fn report(c: &Reading, op: &str, mut doc: Value) {
     } else {
         println!("{op}: ok");
         let levels = doc["levels"].as_array().map(Vec::as_slice).unwrap_or_default();
-        for l in levels.iter().filter(|l| l["tables"].as_u64() != Some(0)) {
+        let n = |l: &Value, field: &str| l[field].as_u64().unwrap_or(0);
+        for l in levels.iter().filter(|l| n(l, "tables") != 0) {
             println!(
-                "  level {}: {} tables, {} keys, {} bytes",
-                l["level"], l["tables"], l["keys"], l["bytes"]
+                "  level {}: {}, {}, {}",
+                l["level"],
+                output::count(n(l, "tables"), "table", "tables"),
+                output::count(n(l, "entries"), "entry", "entries"),
+                output::count(n(l, "bytes"), "byte", "bytes")
             );
         }
     }

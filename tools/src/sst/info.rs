@@ -151,7 +151,7 @@ fn render(doc: &Value) -> String {
         v("/tombstones"),
         v("/distinct_keys")
     );
-    let _ = writeln!(s, "keys         {} .. {}", v("/smallest_key"), v("/largest_key"));
+    let _ = writeln!(s, "key range    {} .. {}", v("/smallest_key"), v("/largest_key"));
     let _ = writeln!(s, "seq          {} .. {}", v("/min_seq"), v("/max_seq"));
     let created = doc.pointer("/created_utc").and_then(Value::as_str).unwrap_or("?");
     let _ = writeln!(s, "level        {} (created {created})", v("/level"));
@@ -183,12 +183,12 @@ fn render(doc: &Value) -> String {
         fmt_rate(doc.pointer("/filter/theoretical_fpr").and_then(Value::as_f64))
     );
     let _ = writeln!(s, "  hash seed        {}", v("/filter/hash_seed"));
-    let _ = writeln!(s, "  keys             {}", v("/filter/keys"));
+    let _ = writeln!(s, "  keys added       {}", v("/filter/keys"));
     match doc.pointer("/filter/prefix_extractor") {
         Some(Value::String(e)) => {
             let _ = writeln!(
                 s,
-                "  prefixes         {} (extractor {e}; counted in keys)",
+                "  prefixes         {} (extractor {e}; counted in keys added)",
                 v("/filter/distinct_prefixes")
             );
         }
@@ -198,7 +198,9 @@ fn render(doc: &Value) -> String {
     }
     if let Some(Value::Object(params)) = doc.pointer("/filter/params") {
         for (k, val) in params {
-            let _ = writeln!(s, "  {:<16} {val}", k.replace('_', " "));
+            // The filter's own count of keys, beside the header's `keys added`.
+            let name = if k == "keys" { "keys encoded".to_owned() } else { k.replace('_', " ") };
+            let _ = writeln!(s, "  {name:<16} {val}");
         }
     }
     s

@@ -112,13 +112,16 @@ impl EntrySink {
             }));
         } else {
             if self.truncated {
-                eprintln!("siftdb: limit of {} entries reached; more entries follow", self.limit);
+                eprintln!(
+                    "siftdb: limit of {} reached; more entries follow",
+                    output::count(self.limit as u64, "entry", "entries")
+                );
             }
             if let Some(e) = &error {
                 eprintln!(
-                    "siftdb: {}; scan stopped after {} entries",
+                    "siftdb: {}; scan stopped after {}",
                     e["what"].as_str().unwrap_or_default(),
-                    self.count
+                    output::count(self.count as u64, "entry", "entries")
                 );
             }
         }
