@@ -210,3 +210,24 @@ fn sst_info_names_each_count_once() {
         assert!(text.lines().any(|l| label(l) == name && l.trim_end().ends_with(" 200")), "{name}: {text}");
     }
 }
+
+#[test]
+fn rocksdb_names_lead_to_the_right_command() {
+    let tmp = tempfile::tempdir().unwrap();
+    let t = table(tmp.path());
+    let dump = siftdb(&["sst", "dump", p(&t), "--limit", "3"]);
+    let scan = siftdb(&["sst", "scan", p(&t), "--limit", "3"]);
+    assert_eq!(dump.status.code(), Some(0), "{}", stderr(&dump));
+    assert_eq!(stdout(&dump), stdout(&scan));
+    let dir = tmp.path().join("db");
+    let d = p(&dir);
+    assert_eq!(siftdb(&["db", "put", d, "a", "1"]).status.code(), Some(0));
+    let (code, stats) = run_json(&["db", "stats", d, "--json"]);
+    assert_eq!(code, 0, "{stats}");
+    assert_eq!(stats["last_seq"], run_json(&["db", "info", d, "--json"]).1["last_seq"]);
+    // A typo gets a hint, and the help names the other spellings.
+    let out = siftdb(&["sst", "scna", p(&t)]);
+    assert!(stderr(&out).contains("similar subcommand exists: 'scan'"), "{}", stderr(&out));
+    assert!(stdout(&siftdb(&["sst", "--help"])).contains("dump"));
+    assert!(stdout(&siftdb(&["db", "--help"])).contains("stats"));
+}

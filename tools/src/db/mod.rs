@@ -23,6 +23,7 @@ pub enum Command {
     // `--policy` is text in info's arguments; checking it here makes a bad
     // one the usage error it is on every other command.
     #[command(mut_arg("policy", |a| a.value_parser(crate::policy_arg::check)))]
+    #[command(visible_alias = "stats")] // RocksDB's name for it
     Info(info::Args),
     /// Check every table, the manifest and the WALs without modifying anything.
     Verify(verify::Args),

@@ -31,6 +31,7 @@ pub enum Command {
         json: bool,
     },
     /// Entries in order, with sequence number and kind.
+    #[command(visible_alias = "dump")] // sst_dump's name for it
     Scan(scan::Args),
     /// Check every checksum, key order, the filter (no false negatives) and the properties.
     Verify(verify::Args),
