@@ -12,14 +12,6 @@ pub fn parse(s: &str) -> Result<FilterPolicy, String> {
     s.parse::<FilterPolicy>().map_err(|e| why(s, &e))
 }
 
-/// Checks a policy and keeps its text, for an argument declared as text.
-///
-/// # Errors
-/// As [`parse`].
-pub fn check(s: &str) -> Result<String, String> {
-    parse(s).map(|_| s.to_owned())
-}
-
 /// The library's message without what clap's own line already says: clap
 /// writes "invalid value 'X' for '--policy <POLICY>': ", so "invalid
 /// argument: policy 'X': " would name the value a second time.

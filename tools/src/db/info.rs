@@ -11,8 +11,8 @@ use siftdb::recovery::RecoveryScan;
 use siftdb::table::{FilterStatus, Table};
 use siftdb::{Db, Options, PrefixExtractor};
 
+use super::inspect;
 use super::report::{end_name, log_json, lost_text, lost_writes_json, recovery_json, torn_bytes};
-use super::{inspect, parse_policy};
 
 mod text;
 use crate::Outcome;
@@ -30,8 +30,8 @@ pub struct Args {
     /// The filter policy to compute each level's target rate under, in the
     /// library's grammar (`fuse8`, `per-level:blocked-bloom:10,fuse8`,
     /// `monkey:10+skip-last`, …); default: the policy stored in the database.
-    #[arg(long)]
-    policy: Option<String>,
+    #[arg(long, value_parser = crate::policy_arg::parse)]
+    policy: Option<FilterPolicy>,
     /// List every table, not only the per-level totals (text output; JSON always lists them).
     #[arg(long)]
     tables: bool,
@@ -149,7 +149,7 @@ fn observe(i: &RecoveryScan, a: &Args, extractor: Option<PrefixExtractor>) -> Re
 #[expect(clippy::too_many_lines, reason = "one JSON document assembled in order")]
 fn document(i: &RecoveryScan, a: &Args) -> Result<Value, String> {
     let stored = i.manifest.state.filter_policy.clone();
-    let (policy, policy_source) = match (parse_policy(a.policy.as_deref())?, &stored) {
+    let (policy, policy_source) = match (a.policy.clone(), &stored) {
         (Some(p), _) => (p, "given"),
         (None, Some(text)) => match text.parse::<FilterPolicy>() {
             Ok(p) => (p, "stored"),

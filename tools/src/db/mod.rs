@@ -11,7 +11,6 @@ use std::path::Path;
 use clap::Subcommand;
 use siftdb::Error;
 use siftdb::fs::StdFs;
-use siftdb::policy::FilterPolicy;
 use siftdb::recovery::{RecoveryScan, inspect_db};
 
 use crate::Outcome;
@@ -20,9 +19,6 @@ use crate::Outcome;
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Levels, tables, filters and their memory, target rates, WAL and manifest state (read-only).
-    // `--policy` is text in info's arguments; checking it here makes a bad
-    // one the usage error it is on every other command.
-    #[command(mut_arg("policy", |a| a.value_parser(crate::policy_arg::check)))]
     #[command(visible_alias = "stats")] // RocksDB's name for it
     Info(info::Args),
     /// Check every table, the manifest and the WALs without modifying anything.
@@ -84,13 +80,4 @@ pub fn describe(dir: &Path, e: &Error) -> String {
 /// As [`describe`] renders [`inspect_db`]'s errors.
 pub fn inspect(dir: &Path) -> Result<RecoveryScan, String> {
     inspect_db(&StdFs, dir).map_err(|e| describe(dir, &e))
-}
-
-/// Parses `--policy` in the library's one grammar ([`FilterPolicy`]'s
-/// `FromStr`): absent means "the policy stored in the database".
-///
-/// # Errors
-/// The library's message, which names every accepted form.
-pub fn parse_policy(s: Option<&str>) -> Result<Option<FilterPolicy>, String> {
-    s.map(|s| s.parse::<FilterPolicy>().map_err(|e| format!("--policy: {e}"))).transpose()
 }

@@ -128,11 +128,15 @@ pub fn print(doc: &Value, tables: bool) {
         .filter(|l| l["prefix_probes"].as_u64().is_some_and(|n| n > 0))
         .map(|l| {
             format!(
-                "  level {}: {} of {} tables skipped, {} false positives",
+                "  level {}: {} of {} skipped, {}",
                 g(l, "level"),
                 g(l, "prefix_skipped"),
-                g(l, "prefix_probes"),
-                g(l, "prefix_false_positives")
+                output::count(l["prefix_probes"].as_u64().unwrap_or(0), "table", "tables"),
+                output::count(
+                    l["prefix_false_positives"].as_u64().unwrap_or(0),
+                    "false positive",
+                    "false positives"
+                )
             )
         })
         .collect();
