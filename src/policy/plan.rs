@@ -243,3 +243,34 @@ impl LevelFilter {
         LevelFilter { kind, target_fpr: kind.theoretical_fpr(), bits_per_key, mix: None }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A re-plan moves a budget's Ribbon bits a little: a table built 2%
+    /// under the plan's bits is on plan (`Db::compact` leaves it), 5% under
+    /// is not; blocked Bloom keeps its one block of room; without a budget
+    /// the kind's own rate is the bar.
+    #[test]
+    fn a_table_is_on_plan_within_what_the_budget_moves() {
+        // `LevelStats::misses`: over the target by more than 10% (the
+        // database's, which this module sits below).
+        let misses = |built: f64, target: f64| built > target * 1.1;
+        let plan = LevelFilter::for_kind(FilterKind::Ribbon { bits_per_key: 14.61 }, 5000.0);
+        let rate = |b: f64| FilterKind::Ribbon { bits_per_key: b }.theoretical_fpr();
+        let target = plan.table_target(FilterKind::Ribbon { bits_per_key: 14.32 }, 2300, true);
+        assert!(!misses(rate(14.32), target), "{target}");
+        assert!(misses(rate(14.61 * 0.95), target), "{target}");
+        // The same table without a budget misses: 14.32 bits is 16% above
+        // the rate of 14.61.
+        let unbudgeted = plan.table_target(FilterKind::Ribbon { bits_per_key: 14.32 }, 2300, false);
+        assert!(misses(rate(14.32), unbudgeted));
+        // Another kind on a Ribbon level: the level's rate.
+        assert!((plan.table_target(FilterKind::Xor8, 2300, true) - plan.target_fpr).abs() < 1e-15);
+        let bloom = LevelFilter::for_kind(FilterKind::BlockedBloom { bits_per_key: 10.0 }, 1000.0);
+        let t = bloom.table_target(FilterKind::BlockedBloom { bits_per_key: 10.0 }, 1000, true);
+        assert!((t - budgeted_bloom_max_fpr(10.0, 1000)).abs() < 1e-15);
+        assert!(t > bloom.target_fpr);
+    }
+}
