@@ -7,6 +7,20 @@
 //! `BTreeMap` range: each stops at the last key the other yielded, so every
 //! key comes once.
 //!
+//! Backwards, the same sources are read from the range's end: a memtable
+//! range is double-ended (chunks copied under the read lock from either
+//! end), and a table is read block by block from the last, and each block
+//! one restart run at a time from its last (`table/rev_iter.rs`). The
+//! backward merge takes the largest head, so a key's versions come oldest
+//! first; `VisibleBack` reads them all and keeps the newest the snapshot
+//! sees. A block whose last key (from the index) lies below the range's
+//! start is never read, so a reverse scan reads no more data blocks than a
+//! forward scan of the range (`tests/reverse_iteration.rs` over 204 ranges;
+//! before the index check, 32 of them read one block more). Reading by
+//! restart run was measured against decoding whole blocks
+//! (docs/measurements.md, "Reverse scans"): 8.5× faster for a block's last
+//! entry, 1.15× for all of it.
+//!
 //! The iterator owns `Arc`s of every memtable and table it reads, so a
 //! flush or compaction that replaces them does not disturb it. Memtables are
 //! read in chunks, each copied under the memtable's read lock, so no lock is

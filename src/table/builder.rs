@@ -3,9 +3,16 @@
 //!
 //! The builder writes to `<path>.tmp`, a name no reader ever opens as a
 //! table, and only [`TableBuilder::finish`] renames it to `path` after an
-//! fsync (followed by an fsync of the directory). Dropping an unfinished
-//! builder, or a failed `finish`, removes the temp file (best effort) and
-//! never leaves a file at `path`.
+//! fsync (followed by an fsync of the directory).
+//!
+//! - Out-of-order `add` (not strictly after the previous internal key,
+//!   duplicates included) and `seq > 2^56 − 1` return `InvalidArgument` and
+//!   change nothing; the builder stays usable.
+//! - A write error poisons the builder: every later call fails.
+//! - Dropping an unfinished builder, or a failed `finish`, removes the temp
+//!   file (best effort). If the rename succeeded but the directory fsync failed,
+//!   the published file is removed too: the caller was told the table does not
+//!   exist. Never a file at `path` that `finish` did not return `Ok` for.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;

@@ -5,6 +5,27 @@
 //! block is checked and decoded into a copy on the heap. A lookup
 //! probes the filter, then reads at most one data block, verifying its
 //! checksum on every read.
+//!
+//! `Lookup { entry: Option<Entry::{Value{seq, value}, Tombstone{seq}}>, filter:
+//! NoFilter | Absent | MayContain, blocks_read, bytes_read }` gives the engine
+//! everything for per-level read-amplification statistics;
+//! `Lookup::is_false_positive()` is `MayContain` with no entry.
+//!
+//! A lookup counts nothing in the table: the `Lookup` it returns is the
+//! record, and the engine adds it to its level's counters (one count per
+//! probe). `Table::get_hashed(key, KeyHash, snapshot)` takes the key's hash
+//! from the caller: the engine hashes once under its salt for every table a
+//! lookup probes (a table under another seed is hashed for again, never
+//! misread). The per-table atomic counter (`Table::counters()`) is the data
+//! blocks its iterators read: scans and compactions.
+//!
+//! `TableIter` (owned, holds a `Table` clone): `seek(user_key)`,
+//! `seek_internal(user_key, seq)`, `seek_to_first()`, and `Iterator<Item =
+//! Result<TableEntry>>`, checking each block's crc; after an error it ends.
+//!
+//! Inspection accessors: `footer()`, `properties()`, `data_block_handles()`,
+//! `filter_details()` (status, header, kind, requested kind,
+//! bytes, actual bits/key, theoretical FPR, fallback reason), `filter_dropped()`.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
