@@ -3,8 +3,12 @@
 
 use std::process::Command;
 
+/// Run in cargo's scratch directory: the bench writes its chart to the
+/// working directory by default, and a test run must not leave one in the repo.
 fn siftdb() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_siftdb"))
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_siftdb"));
+    cmd.current_dir(env!("CARGO_TARGET_TMPDIR"));
+    cmd
 }
 
 #[test]
@@ -178,19 +182,11 @@ fn filters_save_block_reads_and_every_output_is_written() {
         .sum();
     let all: f64 = fuse_rows[0][col("blocks_per_lookup")].parse().unwrap();
     assert!((sum - all).abs() < 1e-9, "{sum} vs {all}");
+    // An explicit --svg is still the chart's path (bench_chart.rs checks its content).
     let svg = std::fs::read_to_string(svg).unwrap();
-    assert!(svg.starts_with("<svg") && svg.contains("fuse8") && svg.contains("monkey:10"));
-    // Issue 30 step 3: a panel per workload and metric, every policy's bar
-    // labelled with its value and tall enough to see, the blocks on a log
-    // axis.
-    assert!(svg.contains("absent keys: data blocks read per lookup"), "{svg}");
+    assert!(svg.starts_with("<svg") && svg.contains("fuse8") && svg.contains("monkey:10 (default)"));
+    assert!(svg.contains("uniform keys: data blocks read per lookup"), "{svg}");
     assert!(svg.contains("lower is better, log scale"), "{svg}");
-    assert_eq!(svg.matches(r#"class="bar""#).count(), 3 * 3 * 2, "{svg}");
-    assert_eq!(svg.matches(r#"class="value""#).count(), 3 * 3 * 2, "{svg}");
-    for bar in svg.split(r#"class="bar""#).skip(1) {
-        let h: f64 = bar.split("height=\"").nth(1).unwrap().split('"').next().unwrap().parse().unwrap();
-        assert!(h >= 2.0, "{bar}");
-    }
 }
 
 #[test]

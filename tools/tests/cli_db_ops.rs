@@ -272,6 +272,8 @@ fn every_json_field_is_documented_in_the_reference() {
         "absent",
         "--dir",
         b,
+        "--out",
+        b,
         "--json",
     ]);
 

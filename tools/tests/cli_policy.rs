@@ -92,6 +92,8 @@ fn db_and_bench_accept_the_same_forms() {
         "fuse8+skip-last;per-level:xor8,fuse8;monkey:10+skip-last",
         "--dir",
         p(&dir),
+        "--out",
+        p(&dir),
         "--json",
     ]);
     let report: Value = serde_json::from_slice(&out.stdout).unwrap();

@@ -82,9 +82,13 @@ pub struct Args {
     /// Also write the results as CSV to this file.
     #[arg(long)]
     csv: Option<PathBuf>,
-    /// Also write an SVG chart (blocks read per lookup, lookups/s) to this file.
+    /// Write the chart (filter memory against blocks read, lookups/s) to this file instead of
+    /// siftdb-bench.svg under --out.
     #[arg(long)]
     svg: Option<PathBuf>,
+    /// Directory for the chart, siftdb-bench.svg (created if missing; default: the current one).
+    #[arg(long, default_value = ".")]
+    out: PathBuf,
     /// Every column of the text report (mean, p50 and p99.9 latencies, their
     /// ratios, load throughput); the default fits 120 columns.
     #[arg(long)]
@@ -198,6 +202,32 @@ fn expected_duration(config: &measure::Config, policies: usize, workloads: &[Wor
     if secs < 90.0 { format!("{secs:.0} s") } else { format!("{:.0} min", secs / 60.0) }
 }
 
+/// The chart's path: `--svg`, else siftdb-bench.svg under `--out` (made if
+/// missing); `None` when no point workload runs, as there is nothing to chart.
+fn chart_path(args: &Args, workloads: &[Workload]) -> Result<Option<PathBuf>, String> {
+    if workloads.is_empty() {
+        return Ok(None);
+    }
+    if let Some(svg) = &args.svg {
+        return Ok(Some(svg.clone()));
+    }
+    std::fs::create_dir_all(&args.out).map_err(|e| format!("{}: {e}", args.out.display()))?;
+    Ok(Some(args.out.join("siftdb-bench.svg")))
+}
+
+/// The run's last line: where its files went.
+fn files_written(svg: Option<&Path>, csv: Option<&Path>, dir: Option<&Path>) -> String {
+    let mut parts: Vec<String> = Vec::new();
+    parts.extend(svg.map(|p| format!("chart {}", p.display())));
+    parts.extend(csv.map(|p| format!("CSV {}", p.display())));
+    parts.extend(dir.map(|p| format!("databases in {}", p.display())));
+    if parts.is_empty() {
+        "siftdb bench: no files written".into()
+    } else {
+        format!("siftdb bench: wrote {}", parts.join(", "))
+    }
+}
+
 /// Runs the benchmark.
 pub fn run(args: &Args) -> Result<Outcome, String> {
     let policies = &args.policies.0;
@@ -208,7 +238,8 @@ pub fn run(args: &Args) -> Result<Outcome, String> {
     // An unwritable --csv or --svg is found now, not after a long run; the
     // files themselves are replaced only when the run has its results.
     let csv = args.csv.as_deref().map(PendingFile::create).transpose()?;
-    let svg = args.svg.as_deref().map(PendingFile::create).transpose()?;
+    let svg_path = chart_path(args, &workloads)?;
+    let svg = svg_path.as_deref().map(PendingFile::create).transpose()?;
     let (root, _cleanup) = match &args.dir {
         Some(dir) => (dir.clone(), None),
         None => {
@@ -318,12 +349,20 @@ pub fn run(args: &Args) -> Result<Outcome, String> {
         csv.publish(r.to_csv().as_bytes())?;
     }
     if let (Some(svg), Some(r)) = (svg, &report) {
-        svg.publish(r.to_svg().as_bytes())?;
+        svg.publish(r.to_svg()?.as_bytes())?;
     }
     let mut problems = report.as_ref().map(report::Report::problems).unwrap_or_default();
     problems.extend(prefix_report.iter().flat_map(PrefixReport::problems));
     for p in &problems {
         eprintln!("siftdb: bench: {p}");
+    }
+    // Last, so the files are the last thing a reader sees; beside --json, on
+    // stderr, so stdout stays one JSON document.
+    let written = files_written(svg_path.as_deref(), args.csv.as_deref(), args.dir.as_deref());
+    if args.json {
+        eprintln!("{written}")
+    } else {
+        println!("{written}")
     }
     Ok(if problems.is_empty() { Outcome::Clean } else { Outcome::ProblemsFound })
 }

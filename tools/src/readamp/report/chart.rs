@@ -3,10 +3,24 @@
 use super::*;
 
 impl Report {
-    /// A chart: for each workload, data blocks read per lookup (log axis)
-    /// and lookups per second, a labelled bar per policy.
-    pub fn to_svg(&self) -> String {
-        let policies: Vec<String> = self.results.iter().map(|r| r.name.clone()).collect();
+    /// The chart ([`svg::render`]): filter memory against blocks per absent
+    /// lookup, then for each workload blocks per lookup (log axis) and
+    /// lookups per second.
+    ///
+    /// # Errors
+    /// Only if the chart cannot be laid out.
+    pub fn to_svg(&self) -> Result<String, String> {
+        let default = siftdb::policy::FilterPolicy::default().to_string();
+        let policies = self
+            .results
+            .iter()
+            .map(|r| svg::Policy {
+                name: r.name.clone(),
+                bits_per_key: bits_per_key(r),
+                baseline: r.name == "none",
+                default: r.name == default,
+            })
+            .collect();
         let mut workloads: Vec<Workload> = Vec::new();
         for w in self.results.iter().flat_map(|r| &r.workloads) {
             if !workloads.contains(&w.workload) {
@@ -19,7 +33,8 @@ impl Report {
                 .map(|r| r.workloads.iter().find(|w| w.workload == workload).map(|w| pick(&figures(w))))
                 .collect()
         };
-        let blocks = workloads.iter().map(|&w| svg::Panel {
+        // The memory panel shows absent keys' blocks; a bar panel would repeat it.
+        let blocks = workloads.iter().filter(|&&w| w != Workload::Absent).map(|&w| svg::Panel {
             title: format!("{} keys: data blocks read per lookup", w.name()),
             better: svg::Better::Lower,
             log: true,
@@ -31,13 +46,14 @@ impl Report {
             log: false,
             values: values(w, |f| f.lookups_per_second),
         });
-        let panels: Vec<svg::Panel> = blocks.chain(speed).collect();
         let c = &self.config;
-        svg::render(
-            &format!("siftdb read amplification: {} keys, {} lookups per workload", c.keys, c.lookups),
-            &policies,
-            &panels,
-            workloads.len(),
-        )
+        svg::render(&svg::Chart {
+            title: format!("siftdb read amplification: {} keys, {} lookups per workload", c.keys, c.lookups),
+            policies,
+            absent_blocks: workloads
+                .contains(&Workload::Absent)
+                .then(|| values(Workload::Absent, |f| f.blocks_per_lookup)),
+            panels: blocks.chain(speed).collect(),
+        })
     }
 }
