@@ -4,8 +4,8 @@ use super::*;
 
 impl Report {
     /// The chart ([`svg::render`]): filter memory against blocks per absent
-    /// lookup, then for each workload blocks per lookup (log axis) and
-    /// lookups per second.
+    /// lookup, then for each workload lookups per second, then the other
+    /// workloads' blocks per lookup (log axis).
     ///
     /// # Errors
     /// Only if the chart cannot be laid out.
@@ -53,7 +53,7 @@ impl Report {
             absent_blocks: workloads
                 .contains(&Workload::Absent)
                 .then(|| values(Workload::Absent, |f| f.blocks_per_lookup)),
-            panels: blocks.chain(speed).collect(),
+            panels: speed.chain(blocks).collect(),
         })
     }
 }
