@@ -30,6 +30,15 @@ fn filters_save_block_reads_and_every_output_is_written() {
     assert!(out.status.success(), "stderr: {}", String::from_utf8_lossy(&out.stderr));
     let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(report["config"]["keys"], 20000);
+    // The run's last line names every file it wrote (on stderr, beside --json).
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let want = format!(
+        "siftdb bench: wrote chart {}, CSV {}, databases in {}",
+        svg.display(),
+        csv.display(),
+        dir.path().join("dbs").display()
+    );
+    assert_eq!(stderr.lines().last(), Some(want.as_str()), "{stderr}");
     // No tree-shape warning (a sampling-noise one is expected at 4,000 lookups).
     let warnings = report["warnings"].as_array().unwrap();
     assert!(warnings.iter().all(|w| !w.as_str().unwrap().contains("level(s)")), "{warnings:?}");
