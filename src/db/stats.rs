@@ -64,7 +64,8 @@ pub struct LevelStats {
     /// (see [`crate::Db::compact`], which rewrites those). Under a budget a
     /// blocked-Bloom table may be a block and a Ribbon table 2% of its
     /// bits under its plan before it counts: a budget's bits move a little
-    /// with every plan.
+    /// with every plan. On level 0 under a budget only fallbacks and
+    /// dropped filters count ([`LevelStats::off_plan`] says why).
     pub tables_over_target: u64,
     /// Tables under a quarter of the level's table size target
     /// ([`Options::table_target_bytes_for`](crate::Options::table_target_bytes_for)),
@@ -302,6 +303,20 @@ impl LevelStats {
     #[must_use]
     pub fn misses(built: f64, planned: f64) -> bool {
         built > planned * (1.0 + Self::MISS_TOLERANCE)
+    }
+
+    /// Whether a table of `level` counts in
+    /// [`LevelStats::tables_over_target`]: its filter's rate `built`
+    /// [misses](LevelStats::misses) the `planned` one, except on level 0
+    /// under a `budgeted` policy (Monkey), where only a `fault` (a filter
+    /// that fell back or was dropped) counts. A budget's plan moves with
+    /// every flush as the tree grows, and a level-0 table is never
+    /// refreshed (the next compaction merges it down), so each keeps the
+    /// filter planned at its flush: the first, tiny flushes none at all,
+    /// since their few keys do not pay for a filter's smallest block.
+    #[must_use]
+    pub fn off_plan(level: usize, budgeted: bool, fault: bool, built: f64, planned: f64) -> bool {
+        if level == 0 && budgeted { fault } else { Self::misses(built, planned) }
     }
 }
 

@@ -52,6 +52,46 @@ impl Stats {
     }
 }
 
+impl Stats {
+    /// The legend under the level table, and the line that explains small
+    /// level-0 tables when the table shows them.
+    fn fmt_legend(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // The header's words are short to keep a row on one line; a reader
+        // meeting them for the first time needs them spelled out.
+        writeln!(
+            f,
+            "bits/k: filter bits per key as built; plan: bits per key the policy plans for the level; \
+             target: the false-positive rate it plans; built: the tables' theoretical rate, weighted by keys; \
+             probes: lookups that asked a filter; negative: those it ruled out, with no I/O; \
+             false+: those it let through to a table without the key; obs.fpr: false+ / probes of absent keys"
+        )?;
+        if let Some(l0) = self.levels.first().filter(|l| self.small_flushes_show(l)) {
+            writeln!(
+                f,
+                "L{}: a small table's filter is sized for its few keys: at least one whole block (a large bits/k), \
+                 or none when a budget's share does not pay for one; level-0 tables keep the filter planned at \
+                 their flush until a compaction merges them down",
+                l0.level
+            )?;
+        }
+        Ok(())
+    }
+
+    /// Whether level 0 shows what small flushes do to a filter: a table
+    /// with none under a budget, or more bits per key than any kind is
+    /// sized at (64), or than twice the plan (a filter's smallest size
+    /// spread over a few keys).
+    fn small_flushes_show(&self, l: &LevelStats) -> bool {
+        let budgeted = self.filter_policy.parse::<crate::FilterPolicy>().is_ok_and(|p| p.is_budgeted());
+        let bits = l.filter_bits_per_key();
+        l.level == 0
+            && l.tables > 0
+            && ((budgeted && l.filter_kinds.contains(&crate::FilterKind::None))
+                || bits > 64.0
+                || (l.target_bits_per_key > 0.0 && bits > 2.0 * l.target_bits_per_key))
+    }
+}
+
 impl std::fmt::Display for Stats {
     /// A per-level table for humans (the CLI's `stats`), levels with no
     /// tables and no probes left out.
@@ -129,6 +169,7 @@ impl std::fmt::Display for Stats {
                 observed
             )?;
         }
+        self.fmt_legend(f)?;
         self.levels_with(f, "tables whose filter fell back to blocked Bloom", |l| l.filter_fallbacks, false)?;
         self.levels_with(
             f,

@@ -67,7 +67,9 @@ impl crate::db::DbInner {
                 let rate = t.table.filter_fpr();
                 let target =
                     planned.table_target(t.record.filter, t.table.filter_keys(), self.policy.is_budgeted());
-                l.tables_over_target += u64::from(LevelStats::misses(rate, target));
+                let fault = t.table.filter_fell_back() || t.table.filter_dropped();
+                l.tables_over_target +=
+                    u64::from(LevelStats::off_plan(l.level, self.policy.is_budgeted(), fault, rate, target));
                 #[expect(clippy::cast_precision_loss, reason = "a weighted mean of rates")]
                 let entries = t.record.entries as f64;
                 weighted += rate * entries;

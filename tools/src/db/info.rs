@@ -297,7 +297,9 @@ fn document(i: &RecoveryScan, a: &Args) -> Result<Value, String> {
                     let keys = t["filter_keys"].as_u64().unwrap_or(0);
                     let planned =
                         kind.map_or(plan.target_fpr, |k| plan.table_target(k, keys, policy.is_budgeted()));
-                    siftdb::LevelStats::misses(t["theoretical_fpr"].as_f64().unwrap_or(1.0), planned)
+                    let fault = !t["fallback_reason"].is_null() || !t["dropped_reason"].is_null();
+                    let built = t["theoretical_fpr"].as_f64().unwrap_or(1.0);
+                    siftdb::LevelStats::off_plan(n, policy.is_budgeted(), fault, built, planned)
                 })
                 .count();
             // The spread of table sizes: a level's small tables each pay a
