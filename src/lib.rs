@@ -31,30 +31,17 @@
 //!   Bloom, cuckoo, xor, binary fuse, and Ribbon, which the default policy
 //!   uses), each validated when built.
 //! - [`Error`]: every failure, typed; damage names its file and offset.
+//! - [`Bytes`]: what reads return (`db.get`, iterators), a cheap,
+//!   reference-counted view of the value; `as_ref()`, `to_vec()` or
+//!   `&value[..]` give its bytes.
+//! - [`records`]: what the database records about itself and what
+//!   recovery found, as [`Stats`] and [`Db::tables`] report them.
 //!
-//! The crate is layered, and data flows one way; each module uses only
-//! those below it (`error` is beside all), which `tests/layering.rs` checks:
-//!
-//! ```text
-//! db
-//! compaction
-//! merge, sink
-//! sources
-//! tree, options, recovery
-//! policy
-//! table, manifest, memtable
-//! batch
-//! filter, wal
-//! frame
-//! codec, key, fs
-//! ```
-//!
-//! [`filter`] knows nothing of files, tables nothing of the database, and
-//! compaction nothing of `db` (it returns an edit, which `db` installs).
-//! The building blocks (tables, WAL, manifest, memtable, the recovery scan, fault
-//! injection) are public only with the `internals` feature, which the
-//! `siftdb` CLI, the fuzz targets and the project's tests turn on;
-//! applications need none of it.
+//! How the crate is built, layer by layer, and why: `DESIGN.md` in the
+//! repository ("Layers and data flow"). The engine's building blocks
+//! (tables, WAL, manifest, memtable, the recovery scan, fault injection)
+//! are public only with the `internals` feature, for the `siftdb` CLI, the
+//! fuzz targets and the project's tests; applications need none of it.
 
 #![deny(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 #![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used, clippy::panic))]
@@ -128,19 +115,33 @@ internal_mod! {
 }
 
 pub use batch::{BatchOp, WriteBatch};
+/// The byte buffer reads return (from the `bytes` crate), re-exported so
+/// that naming it needs no dependency of one's own.
+pub use bytes::Bytes;
 pub use db::{
     Db, DbIter, KeyRange, LevelStats, MAX_KEY_BYTES, MAX_VALUE_BYTES, Options, Snapshot, Stats, TableInfo,
 };
 pub use error::{Error, Result};
 pub use filter::FilterKind;
-pub use manifest::{LostWrites, WalEnd, WriteTotals};
-pub use prefix::{MAX_FIXED_PREFIX, PrefixExtractor};
-pub use recovery::{RecoveryReport, WalCut};
-pub use table::TableRecord;
-
-pub use key::ValueKind;
 pub use policy::FilterPolicy;
+pub use prefix::{MAX_FIXED_PREFIX, PrefixExtractor};
 pub use wal::RecoveryMode;
+
+/// What the database records about itself (the manifest's table records
+/// and write totals, the WAL's recorded ends, lost writes) and what
+/// recovery found at open: the types [`Stats`] and [`Db::tables`] report
+/// them in. One place for them, so that the crate's first page stays on
+/// reading and writing.
+pub mod records {
+    pub use crate::key::ValueKind;
+    pub use crate::manifest::{LostWrites, WalEnd, WriteTotals};
+    pub use crate::recovery::{RecoveryReport, WalCut};
+    pub use crate::table::TableRecord;
+}
+// The paths these had before `records` grouped them, kept so that code
+// naming them still compiles; the docs show them once, in `records`.
+#[doc(hidden)]
+pub use records::{LostWrites, RecoveryReport, TableRecord, ValueKind, WalCut, WalEnd, WriteTotals};
 
 /// The README's examples, compiled and run as doctests so they stay true.
 #[cfg(doctest)]

@@ -1,6 +1,6 @@
 //! The crate's layering holds itself: every `crate::` path in `src/` names a
 //! module of a lower layer than the one it is written in (or its own), as
-//! drawn at the top of `src/lib.rs`. Adding `use crate::db::…` under
+//! drawn in DESIGN.md, "Layers and data flow". Adding `use crate::db::…` under
 //! `src/compaction/` fails here, naming the file and the line.
 
 use std::fs;
@@ -140,7 +140,7 @@ fn every_module_uses_only_layers_below_it() {
         }
         assert!(
             layer(&module).is_some() || module == "error",
-            "src/{module} is in no layer: add it to LAYERS here and to the drawing in src/lib.rs"
+            "src/{module} is in no layer: add it to LAYERS here and to the drawing in DESIGN.md"
         );
         modules.insert(module.clone());
         problems.extend(violations(&module, &rel.display().to_string(), &fs::read_to_string(path).unwrap()));
