@@ -167,6 +167,22 @@ pub fn firm_lookups(fpr_sum: f64) -> f64 {
     (exact * (1.0 - 1e-12)).ceil()
 }
 
+/// Whether sampling error, not the filters, could decide `w`'s bound check:
+/// when `w.lookups` is below [`firm_lookups`] (three standard errors of the
+/// false positives, `3·sqrt(Σ FPR / lookups)`, exceed [`BOUND_SLACK`]) and
+/// the figure lies within that excess of the bound, on either side. Below
+/// it by more, the check passes beyond doubt at this sample size; above by
+/// more, it fails ([`breaks_bound`]). A policy without filters (Σ FPR of 1
+/// or more) has a loose bound and never counts.
+pub fn bound_unsettled(r: &PolicyResult, w: &WorkloadResult) -> bool {
+    let fpr_sum = probed_fpr_sum(r);
+    if fpr_sum >= 1.0 || w.lookups as f64 >= firm_lookups(fpr_sum) {
+        return false;
+    }
+    let excess = 3.0 * (fpr_sum / w.lookups.max(1) as f64).sqrt() - BOUND_SLACK;
+    (figures(w).blocks_per_lookup - block_bound(r, w)).abs() <= excess
+}
+
 /// Levels (L0 included) holding at least one table.
 pub fn levels_with_tables(r: &PolicyResult) -> usize {
     r.levels.iter().filter(|l| l.tables > 0).count()

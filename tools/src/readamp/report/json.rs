@@ -82,9 +82,11 @@ impl Report {
                 "load_average_start": self.machine.load_start,
                 "load_average_end": self.machine.load_end,
                 "ribbon_simd": self.machine.ribbon_simd,
+                "times_unreliable": self.machine.overloaded().is_some(),
             },
             "policies": policies,
-            "verdict": self.verdict(),
+            "verdict": self.verdict().iter().map(Verdict::to_json).collect::<Vec<_>>(),
+            "verdict_detail": self.verdict_detail(),
             "warnings": self.warnings(),
         })
     }

@@ -18,7 +18,19 @@ pub(super) const EXPECTED_LEGEND: &str = "  expected: one block per present key,
 pub(super) const TREE_LEGEND: &str = "  sum probed fpr: Σ of the theoretical rates of the filters an absent key meets (its expected wasted reads); \
 build s: load, flushes and compactions;\n  settle s (--wide): the flushes and compactions alone.\n";
 
+/// What marks a time measured on a machine busier than its cores.
+pub(super) const BUSY_MARK: &str = "?";
+
 impl Report {
+    /// The legend of [`BUSY_MARK`].
+    fn busy_legend(&self) -> String {
+        format!(
+            "{BUSY_MARK}: unreliable, measured while the load average ({:.2}) exceeded the {} cores.\n",
+            self.machine.overloaded().unwrap_or(0.0),
+            self.machine.cores
+        )
+    }
+
     /// Human-readable tables.
     pub fn to_text(&self, wide: bool) -> String {
         let c = &self.config;
@@ -43,10 +55,25 @@ impl Report {
             load(m.load_end),
             m.ribbon_simd
         );
-        let verdict = self.verdict();
-        if !verdict.is_empty() {
-            s.push_str("Verdict (data-block reads saved against no filter, at the filter memory each policy spends):\n");
-            for line in &verdict {
+        let verdicts = self.verdict();
+        if let Some(first) = verdicts.first() {
+            s.push_str(&output::wrap(
+                &format!("Verdict, among policies at {}; within 3 standard errors is a tie:", first.memory()),
+                TEXT_WIDTH,
+                "",
+                "  ",
+            ));
+            for line in verdicts.iter().flat_map(Verdict::lines) {
+                s.push_str(&output::wrap(&line, TEXT_WIDTH, "  ", "    "));
+            }
+            s.push('\n');
+        }
+        let detail = if wide { self.verdict_detail() } else { Vec::new() };
+        if !detail.is_empty() {
+            s.push_str(
+                "Every policy (data-block reads saved against no filter, at the memory each spends):\n",
+            );
+            for line in &detail {
                 s.push_str(&output::wrap(line, TEXT_WIDTH, "  ", "    "));
             }
             s.push('\n');
@@ -58,7 +85,12 @@ impl Report {
         let vs = |x: Option<f64>| {
             x.map_or("-".to_string(), |v| if v < 0.01 { format!("{v:.5}x") } else { format!("{v:.3}x") })
         };
-        let us = |ns: f64| format!("{:.1}", ns / 1000.0);
+        // On a machine busier than its cores a time is not the code's
+        // alone: the cell says so itself, since a table travels without
+        // the warning above it.
+        let busy = if self.machine.overloaded().is_some() { BUSY_MARK } else { "" };
+        let timed = |cell: String| format!("{cell}{busy}");
+        let us = |ns: f64| timed(format!("{:.1}", ns / 1000.0));
         let mut rows = Vec::new();
         for r in &self.results {
             for w in &r.workloads {
@@ -66,7 +98,7 @@ impl Report {
                 let x = self.ratios(w);
                 let saved = self
                     .baseline(w.workload)
-                    .and_then(|b| verdict::saved(f.blocks_per_lookup, b.blocks_per_lookup))
+                    .and_then(|b| verdict::saved(f.blocks_per_lookup, blocks_read(w), b.blocks_per_lookup))
                     .unwrap_or_else(|| "-".into());
                 let bound = format!(
                     "{} {:.4}",
@@ -83,13 +115,13 @@ impl Report {
                         saved,
                         format!("{:.2}", f.table_probes_per_lookup),
                         obs,
-                        format!("{:.0}", f.lookups_per_second),
-                        vs(x.lookups_per_second),
+                        timed(format!("{:.0}", f.lookups_per_second)),
+                        timed(vs(x.lookups_per_second)),
                         us(f.mean_ns),
-                        vs(x.mean),
+                        timed(vs(x.mean)),
                         us(f.p50_ns as f64),
                         us(f.p99_ns as f64),
-                        vs(x.p99),
+                        timed(vs(x.p99)),
                         us(f.p999_ns as f64),
                         bound,
                     ]
@@ -101,8 +133,8 @@ impl Report {
                         saved,
                         format!("{:.2}", f.table_probes_per_lookup),
                         obs,
-                        format!("{:.0}", f.lookups_per_second),
-                        vs(x.lookups_per_second),
+                        timed(format!("{:.0}", f.lookups_per_second)),
+                        timed(vs(x.lookups_per_second)),
                         us(f.p99_ns as f64),
                         bound,
                     ]
@@ -144,6 +176,9 @@ impl Report {
         };
         s.push_str(&output::table(header, &rows));
         s.push_str(&output::wrap(LOOKUP_LEGEND, TEXT_WIDTH, "  ", "  "));
+        if !busy.is_empty() {
+            s.push_str(&output::wrap(&self.busy_legend(), TEXT_WIDTH, "  ", "  "));
+        }
         if !wide {
             s.push_str(
                 "  (--wide adds mean, p50 and p99.9 latencies, every ratio to none, and load throughput)\n",
@@ -160,15 +195,15 @@ impl Report {
                     format!("{:.2}", filter_bytes(r) as f64 / (1 << 20) as f64),
                     format!("{:.2}", bits_per_key(r)),
                     format!("{:.3}%", probed_fpr_sum(r) * 100.0),
-                    format!("{:.1}", r.build.as_secs_f64()),
-                    vs(x.build_seconds),
+                    timed(format!("{:.1}", r.build.as_secs_f64())),
+                    timed(vs(x.build_seconds)),
                 ];
                 if wide {
                     row.extend([
                         vs(x.table_bytes),
-                        format!("{:.0}", load_figures(c, r).keys_per_second),
-                        format!("{:.1}", load_figures(c, r).mb_per_second),
-                        format!("{:.1}", load_figures(c, r).settle_seconds),
+                        timed(format!("{:.0}", load_figures(c, r).keys_per_second)),
+                        timed(format!("{:.1}", load_figures(c, r).mb_per_second)),
+                        timed(format!("{:.1}", load_figures(c, r).settle_seconds)),
                     ]);
                 }
                 row.push(
@@ -190,6 +225,9 @@ impl Report {
         header.extend(["tables per level", "scan check"]);
         s.push_str(&output::table(&header, &rows));
         s.push_str(&output::wrap(TREE_LEGEND, TEXT_WIDTH, "  ", "  "));
+        if !busy.is_empty() {
+            s.push_str(&output::wrap(&self.busy_legend(), TEXT_WIDTH, "  ", "  "));
+        }
         let levels: Vec<usize> = {
             let mut l: Vec<usize> = self
                 .results
