@@ -40,6 +40,14 @@ fn tables_grow_with_their_level_up_to_the_cap() {
     assert!(o.table_target_bytes_for(3) / (32 + 100) >= 1000, "{o:?}");
 }
 
+/// Whether the larger trees run too (`SIFTDB_LONG_TESTS=1`): each costs
+/// tens of seconds in a debug build, and the smallest tree already reaches
+/// the four levels these tests need; the larger ones guard regressions seen
+/// only there.
+fn long_mode() -> bool {
+    std::env::var_os("SIFTDB_LONG_TESTS").is_some()
+}
+
 /// A database of the bench's shape holding `keys` keys, loaded and
 /// settled the bench's way.
 fn settled(dir: &Path, keys: u64, policy: &str) -> Db {
@@ -88,7 +96,9 @@ fn spend_and_sum(keys: u64, policy: &str) -> (f64, f64, Stats) {
 /// has a lower summed rate. (At 100,000 keys a level-4 table once kept
 /// blocked Bloom at 9.43 bits/key, 1.2%, under a plan of xor8: tables
 /// written by a refresh were never refreshed again, and monkey:10 spent
-/// 9.63 bits/key.)
+/// 9.63 bits/key.) That regression shows in monkey:10's own spend and
+/// plan, checked at 100,000 keys on every run; the five uniform trees beside
+/// it, at that size, run in long mode.
 #[test]
 fn monkey_is_on_budget_and_never_loses_to_uniform_on_bench_trees() {
     for keys in [20_000, 100_000] {
@@ -102,6 +112,9 @@ fn monkey_is_on_budget_and_never_loses_to_uniform_on_bench_trees() {
                 "monkey:10 at {keys}: L{} bare\n{stats}",
                 l.level
             );
+        }
+        if keys > 20_000 && !long_mode() {
+            continue;
         }
         for uniform in ["xor8", "fuse8", "blocked-bloom:10", "bloom:10", "blocked-bloom:8"] {
             let (u_bits, u_sum, _) = spend_and_sum(keys, uniform);
@@ -117,10 +130,11 @@ fn monkey_is_on_budget_and_never_loses_to_uniform_on_bench_trees() {
 
 /// Issue 27's finding: `fuse8+skip-last` left most of L3 unfiltered, and
 /// `monkey:10+skip-last` L2 to L4. After `compact()` only the last level
-/// may be unfiltered, at 20,000 and 200,000 keys.
+/// may be unfiltered, at 20,000 keys, and 200,000 in long mode.
 #[test]
 fn skip_last_leaves_only_the_last_level_unfiltered_on_bench_trees() {
-    for keys in [20_000, 200_000] {
+    let sizes: &[u64] = if long_mode() { &[20_000, 200_000] } else { &[20_000] };
+    for &keys in sizes {
         for policy in ["fuse8+skip-last", "monkey:10+skip-last"] {
             let levels = loaded(keys, policy);
             let (last, above) = levels.split_last().unwrap();
