@@ -215,19 +215,6 @@ fn check(s: Shape, bits: f64) -> Result<(), TestCaseError> {
     }
 
     let monkey = summed_fpr(&tables, &|t: &TableInfo| t.filter_fpr);
-    if std::env::var("ZZ").is_ok() {
-        for t in &tables {
-            eprintln!(
-                "L{} {} keys {} {} bytes fpr {:.3e} bpk {:.2}",
-                t.level,
-                t.entries,
-                t.filter,
-                t.filter_bytes,
-                t.filter_fpr,
-                t.filter_bytes as f64 * 8.0 / t.entries as f64
-            );
-        }
-    }
     let mut uniforms: Vec<(String, f64)> = fixed_rate_statics()
         .filter(|k| uniform_bytes(&tables, *k) <= spent_bytes)
         .map(|k| (k.to_string(), summed_fpr(&tables, &|_| k.theoretical_fpr())))

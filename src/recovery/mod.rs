@@ -236,7 +236,7 @@ pub fn scan(fs: &dyn FileSystem, dir: &Path, mode: RecoveryMode) -> Result<Recov
     let policy_error = manifest.state.filter_policy.as_deref().and_then(|text| {
         text.parse::<FilterPolicy>()
             .err()
-            .map(|e| Error::corruption_in(&dir.join(CURRENT), 0, format!("stored filter policy: {e}")))
+            .map(|e| Error::corruption_in(&manifest.path, 0, format!("stored filter policy: {e}")))
     });
     let tables = manifest.state.version.tables().map(|(level, record)| open_table(fs, dir, level, record)).collect();
 

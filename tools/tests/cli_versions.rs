@@ -165,3 +165,43 @@ fn a_failed_bench_leaves_earlier_outputs_alone() {
         .collect();
     assert!(names.iter().all(|n| !n.contains(".tmp")), "{names:?}");
 }
+
+/// Issue 59: a stored policy this build cannot parse. `db verify` and
+/// `db info` agree with the library: damage of the manifest (exit 1 for the
+/// check, 2 for the report that cannot be made), named once; behind a
+/// newer format, "written by a newer siftdb" (exit 2).
+#[test]
+fn an_unparsable_stored_policy_is_reported_as_the_library_reports_it() {
+    use siftdb::{Db, FilterKind, FilterPolicy, Options};
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("db");
+    let with = |k| Options { filter_policy: Some(FilterPolicy::uniform(k)), ..Options::default() };
+    let db = Db::open(&dir, with(FilterKind::BlockedBloom { bits_per_key: 10.0 })).unwrap();
+    db.put(b"a", b"1").unwrap();
+    db.flush().unwrap();
+    db.close().unwrap();
+    Db::open(&dir, with(FilterKind::BinaryFuse8)).unwrap().close().unwrap();
+    format_patch::set_kind_name(&dir, "fuse8", "ribbon9:7");
+    let library = Db::open(&dir, Options::default()).unwrap_err().to_string();
+
+    let manifest = library.split(": corruption").next().unwrap().to_owned();
+    assert!(manifest.contains("MANIFEST-") && library.contains("stored filter policy:"), "{library}");
+
+    let (code, doc) = run_json(&["db", "verify", p(&dir), "--json"]);
+    assert_eq!(code, 1, "{doc}");
+    let problem = &doc["problems"][0];
+    assert_eq!((problem["path"].as_str(), problem["offset"].as_u64()), (Some(&*manifest), Some(0)), "{doc}");
+    assert!(library.ends_with(problem["what"].as_str().unwrap()), "{doc}\n{library}");
+    let out = siftdb(&["db", "info", p(&dir), "--probes", "0"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!((out.status.code(), err.trim()), (Some(2), &*format!("siftdb: {library}")));
+
+    // Behind a newer format: newer, not damaged, for both.
+    set_db_version(&dir, u8::try_from(siftdb::manifest::DB_FORMAT_VERSION + 1).unwrap());
+    for args in [&["db", "info", p(&dir)][..], &["db", "verify", p(&dir)][..]] {
+        let out = siftdb(args);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains("written by a newer siftdb") && !err.contains("policy"), "{args:?}: {err}");
+    }
+}

@@ -153,7 +153,13 @@ fn document(i: &RecoveryScan, a: &Args) -> Result<Value, String> {
         (Some(p), _) => (p, "given"),
         (None, Some(text)) => match text.parse::<FilterPolicy>() {
             Ok(p) => (p, "stored"),
-            Err(e) => return Err(format!("{}: stored filter policy: {e}", a.dir.display())),
+            // The library's own error, naming the manifest, as open and
+            // `db verify` report it.
+            Err(e) => {
+                let e =
+                    siftdb::Error::corruption_in(&i.manifest.path, 0, format!("stored filter policy: {e}"));
+                return Err(e.to_string());
+            }
         },
         (None, None) => (FilterPolicy::default(), "default (none stored)"),
     };
