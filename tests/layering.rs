@@ -54,60 +54,164 @@ fn layer(module: &str) -> Option<usize> {
     LAYERS.iter().position(|l| l.contains(&module))
 }
 
-/// The modules a line names through `crate::`: `crate::x::…`, `crate::Item`
-/// (a root re-export) and `crate::{A, b::C}`. Comments are skipped.
-fn named(line: &str) -> Vec<String> {
-    let code = line.trim_start();
-    if code.starts_with("//") {
-        return Vec::new();
-    }
-    let code = code.split(" // ").next().unwrap_or(code);
-    let mut out = Vec::new();
-    let mut rest = code;
-    while let Some(at) = rest.find("crate::") {
-        let before = rest[..at].chars().next_back();
-        rest = &rest[at + "crate::".len()..];
-        if before.is_some_and(|c| c.is_alphanumeric() || c == '_') {
-            continue; // e.g. `some_crate::`
+/// The source without its comments, and the line each byte of it came
+/// from (1-based): paths are followed across lines, so a `use crate::{`
+/// group spread over many lines is read whole.
+fn code_of(source: &str) -> (String, Vec<usize>) {
+    let (mut code, mut lines) = (String::new(), Vec::new());
+    for (i, line) in source.lines().enumerate() {
+        let trimmed = line.trim_start();
+        if trimmed.starts_with("//") {
+            continue;
         }
-        let names: Vec<&str> = if let Some(group) = rest.strip_prefix('{') {
-            let end = group.find('}').unwrap_or(group.len());
-            group[..end].split(',').map(str::trim).filter(|s| !s.is_empty()).collect()
+        let kept = line.split(" // ").next().unwrap_or(line);
+        code.push_str(kept);
+        code.push('\n');
+        lines.resize(code.len(), i + 1);
+    }
+    (code, lines)
+}
+
+/// The heads of a path group's items: `{A, b::C, d::{E, F}}` gives A, b, d.
+fn group_heads(group: &str) -> Vec<String> {
+    let (mut out, mut depth, mut item) = (Vec::new(), 0, String::new());
+    for c in group.chars() {
+        match c {
+            '{' => depth += 1,
+            '}' if depth == 0 => break,
+            '}' => depth -= 1,
+            ',' if depth == 0 => out.push(std::mem::take(&mut item)),
+            _ => {}
+        }
+        if depth == 0 && c != ',' {
+            item.push(c);
+        }
+    }
+    out.push(item);
+    out.iter()
+        .map(|s| s.trim().chars().take_while(|c| c.is_alphanumeric() || *c == '_').collect::<String>())
+        .filter(|h| !h.is_empty() && h != "self")
+        .collect()
+}
+
+/// The top-level modules `code`, written in the module at `path` (its
+/// module path, `["db", "open"]` for `src/db/open/mod.rs`), names through
+/// `crate::` or `super::` paths, with the byte offset of each: root
+/// re-exports count as their modules, and a `super::` that stays inside
+/// the file's own top-level module names nothing.
+fn named(code: &str, path: &[String]) -> Vec<(String, usize)> {
+    let mut out = Vec::new();
+    let mut at = 0;
+    while let Some(found) =
+        ["crate::", "super::"].iter().filter_map(|p| code[at..].find(p).map(|i| at + i)).min()
+    {
+        at = found;
+        let before = code[..at].chars().next_back();
+        if before.is_some_and(|c| c.is_alphanumeric() || c == '_' || c == ':') {
+            at += "crate::".len(); // another crate's path, or a segment already read
+            continue;
+        }
+        let start = at;
+        let mut rest = &code[at..];
+        let crate_level = if let Some(r) = rest.strip_prefix("crate::") {
+            rest = r;
+            true
         } else {
-            vec![rest]
-        };
-        for name in names {
-            let head: String = name.chars().take_while(|c| c.is_alphanumeric() || *c == '_').collect();
-            if head.is_empty() || head == "self" {
-                continue;
+            let mut ups = 0;
+            while let Some(r) = rest.strip_prefix("super::") {
+                rest = r;
+                ups += 1;
             }
+            let inline = inline_mods(code).iter().filter(|r| r.contains(&start)).count();
+            ups >= path.len() + inline
+        };
+        at = code.len() - rest.len();
+        if !crate_level {
+            continue; // inside the file's own top-level module
+        }
+        let heads = match rest.strip_prefix('{') {
+            Some(group) => group_heads(group),
+            None => {
+                group_heads(rest.split(|c: char| !(c.is_alphanumeric() || c == '_')).next().unwrap_or(""))
+            }
+        };
+        for head in heads {
             let module = ROOT_ITEMS
                 .iter()
                 .find(|(item, _)| *item == head)
                 .map_or(head.clone(), |(_, m)| (*m).to_string());
-            out.push(module);
+            out.push((module, start));
         }
     }
     out
 }
 
-/// Every violation in `source`, written in module `module`.
+/// The byte ranges of the inline modules (`mod tests { … }`) in `code`,
+/// matched by counting braces: each adds a level a `super::` climbs.
+fn inline_mods(code: &str) -> Vec<std::ops::Range<usize>> {
+    let mut out = Vec::new();
+    let mut at = 0;
+    while let Some(i) = code[at..].find("mod ") {
+        let open = at + i;
+        at = open + 4;
+        if code[..open].chars().next_back().is_some_and(|c| c.is_alphanumeric() || c == '_') {
+            continue;
+        }
+        let name_end =
+            code[at..].find(|c: char| !(c.is_alphanumeric() || c == '_')).map_or(code.len(), |j| at + j);
+        if name_end == at || !code[name_end..].trim_start().starts_with('{') {
+            continue; // `mod x;`, a file of its own
+        }
+        let body = name_end + code[name_end..].find('{').unwrap_or(0);
+        let mut depth = 0;
+        let mut end = code.len();
+        for (j, c) in code[body..].char_indices() {
+            match c {
+                '{' => depth += 1,
+                '}' => {
+                    depth -= 1;
+                    if depth == 0 {
+                        end = body + j;
+                        break;
+                    }
+                }
+                _ => {}
+            }
+        }
+        out.push(body..end);
+    }
+    out
+}
+
+/// The module path of `rel` (a path under `src/`): `db/open/mod.rs` is
+/// `db::open`, `db/read.rs` is `db::read`, `wal.rs` is `wal`.
+fn module_path(rel: &str) -> Vec<String> {
+    let mut parts: Vec<String> = rel.trim_end_matches(".rs").split('/').map(str::to_owned).collect();
+    if parts.last().is_some_and(|p| p == "mod") {
+        parts.pop();
+    }
+    parts
+}
+
+/// Every violation in `source`, the file `file` (its path under `src/`)
+/// of top-level module `module`.
 fn violations(module: &str, file: &str, source: &str) -> Vec<String> {
     let Some(own) = layer(module) else { return Vec::new() };
+    let (code, lines) = code_of(source);
     let mut out = Vec::new();
-    for (i, line) in source.lines().enumerate() {
-        for used in named(line) {
-            if used == module || used == "error" {
-                continue;
+    for (used, at) in named(&code, &module_path(file)) {
+        if used == module || used == "error" {
+            continue;
+        }
+        let line = lines.get(at).copied().unwrap_or(0);
+        match layer(&used) {
+            Some(l) if l > own => {}
+            Some(_) => {
+                out.push(format!(
+                    "{file}:{line}: `{module}` uses `{used}`, which sits above it or beside it"
+                ));
             }
-            match layer(&used) {
-                Some(l) if l > own => {}
-                Some(_) => out.push(format!(
-                    "{file}:{}: `{module}` uses `{used}`, which sits above it or beside it",
-                    i + 1
-                )),
-                None => out.push(format!("{file}:{}: `{module}` uses `{used}`, which no layer lists", i + 1)),
-            }
+            None => out.push(format!("{file}:{line}: `{module}` uses `{used}`, which no layer lists")),
         }
     }
     out
@@ -143,7 +247,8 @@ fn every_module_uses_only_layers_below_it() {
             "src/{module} is in no layer: add it to LAYERS here and to the drawing in DESIGN.md"
         );
         modules.insert(module.clone());
-        problems.extend(violations(&module, &rel.display().to_string(), &fs::read_to_string(path).unwrap()));
+        let rel = rel.display().to_string().replace('\\', "/");
+        problems.extend(violations(&module, &rel, &fs::read_to_string(path).unwrap()));
     }
     assert!(problems.is_empty(), "layering broken:\n{}", problems.join("\n"));
     // Every layer's modules exist, so the list cannot drift from the tree.
@@ -168,4 +273,24 @@ fn a_forbidden_import_fails() {
     assert!(violations("table", "table/mod.rs", "use other_crate::db::Thing;").is_empty());
     // A module of one layer may not use another of the same layer.
     assert_eq!(violations("merge", "merge.rs", "use crate::sink::TableSink;").len(), 1);
+    // A group spread over lines is read whole, nested groups included, and
+    // the line named is the path's.
+    let multi = "use std::fmt;\nuse crate::{\n    Error,\n    db::{DbInner, Db},\n};\n";
+    let bad = violations("table", "table/reader.rs", multi);
+    assert_eq!(bad.len(), 1, "{bad:?}");
+    assert!(bad[0].contains("table/reader.rs:2") && bad[0].contains("`db`"), "{bad:?}");
+    // `super::` paths that leave the file's top-level module are crate paths.
+    assert_eq!(violations("filter", "filter/bloom.rs", "use super::super::db::Db;").len(), 1);
+    assert_eq!(violations("wal", "wal.rs", "use super::db::Db;").len(), 1);
+    assert_eq!(violations("compaction", "compaction/mod.rs", "use super::db::Db;").len(), 1);
+    // Inside the own module they are not.
+    assert!(violations("filter", "filter/bloom.rs", "use super::{codec::X, kind::KindSpec};").is_empty());
+    assert!(violations("db", "db/open/mod.rs", "use super::read::Y;").is_empty());
+    // An inline module is one level deeper: its `super::super` is the
+    // file's parent, not the crate.
+    let inline =
+        "use super::x;\nmod tests {\n    use super::super::block_builder::B;\n}\nuse super::super::db::Db;\n";
+    let bad = violations("table", "table/block.rs", inline);
+    assert_eq!(bad.len(), 1, "{bad:?}");
+    assert!(bad[0].contains("table/block.rs:5"), "{bad:?}");
 }
