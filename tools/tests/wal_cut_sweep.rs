@@ -5,9 +5,11 @@
 //!   never resurrects a deleted key: it opens with exactly the synced state
 //!   or fails with `Corruption`, and `db verify` exits non-zero exactly
 //!   where it fails.
-//! - A point-in-time open always opens, with the state after some prefix of
-//!   the WAL's batches (never a hole), and counts exactly the synced
-//!   operations it lost.
+//! - A point-in-time open always opens, with exactly the state after the
+//!   batches the damage left whole (for a cut at length L, the batches that
+//!   end at or before L; for a flip at byte b, the batches before the
+//!   record that holds b), and counts exactly the synced operations of the
+//!   rest as lost.
 
 mod common;
 
@@ -37,6 +39,15 @@ struct Built {
     states: Vec<State>,
     /// Operations in each batch.
     ops: Vec<u64>,
+    /// `ends[i]`: the WAL's length after the first `i` batches.
+    ends: Vec<u64>,
+}
+
+impl Built {
+    /// How many batches end at or before byte `len` of the WAL.
+    fn whole_before(&self, len: u64) -> usize {
+        self.ends[1..].iter().take_while(|&&e| e <= len).count()
+    }
 }
 
 fn build() -> Built {
@@ -46,8 +57,18 @@ fn build() -> Built {
         db.put(format!("k{i:02}"), format!("flushed {i}")).unwrap();
     }
     db.flush().unwrap();
+    let wal_len = || {
+        std::fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .filter(|p| p.extension().is_some_and(|e| e == "log"))
+            .max()
+            .map(|p| std::fs::metadata(p).unwrap().len())
+            .unwrap()
+    };
     let mut states = vec![contents(&db)];
     let mut ops = Vec::new();
+    let mut ends = vec![wal_len()];
     for round in 0..10u32 {
         let mut b = WriteBatch::new();
         b.put(format!("k{:02}", round % 12), format!("round {round}"));
@@ -58,6 +79,7 @@ fn build() -> Built {
         ops.push(b.len() as u64);
         db.write(b).unwrap();
         states.push(contents(&db));
+        ends.push(wal_len());
     }
     db.close().unwrap();
     let log = std::fs::read_dir(dir.path())
@@ -66,7 +88,9 @@ fn build() -> Built {
         .filter(|p| p.extension().is_some_and(|e| e == "log"))
         .max()
         .unwrap();
-    Built { dir, log, states, ops }
+    assert!(ends.windows(2).all(|w| w[0] < w[1]), "each batch is a record of its own: {ends:?}");
+    assert_eq!(*ends.last().unwrap(), std::fs::metadata(&log).unwrap().len(), "a clean close adds nothing");
+    Built { dir, log, states, ops, ends }
 }
 
 fn copy_dir(from: &Path, to: &Path) {
@@ -78,9 +102,9 @@ fn copy_dir(from: &Path, to: &Path) {
     }
 }
 
-/// Checks one damaged copy of the WAL; returns whether a strict open
-/// refused it.
-fn check(b: &Built, damaged: &[u8], case: &str) -> bool {
+/// Checks one damaged copy of the WAL, of which the first `kept` batches
+/// are whole; returns whether a strict open refused it.
+fn check(b: &Built, damaged: &[u8], kept: usize, case: &str) -> bool {
     let synced = b.states.last().unwrap();
     let copy = tempfile::tempdir().unwrap();
     copy_dir(b.dir.path(), copy.path());
@@ -108,28 +132,19 @@ fn check(b: &Built, damaged: &[u8], case: &str) -> bool {
         return false;
     }
 
-    // Point in time: the state after some prefix of the batches, and the
+    // Point in time: exactly the state after the whole batches, and the
     // synced operations of the rest counted as lost.
     let db = Db::open(copy.path(), Options { recovery: RecoveryMode::PointInTime, ..strict() })
         .unwrap_or_else(|e| panic!("{case}: point-in-time open: {e}"));
-    let got = contents(&db);
-    let kept = b
-        .states
-        .iter()
-        .rposition(|s| *s == got)
-        .unwrap_or_else(|| panic!("{case}: the recovered state is no prefix of the writes: {got:?}"));
+    assert_eq!(contents(&db), b.states[kept], "{case}: a point-in-time open keeps the first {kept} batches");
     let report = db.stats().recovery;
     assert!(report.cut.is_some(), "{case}: a refused WAL after a clean close is a cut");
     let lost: u64 = b.ops[kept..].iter().sum();
-    // Prefixes can hold equal states (a batch that changes nothing visible),
-    // so the count is checked against the latest prefix with this state and
-    // every earlier one that matches.
-    let matches: Vec<u64> =
-        (0..b.states.len()).filter(|&i| b.states[i] == got).map(|i| b.ops[i..].iter().sum()).collect();
-    assert!(
-        report.synced_writes_lost.is_some_and(|n| matches.contains(&n)),
-        "{case}: lost {:?}, expected {lost} (or {matches:?})",
-        report.synced_writes_lost
+    assert_eq!(
+        report.synced_writes_lost,
+        Some(lost),
+        "{case}: the synced operations of the last {} batches",
+        b.ops.len() - kept
     );
     true
 }
@@ -141,7 +156,8 @@ fn every_cut_and_every_flip_of_the_last_wal_is_refused_or_exact() {
     assert!(bytes.len() > 100, "the WAL holds the batches: {} bytes", bytes.len());
     let (mut refused, mut cases) = (0, 0);
     for len in 0..=bytes.len() {
-        refused += usize::from(check(&b, &bytes[..len], &format!("cut at {len} of {}", bytes.len())));
+        let kept = b.whole_before(len as u64);
+        refused += usize::from(check(&b, &bytes[..len], kept, &format!("cut at {len} of {}", bytes.len())));
         cases += 1;
     }
     // Every cut short of the synced end loses synced writes: all refused.
@@ -149,7 +165,9 @@ fn every_cut_and_every_flip_of_the_last_wal_is_refused_or_exact() {
     for i in 0..bytes.len() {
         let mut flipped = bytes.clone();
         flipped[i] ^= 0x20;
-        refused += usize::from(check(&b, &flipped, &format!("flip at byte {i} of {}", bytes.len())));
+        // The record holding byte i is the first batch that ends after it.
+        let kept = b.whole_before(i as u64);
+        refused += usize::from(check(&b, &flipped, kept, &format!("flip at byte {i} of {}", bytes.len())));
         cases += 1;
     }
     // Every byte of a frame is covered by its crc (or its length): a flip
