@@ -45,12 +45,54 @@ fn compact_leaves_level_0_and_the_memtable_empty() {
             let got = db.get(format!("key{k:08}")).unwrap().unwrap();
             assert_eq!(got, format!("value {i} of round {round}").as_bytes(), "key {k}");
         }
-        // A miss probes at most one table per deeper level.
-        let before = db.stats();
-        assert_eq!(db.get("absent key").unwrap(), None);
-        let probes: u64 =
-            db.stats().since(&before).levels.iter().map(|l| l.filter_probes + l.probes_without_filter).sum();
-        let deeper = stats.levels.iter().skip(1).filter(|l| l.tables > 0).count() as u64;
-        assert!(probes <= deeper, "round {round}: {probes} probes for {deeper} filled levels");
+        // A miss probes exactly one table in each deeper level whose key
+        // range covers it, and none elsewhere. The absent keys sit inside the
+        // key range ("key00001234+" sorts between key00001234 and
+        // key00001235), so the deeper levels are really searched; the last
+        // one sorts before every key and probes nothing.
+        let tables = db.tables();
+        assert!(tables.iter().all(|t| t.level > 0), "round {round}: level 0 not empty");
+        let levels = stats
+            .levels
+            .iter()
+            .map(|l| l.level + 1)
+            .chain(tables.iter().map(|t| t.level + 1))
+            .max()
+            .unwrap_or(0);
+        let mut checked_levels = std::collections::BTreeSet::new();
+        let absent = (0..n).step_by(97).map(|k| format!("key{k:08}+")).chain(["absent key".to_owned()]);
+        for key in absent {
+            let mut want = vec![0u64; levels];
+            for t in &tables {
+                if t.smallest.as_slice() <= key.as_bytes() && key.as_bytes() <= t.largest.as_slice() {
+                    want[t.level] += 1;
+                }
+            }
+            for (level, &w) in want.iter().enumerate() {
+                assert!(w <= 1, "round {round}: {w} tables of level {level} cover {key:?}");
+                if w == 1 {
+                    checked_levels.insert(level);
+                }
+            }
+            let before = db.stats();
+            assert_eq!(db.get(&key).unwrap(), None, "round {round}: {key:?}");
+            let since = db.stats().since(&before);
+            let mut got = vec![0u64; levels];
+            for l in &since.levels {
+                got[l.level] = l.filter_probes + l.probes_without_filter;
+            }
+            assert_eq!(
+                got, want,
+                "round {round}: probes per level for {key:?} (want one per covering level)"
+            );
+        }
+        // Every filled deeper level was covered by some absent key.
+        let deeper: Vec<usize> =
+            stats.levels.iter().filter(|l| l.level > 0 && l.tables > 0).map(|l| l.level).collect();
+        assert_eq!(
+            checked_levels.into_iter().collect::<Vec<_>>(),
+            deeper,
+            "round {round}: levels the misses probed"
+        );
     }
 }
