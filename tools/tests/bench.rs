@@ -145,7 +145,20 @@ fn filters_save_block_reads_and_every_output_is_written() {
     for k in ["latency_mean", "latency_p50", "latency_p99", "latency_p999", "table_probes_per_lookup"] {
         assert!(fuse_absent[k].as_f64().unwrap() > 0.0, "{k}: {fuse_absent}");
     }
-    assert!(fuse_absent["latency_mean"].as_f64().unwrap() < 1.0, "{fuse_absent}");
+    // Whether the filter is faster is for the benchmarks (timing on a shared
+    // machine is no test): here the latency ratios are finite and are the
+    // policy's latency over the baseline's, as the two runs reported them.
+    for (k, stat) in
+        [("latency_mean", "mean"), ("latency_p50", "p50"), ("latency_p99", "p99"), ("latency_p999", "p999")]
+    {
+        let got = fuse_absent[k].as_f64().unwrap();
+        let (f, b) =
+            (fuse8["latency_ns"][stat].as_f64().unwrap(), none["latency_ns"][stat].as_f64().unwrap());
+        assert!(got.is_finite() && f > 0.0 && b > 0.0, "{k}: {fuse_absent}");
+        assert!((got - f / b).abs() <= 1e-9 * got, "{k}: {got} vs {f} / {b}");
+    }
+    // What the filter must cut is counted, not timed: blocks read.
+    assert!(fuse_absent["blocks_per_lookup"].as_f64().unwrap() < 1.0, "{fuse_absent}");
     // Against `none` (every probe of an absent key reads a block) the FPR
     // ratio is the share of wasted reads left.
     assert_eq!(fuse_absent["observed_fpr"], fuse8["observed_fpr"]);
