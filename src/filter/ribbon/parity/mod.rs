@@ -345,9 +345,14 @@ mod tests {
     fn avx2_agrees_with_the_baseline() {
         use super::{Avx2, Baseline, Fold};
         let Some(avx2) = Avx2::detect() else {
+            assert!(
+                !std::arch::is_x86_feature_detected!("avx2"),
+                "the CPU has AVX2 but Avx2::detect found none"
+            );
             eprintln!("no AVX2 on this CPU: its fold is not run");
             return;
         };
+        eprintln!("AVX2 windows and folds checked");
         let mut r = hashes(10, 64).into_iter();
         let mut word = || u128::from(r.next().unwrap_or(3)) << 64 | u128::from(r.next().unwrap_or(4));
         let coeffs = [1, u128::MAX, 1 << 127 | 1, 1 << 64 | 1, word(), word(), word(), word()];
@@ -368,9 +373,13 @@ mod tests {
     #[cfg(target_arch = "x86_64")]
     fn avx512_agrees_with_one_at_a_time() {
         let Some(avx512) = super::Avx512::detect() else {
+            use std::arch::is_x86_feature_detected as has;
+            let has_it = has!("avx512f") && has!("avx512vpopcntdq") && has!("avx2");
+            assert!(!has_it, "the CPU has AVX-512 with its population count but Avx512::detect found none");
             eprintln!("no AVX-512 population count on this CPU: its fold is not run");
             return;
         };
+        eprintln!("AVX-512 folds checked");
         wide_folds_agree(avx512, 12);
     }
 }
