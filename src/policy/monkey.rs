@@ -295,12 +295,34 @@ pub fn monkey_plan_flushes_only(levels: &[LevelModel], budget_bits: f64) -> Vec<
 /// the budget (their rates still count), and the first `flush` levels are
 /// flushes, which never take Ribbon.
 fn plan(levels: &[LevelModel], budget_bits: f64, free: usize, flush: usize) -> Vec<LevelFilter> {
+    planned(levels, budget_bits, free, flush).chosen
+}
+
+/// What [`plan`] chose, with the plan of its own it had before comparing
+/// it with the uniform plans (tests measure Monkey by that one: the chosen
+/// plan is never worse than uniform by construction).
+#[derive(Debug, Clone)]
+#[cfg_attr(not(test), expect(dead_code, reason = "`own` and `fell_back` are read by the tests"))]
+pub(crate) struct Planned {
+    /// The plan before the uniform fallback.
+    pub(crate) own: Vec<LevelFilter>,
+    /// The plan returned: `own`, or the best uniform plan (mixed on top)
+    /// when that one won.
+    pub(crate) chosen: Vec<LevelFilter>,
+    /// Whether the uniform fallback fired.
+    pub(crate) fell_back: bool,
+}
+
+/// [`plan`], with what it had before the uniform fallback.
+#[expect(clippy::too_many_lines, reason = "one planner, step by step; the fallback's record tipped it over")]
+pub(crate) fn planned(levels: &[LevelModel], budget_bits: f64, free: usize, flush: usize) -> Planned {
     let valid = |l: &LevelModel| l.keys().is_finite() && l.keys() > 0.0 && l.table_keys >= 1.0;
     let charged = |i: usize| i >= free;
     let total: f64 =
         levels.iter().enumerate().filter(|(i, l)| charged(*i) && valid(l)).map(|(_, l)| l.keys()).sum();
     if total <= 0.0 || !budget_bits.is_finite() || budget_bits <= 0.0 {
-        return vec![LevelFilter::NONE; levels.len()];
+        let none = vec![LevelFilter::NONE; levels.len()];
+        return Planned { own: none.clone(), chosen: none, fell_back: false };
     }
     let mut statics = static_options(levels);
     // Build time is not priced, with one exception: the flush level never
@@ -434,14 +456,17 @@ fn plan(levels: &[LevelModel], budget_bits: f64, free: usize, flush: usize) -> V
         })
         .filter(|candidate| memory(candidate) <= budget_bits * UNIFORM_SLACK)
         .min_by(|a, b| runs_fpr(a).total_cmp(&runs_fpr(b)));
+    let own = plan.clone();
+    let mut fell_back = false;
     if let Some(candidate) = best_uniform.filter(|c| runs_fpr(c) < runs_fpr(&plan) * TIE) {
         plan = candidate;
+        fell_back = true;
         // What the uniform plan leaves goes to stronger tables on top of it,
         // which can only lower a level's rate, however the share is built.
         let slack = budget_bits - memory(&plan);
         mix_in_slack(&mut plan, levels, &statics, slack, free, budget_bits);
     }
-    plan
+    Planned { own, chosen: plan, fell_back }
 }
 
 /// Whether a level's options (`static_options`, less what `plan` keeps
