@@ -34,11 +34,13 @@ use parking_lot::Mutex;
 use super::LevelFilter;
 use super::cost::expected_blocked_bloom_bits;
 use crate::filter::{BlockedBloom, FilterKind};
-use ribbon::{raised, ribbon_bits_for, ribbon_choice};
+use ribbon::{ribbon_bits_for, ribbon_choice};
 use rivals::{TIE, UNIFORM_SLACK, mix_in_slack, static_options, uniform_plans};
+use spread::spread;
 
 mod ribbon;
 mod rivals;
+mod spread;
 
 const LN2_SQUARED: f64 = std::f64::consts::LN_2 * std::f64::consts::LN_2;
 
@@ -473,31 +475,6 @@ pub(crate) fn planned(levels: &[LevelModel], budget_bits: f64, free: usize, flus
 /// off a flush level) offer Ribbon.
 fn offers_ribbon(options: &[LevelFilter]) -> bool {
     options.iter().any(|c| matches!(c.kind, FilterKind::Ribbon { .. }))
-}
-
-/// Spreads `slack` bits over the levels (from `free` on) whose bits/key is
-/// continuous (blocked Bloom, Ribbon), the same bits/key each: with ln p
-/// about linear in bits/key, that keeps their rates in proportion, as the
-/// optimum wants.
-fn spread(plan: &mut [LevelFilter], levels: &[LevelModel], free: usize, slack: f64) {
-    let continuous_keys: f64 = plan
-        .iter()
-        .zip(levels)
-        .skip(free)
-        .filter(|(c, _)| matches!(c.kind, FilterKind::BlockedBloom { .. } | FilterKind::Ribbon { .. }))
-        .map(|(_, l)| l.keys())
-        .sum();
-    if slack <= 0.0 || continuous_keys <= 0.0 {
-        return;
-    }
-    let extra = slack / continuous_keys;
-    for (c, l) in plan.iter_mut().zip(levels).skip(free) {
-        if let FilterKind::BlockedBloom { bits_per_key } = c.kind {
-            *c = bloom_choice(((bits_per_key + extra) * 100.0).floor() / 100.0, l.table_keys);
-        } else if let Some(up) = raised(c, extra, l.table_keys) {
-            *c = up;
-        }
-    }
 }
 
 #[cfg(test)]

@@ -49,6 +49,8 @@ mod bumped;
 mod layout;
 mod parity;
 mod query;
+#[cfg(test)]
+mod query_tests;
 mod solve;
 #[cfg(test)]
 mod tests;
