@@ -9,6 +9,9 @@ use std::process::Command;
 /// set to `load` (the hidden `SIFTDB_BENCH_LOAD_AVERAGE`).
 fn bench(load: &str, policies: &str, workloads: &str, lookups: &str) -> Command {
     let mut c = Command::new(env!("CARGO_BIN_EXE_siftdb"));
+    // The run writes its chart where it runs: cargo's scratch, not the
+    // checkout.
+    c.current_dir(env!("CARGO_TARGET_TMPDIR"));
     c.env("SIFTDB_BENCH_LOAD_AVERAGE", load)
         .args(["bench", "--keys", "20000", "--lookups", lookups, "--value-bytes", "40"])
         .args(["--policies", policies, "--workloads", workloads]);
@@ -68,6 +71,9 @@ fn one_verdict_line_per_workload_names_the_pick_and_the_default_standing() {
 fn no_saving_rounds_to_all_while_blocks_were_read() {
     let run = |json: bool| {
         let mut c = Command::new(env!("CARGO_BIN_EXE_siftdb"));
+        // The run writes its chart where it runs: cargo's scratch, not the
+        // checkout.
+        c.current_dir(env!("CARGO_TARGET_TMPDIR"));
         c.env("SIFTDB_BENCH_LOAD_AVERAGE", "0")
             .args(["bench", "--keys", "100000", "--lookups", "100000", "--value-bytes", "40", "--seed", "3"])
             .args(["--policies", "none,xor16", "--workloads", "absent"]);
