@@ -4,8 +4,13 @@
 //! go to a sibling `tests.rs`); details leave DESIGN.md for `docs/` or the
 //! module that owns them. The failure names every file over its bar.
 
+#[path = "common/source_files.rs"]
+mod source_files;
+
 use std::fs;
 use std::path::{Path, PathBuf};
+
+use source_files::rust_files;
 
 const MAX_SOURCE_LINES: usize = 500;
 const MAX_DESIGN_LINES: usize = 800;
@@ -17,18 +22,6 @@ fn root() -> PathBuf {
 fn lines(path: &Path) -> usize {
     let text = fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     text.lines().count()
-}
-
-fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
-    let entries = fs::read_dir(dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display()));
-    for entry in entries {
-        let path = entry.unwrap().path();
-        if path.is_dir() {
-            rust_files(&path, out);
-        } else if path.extension().is_some_and(|e| e == "rs") {
-            out.push(path);
-        }
-    }
 }
 
 #[test]

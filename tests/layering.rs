@@ -3,8 +3,13 @@
 //! drawn in DESIGN.md, "Layers and data flow". Adding `use crate::db::…` under
 //! `src/compaction/` fails here, naming the file and the line.
 
+#[path = "common/source_files.rs"]
+mod source_files;
+
 use std::fs;
-use std::path::{Path, PathBuf};
+use std::path::Path;
+
+use source_files::rust_files;
 
 /// Layers, top first. A module may use modules of lower layers only.
 /// `error` stands beside them all: every layer returns `crate::Error`, and
@@ -215,17 +220,6 @@ fn violations(module: &str, file: &str, source: &str) -> Vec<String> {
         }
     }
     out
-}
-
-fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
-    for entry in fs::read_dir(dir).unwrap() {
-        let path = entry.unwrap().path();
-        if path.is_dir() {
-            rust_files(&path, out);
-        } else if path.extension().is_some_and(|e| e == "rs") {
-            out.push(path);
-        }
-    }
 }
 
 #[test]
