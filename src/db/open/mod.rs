@@ -56,12 +56,19 @@ fn random_salt() -> u64 {
 
 /// The policy to write tables with, and the stored one it replaces (if the
 /// options name a different one). An unparsable stored policy is
-/// `Corruption` of the manifest: guessing would change the tree's filters.
-fn resolve_policy(dir: &Path, set: &VersionSet, opts: &Options) -> Result<(FilterPolicy, Option<String>)> {
+/// `Corruption` of `manifest`, the file that stores it (the recovery scan
+/// refuses it first, with the same error): guessing would change the
+/// tree's filters.
+fn resolve_policy(
+    manifest: &Path,
+    set: &VersionSet,
+    opts: &Options,
+) -> Result<(FilterPolicy, Option<String>)> {
     let stored = match &set.filter_policy {
-        Some(text) => Some(text.parse::<FilterPolicy>().map_err(|e| {
-            Error::corruption_in(&dir.join(crate::manifest::CURRENT), 0, format!("stored filter policy: {e}"))
-        })?),
+        Some(text) => Some(
+            text.parse::<FilterPolicy>()
+                .map_err(|e| Error::corruption_in(manifest, 0, format!("stored filter policy: {e}")))?,
+        ),
         None => None,
     };
     Ok(match (&opts.filter_policy, stored) {
@@ -98,7 +105,9 @@ pub(crate) fn open(dir: &Path, opts: Options) -> Result<Opened> {
         (VersionSet { hash_salt: Some(salt), next_file_number: 1, ..VersionSet::default() }, None)
     };
     let salt = set.hash_salt.unwrap_or(0);
-    let (policy, superseded) = resolve_policy(dir, &set, &opts)?;
+    // A new database stores no policy yet, so no manifest is named.
+    let manifest = scanned.as_ref().map_or(dir, |s| s.manifest.path.as_path());
+    let (policy, superseded) = resolve_policy(manifest, &set, &opts)?;
     // The snapshot edit below makes the policy in use the stored one.
     set.filter_policy = Some(policy.to_string());
     if superseded.is_some() {
@@ -196,7 +205,7 @@ pub(crate) fn open_read_only(dir: &Path, opts: Options) -> Result<Opened> {
     let mut scanned = recovery::scan_to_open(&*fs, dir, opts.recovery)?;
     let manifest_number = scanned.manifest.number;
     let mut set = scanned.manifest.state.clone();
-    let (policy, superseded) = resolve_policy(dir, &set, &opts)?;
+    let (policy, superseded) = resolve_policy(&scanned.manifest.path, &set, &opts)?;
     let replaced_policy = superseded.or_else(|| set.replaced_policy.clone());
     let cleanup_failures = Arc::new(AtomicU64::new(0));
     let tables = recovery::table_files(&fs, Some(&mut scanned), &cleanup_failures);
