@@ -110,6 +110,7 @@ internal_mod! {
     key;
     manifest;
     memtable;
+    range_del;
     table;
     wal;
 }

@@ -23,7 +23,7 @@ const LAYERS: &[&[&str]] = &[
     &["policy"],
     &["manifest"],
     &["table", "memtable"],
-    &["batch", "prefix"],
+    &["batch", "prefix", "range_del"],
     &["filter", "wal"],
     &["frame"],
     &["codec", "key", "fs"],
