@@ -22,15 +22,7 @@ impl DbInner {
     pub(crate) fn compact_once(&self, drift: Drift) -> Result<bool> {
         let mut cursors = self.compaction.lock();
         let sv = self.current();
-        let job = compaction::pick(&sv.tree, &self.opts, &cursors).or_else(|| {
-            let plan = self.plan(&self.shape(&sv.tree, None));
-            let mut refreshed = self.refreshed.lock();
-            let done = refreshed.since(self.counters.flushes.load(Relaxed));
-            compaction::pick_refresh(&sv.tree, &plan, drift, self.policy.is_budgeted(), &|n| {
-                done.contains(&n)
-            })
-        });
-        let Some(job) = job else {
+        let Some(job) = self.next_job(&sv.tree, &cursors, drift) else {
             return Ok(false);
         };
         self.run_job(&job, &sv.tree)?;
@@ -46,6 +38,26 @@ impl DbInner {
         release_in_order(job, sv, cursors);
         self.notify_bg();
         Ok(true)
+    }
+
+    /// The compaction `compact_once` would run on `tree`, or else its refresh.
+    fn next_job(&self, tree: &Tree, cursors: &[Vec<u8>], drift: Drift) -> Option<Job> {
+        compaction::pick(tree, &self.opts, cursors).or_else(|| {
+            let plan = self.plan(&self.shape(tree, None));
+            let mut refreshed = self.refreshed.lock();
+            let done = refreshed.since(self.counters.flushes.load(Relaxed));
+            compaction::pick_refresh(tree, &plan, drift, self.policy.is_budgeted(), &|n| done.contains(&n))
+        })
+    }
+
+    /// Whether the background thread would find a job on the tree as it
+    /// is; `None` while a compaction runs (the answer would be stale by the
+    /// time it ends).
+    pub(crate) fn compaction_due(&self) -> Option<bool> {
+        let cursors = self.compaction.try_lock()?;
+        let sv = self.current();
+        let due = self.next_job(&sv.tree, &cursors, Drift::Presence).is_some();
+        Some(due)
     }
 
     /// Compacts until level 0 is empty, every level is within its target and every table
@@ -158,29 +170,33 @@ fn release_in_order<T>(job: Job, sv: T, cursors: parking_lot::MutexGuard<'_, Vec
 /// The background compaction thread.
 pub(crate) fn compact_loop(db: &DbInner, rx: &Receiver<BgSignal>) {
     while let Ok(BgSignal::Wake) = rx.recv() {
-        if !db.opts.auto_compaction {
-            continue;
+        if db.opts.auto_compaction {
+            compact_while_due(db, rx);
         }
-        while db.check_writable().is_ok() {
-            match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| db.compact_once(Drift::Presence)))
-            {
-                Ok(Ok(true)) => {}
-                Ok(Ok(false)) => break,
-                Ok(Err(e)) => {
-                    db.fail(format!("compaction failed: {e}"));
-                    break;
-                }
-                Err(_) => {
-                    db.fail("compaction thread panicked");
-                    break;
-                }
+        db.compaction_wake_done();
+    }
+}
+
+/// Runs what the picker finds until it finds nothing, the database fails,
+/// or another signal arrives.
+fn compact_while_due(db: &DbInner, rx: &Receiver<BgSignal>) {
+    while db.check_writable().is_ok() {
+        match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| db.compact_once(Drift::Presence))) {
+            Ok(Ok(true)) => {}
+            Ok(Ok(false)) => break,
+            Ok(Err(e)) => {
+                db.fail(format!("compaction failed: {e}"));
+                break;
             }
-            // Yield between jobs so a shutdown request is seen promptly.
-            if !rx.is_empty() {
+            Err(_) => {
+                db.fail("compaction thread panicked");
                 break;
             }
         }
-        db.notify_bg();
+        // Yield between jobs so a shutdown request is seen promptly.
+        if !rx.is_empty() {
+            break;
+        }
     }
 }
 

@@ -43,7 +43,7 @@ pub(crate) fn flush_loop(db: &DbInner, rx: &Receiver<BgSignal>) {
                 }
             }
         }
-        db.notify_bg();
+        db.flush_wake_done();
     }
 }
 
@@ -104,7 +104,7 @@ impl DbInner {
             }
             w.wal_number
         };
-        let _ = self.flush_tx.send(BgSignal::Wake);
+        self.wake_flush();
         loop {
             self.check_writable()?;
             let sv = self.current();

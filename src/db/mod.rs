@@ -10,6 +10,7 @@
 //! | `flush` | memtable → level-0 table, and the background thread |
 //! | [`stats`] | [`Stats`] and the live counters |
 //! | `lock` | the `LOCK` file |
+//! | `workers` | the background threads' lifetime, wake-ups, and waiting until they are idle |
 //!
 //! [`Options`] (`crate::options`) and the in-memory tree of open tables
 //! (`crate::tree`) sit below both `db` and `compaction`, which read them.
@@ -36,7 +37,6 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::time::Duration;
 
 use bytes::Bytes;
 use crossbeam_channel::Sender;
@@ -60,7 +60,7 @@ use crate::{Error, Result};
 use lock::DirLock;
 use snapshot::SnapshotList;
 use stats::Counters;
-use workers::{Workers, close_inner};
+use workers::{Wakes, Workers, close_inner};
 use write::{CommitQueue, WriteState};
 
 /// What the background threads are asked to do.
@@ -119,7 +119,11 @@ pub(crate) struct DbInner {
     pub closed: AtomicBool,
     /// Notified whenever background work finishes or fails.
     pub bg_changed: Condvar,
-    pub bg_mutex: Mutex<()>,
+    /// Counts `bg_changed`'s notifications, so a waiter that checked its
+    /// condition unlocked can tell whether it missed one.
+    pub bg_epoch: Mutex<u64>,
+    /// Wake-ups each background thread has not finished acting on.
+    pub wakes: Wakes,
     pub flush_tx: Sender<BgSignal>,
     pub compact_tx: Sender<BgSignal>,
 }
@@ -184,21 +188,6 @@ impl DbInner {
 
     pub fn check_open(&self) -> Result<()> {
         if self.closed.load(Ordering::Acquire) { Err(Error::Closed) } else { Ok(()) }
-    }
-
-    pub fn wake_compaction(&self) {
-        let _ = self.compact_tx.send(BgSignal::Wake);
-    }
-
-    pub fn notify_bg(&self) {
-        let _guard = self.bg_mutex.lock();
-        self.bg_changed.notify_all();
-    }
-
-    /// Waits (briefly) for background progress.
-    pub fn wait_bg(&self, timeout: Duration) {
-        let mut guard = self.bg_mutex.lock();
-        let _ = self.bg_changed.wait_for(&mut guard, timeout);
     }
 
     pub(crate) fn release_lock(&self) {
@@ -421,6 +410,28 @@ impl Db {
     /// `WritesDisabled` if the database failed earlier or a compaction fails; `Io`.
     pub fn compact(&self) -> Result<()> {
         self.inner.compact_all()
+    }
+
+    /// Waits until the background threads have nothing left to do, as
+    /// `RocksDB`'s `WaitForCompact` does: no frozen memtable waits for or
+    /// is in a flush, no compaction runs, and the compaction picker finds
+    /// no level past its trigger or target and no filter refresh due. The
+    /// tree then stays as it is until the next write. Writes from other
+    /// threads meanwhile may extend the wait (each full memtable is one more
+    /// flush); the active memtable is not flushed ([`Db::flush`] first for
+    /// that). It sleeps on a condition variable, never spins.
+    ///
+    /// With [`Options::auto_compaction`] off nothing compacts in the
+    /// background, so it returns once the flushes are done, whatever the
+    /// picker would find (rather than wait for work nobody will do). A
+    /// database opened read-only has no background work: it returns at once.
+    ///
+    /// # Errors
+    /// `WritesDisabled` if the database failed, before or during the wait
+    /// (a failed flush or compaction stops the background work for good);
+    /// `Closed` if it is closed, before or during the wait.
+    pub fn wait_for_background_work(&self) -> Result<()> {
+        self.inner.wait_for_background_work()
     }
 
     internal_fn! {

@@ -33,8 +33,8 @@ use crate::memtable::Memtable;
 use crate::wal::FrameWriter;
 use crate::{Error, Result};
 
+use super::DbInner;
 use super::stats::bump;
-use super::{BgSignal, DbInner};
 use crate::options::check_batch;
 use crate::tree::{MemRef, SuperVersion};
 
@@ -222,7 +222,7 @@ impl DbInner {
                 tree: Arc::clone(&sv.tree),
             });
         }
-        let _ = self.flush_tx.send(BgSignal::Wake);
+        self.wake_flush();
         Ok(())
     }
 
@@ -247,7 +247,7 @@ impl DbInner {
                 stalled = true;
                 bump(&self.counters.write_stalls, 1);
             }
-            let _ = self.flush_tx.send(BgSignal::Wake);
+            self.wake_flush();
             self.wake_compaction();
             self.wait_bg(Duration::from_millis(20));
         }
