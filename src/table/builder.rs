@@ -1,5 +1,5 @@
-//! Writes a table: data blocks as keys arrive, then filter, index,
-//! properties and footer, published atomically.
+//! Writes a table: data blocks as keys arrive, then index, filter, range
+//! tombstones, properties and footer, published atomically.
 //!
 //! The builder writes to `<path>.tmp`, a name no reader ever opens as a
 //! table, and only [`TableBuilder::finish`] renames it to `path` after an
@@ -20,14 +20,16 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use super::block_builder::BlockBuilder;
 use super::filter_block::{BuiltFilter, build_filter_block};
-use super::format::{BlockHandle, BlockType, FORMAT_VERSION, Footer, append_block};
+use super::format::{BlockHandle, BlockType, FORMAT_VERSION, FORMAT_VERSION_PLAIN, Footer, append_block};
 use super::index::IndexBuilder;
 use super::internal_key::{MAX_SEQ, ValueKind, compare_internal, encode_internal_key, pack_trailer};
 use super::properties::TableProperties;
+use super::range_del_block;
 use super::record::TableRecord;
 use crate::filter::{FilterKind, hash_key};
 use crate::prefix::PrefixExtractor;
 use crate::fs::{FileSystem, StdFs, WritableFile};
+use crate::range_del::{RangeDels, RangeTombstone};
 use crate::{Error, Result};
 
 /// Bytes buffered before a write goes to the file.
@@ -123,6 +125,8 @@ pub struct TableBuilder {
     last_prefix: Vec<u8>,
     last_trailer: u64,
     key_buf: Vec<u8>,
+    /// As added: sorted and deduplicated once, at `finish`.
+    range_tombstones: Vec<RangeTombstone>,
     props: TableProperties,
     poisoned: Option<String>,
     /// Renamed to `path` but not yet durable in the directory.
@@ -169,6 +173,7 @@ impl TableBuilder {
             last_prefix: Vec::new(),
             last_trailer: 0,
             key_buf: Vec::new(),
+            range_tombstones: Vec::new(),
             props: TableProperties::default(),
             poisoned: None,
             published: false,
@@ -253,6 +258,32 @@ impl TableBuilder {
         if self.data_block.estimated_size() >= self.opts.block_bytes {
             self.flush_data_block()?;
         }
+        Ok(())
+    }
+
+    /// Adds a range tombstone, deleting `[t.start, t.end)` as of `t.seq`.
+    /// Unlike [`TableBuilder::add`], any order and any time before
+    /// [`TableBuilder::finish`]; duplicates are written once. A table with
+    /// range tombstones is written as format version 2, and its key and
+    /// sequence bounds take them in.
+    ///
+    /// # Errors
+    /// `InvalidArgument` if `t.start >= t.end` or `t.seq` exceeds
+    /// [`MAX_SEQ`] (the builder is unchanged), or if the builder is
+    /// poisoned.
+    pub fn add_range_tombstone(&mut self, t: &RangeTombstone) -> Result<()> {
+        self.check_poisoned()?;
+        if t.start >= t.end {
+            return Err(Error::InvalidArgument(format!(
+                "empty range tombstone: start {:?} >= end {:?}",
+                String::from_utf8_lossy(&t.start),
+                String::from_utf8_lossy(&t.end)
+            )));
+        }
+        if t.seq > MAX_SEQ {
+            return Err(Error::InvalidArgument(format!("sequence number {} exceeds {MAX_SEQ}", t.seq)));
+        }
+        self.range_tombstones.push(t.clone());
         Ok(())
     }
 
@@ -343,8 +374,15 @@ impl TableBuilder {
         } else {
             self.append(&filter_block, BlockType::Filter)?
         };
+        let dels = RangeDels::new(std::mem::take(&mut self.range_tombstones));
+        let range_del = if dels.is_empty() {
+            None
+        } else {
+            Some(self.append(&range_del_block::encode(&dels), BlockType::RangeDel)?)
+        };
         let p = &mut self.props;
         p.largest_key = (p.entries > 0).then(|| self.last_user_key.clone());
+        cover_range_dels(p, &dels, range_del);
         p.index_bytes = index.size_with_trailer();
         p.filter_bytes = if filter.is_null() { 0 } else { filter.size_with_trailer() };
         p.filter_kind = kind.to_string();
@@ -355,7 +393,8 @@ impl TableBuilder {
         p.created_unix_secs = SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs());
         let props_block = p.encode();
         let properties = self.append(&props_block, BlockType::Properties)?;
-        let footer = Footer { index, filter, properties, version: FORMAT_VERSION }.encode();
+        let version = if range_del.is_some() { FORMAT_VERSION } else { FORMAT_VERSION_PLAIN };
+        let footer = Footer { index, filter, properties, version }.encode();
         self.pending.extend_from_slice(&footer);
         self.write_pending()?;
         let file_size = self.written;
@@ -386,6 +425,27 @@ impl TableBuilder {
             filter_bytes: p.filter_bytes,
         })
     }
+}
+
+/// Widens the properties' key and sequence bounds to take in the range
+/// tombstones, so a table is consulted (and compacted) wherever one of
+/// them may delete, and records the block.
+fn cover_range_dels(p: &mut TableProperties, dels: &RangeDels, block: Option<BlockHandle>) {
+    let (Some(lo), Some(hi), Some(block)) = (dels.smallest(), dels.largest(), block) else {
+        return;
+    };
+    let seqs = dels.tombstones().iter().map(|t| t.seq);
+    let (min, max) = (seqs.clone().min().unwrap_or(0), seqs.max().unwrap_or(0));
+    p.min_seq = if p.entries == 0 { min } else { p.min_seq.min(min) };
+    p.max_seq = p.max_seq.max(max);
+    if p.smallest_key.as_deref().is_none_or(|k| lo < k) {
+        p.smallest_key = Some(lo.to_vec());
+    }
+    if p.largest_key.as_deref().is_none_or(|k| hi > k) {
+        p.largest_key = Some(hi.to_vec());
+    }
+    p.range_del_block = Some(block);
+    p.range_tombstones = dels.len() as u64;
 }
 
 impl Drop for TableBuilder {

@@ -4,10 +4,15 @@
 //! ends in a fixed-size footer:
 //!
 //! ```text
-//! +--------------+--------------+-----+-------------+---------------+------------------+--------+
-//! | data block 0 | data block 1 | ... | index block | filter block? | properties block | footer |
-//! +--------------+--------------+-----+-------------+---------------+------------------+--------+
+//! +--------------+-----+-------------+---------------+--------------------+------------------+--------+
+//! | data block 0 | ... | index block | filter block? | range-del block?   | properties block | footer |
+//! +--------------+-----+-------------+---------------+--------------------+------------------+--------+
 //! ```
+//!
+//! The range-tombstone block's handle is not in the footer, whose frame is
+//! frozen, but in the properties (tag 20). Its presence is what format
+//! version 2 means: a table without one is written as version 1, byte for
+//! byte as before, so builds that know no range deletes still read it.
 //!
 //! Block trailer (5 bytes), after every block's contents:
 //!
@@ -32,7 +37,7 @@
 //! offset  0: index handle       (12)
 //! offset 12: filter handle      (12)   offset 0 + size 0 = no filter block
 //! offset 24: properties handle  (12)
-//! offset 36: format version     u32 LE (currently 1)
+//! offset 36: format version     u32 LE: 1, or 2 for a table with range tombstones
 //! offset 40: reserved           u32 LE, zero (covered by the crc)
 //! offset 44: crc32 LE of bytes 0..44
 //! offset 48: magic              u64 LE = 0x5349_4654_5353_5401 ("SIFTSST" + 1)
@@ -45,8 +50,12 @@ use crate::{Error, Result};
 
 /// The last eight bytes of every table file.
 pub const TABLE_MAGIC: u64 = 0x5349_4654_5353_5401;
-/// The footer layout this code writes and reads.
-pub const FORMAT_VERSION: u32 = 1;
+/// The newest table format this code writes and reads: a table with a
+/// range-tombstone block ([`BlockType::RangeDel`]).
+pub const FORMAT_VERSION: u32 = 2;
+/// The format of a table without range tombstones, still written for them
+/// so that builds from before range deletes read them.
+pub const FORMAT_VERSION_PLAIN: u32 = 1;
 /// Bytes in the footer.
 pub const FOOTER_LEN: usize = 56;
 /// Bytes in a block trailer.
@@ -67,6 +76,8 @@ pub enum BlockType {
     Filter = 3,
     /// Table statistics.
     Properties = 4,
+    /// The table's range tombstones (format version 2).
+    RangeDel = 5,
 }
 
 /// Where a block lives in the file: contents only, trailer excluded.
@@ -181,7 +192,7 @@ impl Footer {
                 supported: FORMAT_VERSION,
             });
         }
-        if version != FORMAT_VERSION {
+        if version < FORMAT_VERSION_PLAIN {
             return Err(Error::corruption(
                 base + 36,
                 format!("table format version {version} was never written"),
@@ -198,6 +209,26 @@ impl Footer {
             }
         }
         Ok(footer)
+    }
+}
+
+/// Checks that a table's format `version` and whether its properties name
+/// a range-tombstone block agree: version 2 has one, version 1 none.
+/// `version_at` is the footer's version field, the offset errors name.
+///
+/// # Errors
+/// `Corruption` if they disagree.
+pub fn check_range_del_version(version: u32, has_block: bool, version_at: u64) -> Result<()> {
+    match (version >= FORMAT_VERSION, has_block) {
+        (true, false) => Err(Error::corruption(
+            version_at,
+            format!("table format version {version} without a range-tombstone block in its properties"),
+        )),
+        (false, true) => Err(Error::corruption(
+            version_at,
+            format!("table format version {version} names a range-tombstone block, which it cannot hold"),
+        )),
+        _ => Ok(()),
     }
 }
 

@@ -9,9 +9,9 @@
 //! File layout (each module draws its own part byte by byte):
 //!
 //! ```text
-//! +--------------+-----+-------------+---------------+------------------+-------------+
-//! | data block 0 | ... | index block | filter block? | properties block | footer (56) |
-//! +--------------+-----+-------------+---------------+------------------+-------------+
+//! +--------------+-----+-------------+---------------+-------------------+------------------+-------------+
+//! | data block 0 | ... | index block | filter block? | range-del block?  | properties block | footer (56) |
+//! +--------------+-----+-------------+---------------+-------------------+------------------+-------------+
 //!   each block = contents + trailer (type u8, crc32 LE over contents and type)
 //! ```
 //!
@@ -20,6 +20,7 @@
 //! - [`block_builder`] / [`block`]: prefix-compressed blocks with restart points.
 //! - [`index`]: last key of each data block -> handle.
 //! - [`filter_block`]: self-describing filter header and validated build.
+//! - [`range_del_block`]: the range tombstones (format version 2).
 //! - [`properties`]: tagged statistics.
 
 pub mod block;
@@ -31,6 +32,7 @@ pub mod index;
 pub mod internal_key;
 mod iter;
 pub mod properties;
+pub mod range_del_block;
 mod reader;
 mod record;
 mod rev_iter;
@@ -39,7 +41,7 @@ pub mod verify;
 
 pub use builder::{TableBuilder, TableOptions};
 pub use filter_block::FilterHeader;
-pub use format::{BlockHandle, FORMAT_VERSION, Footer};
+pub use format::{BlockHandle, FORMAT_VERSION, FORMAT_VERSION_PLAIN, Footer};
 pub use iter::{TableEntry, TableIter};
 pub use properties::TableProperties;
 pub use reader::{FilterDetails, FilterStatus, Table};

@@ -15,8 +15,8 @@
 //! | 1 | entries | varint |
 //! | 2 | distinct user keys | varint |
 //! | 3 | tombstones | varint |
-//! | 4 | smallest user key | raw bytes (absent in an empty table) |
-//! | 5 | largest user key | raw bytes (absent in an empty table) |
+//! | 4 | smallest user key, or range tombstone start if smaller | raw bytes (absent in an empty table) |
+//! | 5 | largest user key, or range tombstone bound if larger (`range_del::inclusive_end`) | raw bytes (absent in an empty table) |
 //! | 6 | min seq | varint |
 //! | 7 | max seq | varint |
 //! | 8 | data bytes (blocks + trailers) | varint |
@@ -31,7 +31,10 @@
 //! | 17 | filter kind requested | UTF-8 |
 //! | 18 | prefix extractor the filter's prefix entries come from (absent: none) | UTF-8, as `PrefixExtractor` names it |
 //! | 19 | distinct prefixes in the filter (beside the distinct user keys) | varint |
+//! | 20 | the range-tombstone block (absent: none; present exactly in format version 2) | block handle (12 bytes) |
+//! | 21 | range tombstones in that block | varint |
 
+use super::format::BlockHandle;
 use crate::codec::{Reader, put_length_prefixed, put_varint};
 use crate::{Error, Result};
 
@@ -44,13 +47,18 @@ pub struct TableProperties {
     pub distinct_keys: u64,
     /// Tombstone entries.
     pub tombstones: u64,
-    /// Smallest user key (`None` for an empty table).
+    /// Smallest user key, or the smallest start of a range tombstone if
+    /// that is smaller (`None` for an empty table).
     pub smallest_key: Option<Vec<u8>>,
-    /// Largest user key (`None` for an empty table).
+    /// Largest user key, or the largest key a range tombstone may cover
+    /// ([`crate::range_del::inclusive_end`]) if that is larger (`None` for
+    /// an empty table).
     pub largest_key: Option<Vec<u8>>,
-    /// Smallest sequence number (0 for an empty table).
+    /// Smallest sequence number of an entry or range tombstone (0 for an
+    /// empty table).
     pub min_seq: u64,
-    /// Largest sequence number (0 for an empty table).
+    /// Largest sequence number of an entry or range tombstone (0 for an
+    /// empty table).
     pub max_seq: u64,
     /// Bytes of data blocks, trailers included.
     pub data_bytes: u64,
@@ -76,6 +84,10 @@ pub struct TableProperties {
     pub prefix_extractor: Option<String>,
     /// Distinct prefixes in the filter, beside [`TableProperties::distinct_keys`].
     pub distinct_prefixes: u64,
+    /// The range-tombstone block, if the table has range tombstones.
+    pub range_del_block: Option<BlockHandle>,
+    /// Range tombstones in that block (as written, not fragments).
+    pub range_tombstones: u64,
 }
 
 fn put_field(out: &mut Vec<u8>, tag: u64, value: &[u8]) {
@@ -119,6 +131,14 @@ impl TableProperties {
         if let Some(e) = &self.prefix_extractor {
             put_field(&mut out, 18, e.as_bytes());
             put_u64_field(&mut out, 19, self.distinct_prefixes);
+        }
+        // Only tables with range tombstones carry these, so one without is
+        // byte for byte what a build before range deletes wrote.
+        if let Some(h) = &self.range_del_block {
+            let mut buf = Vec::with_capacity(12);
+            h.encode_to(&mut buf);
+            put_field(&mut out, 20, &buf);
+            put_u64_field(&mut out, 21, self.range_tombstones);
         }
         out
     }
@@ -172,6 +192,12 @@ impl TableProperties {
                 17 => p.filter_requested = text()?,
                 18 => p.prefix_extractor = Some(text()?),
                 19 => p.distinct_prefixes = num().map_err(fix)?,
+                20 => {
+                    let mut vr = Reader::new(value);
+                    let h = BlockHandle::decode_from(&mut vr).and_then(|h| vr.finish().map(|()| h));
+                    p.range_del_block = Some(h.map_err(fix)?);
+                }
+                21 => p.range_tombstones = num().map_err(fix)?,
                 _ => {}
             }
         }
@@ -203,6 +229,8 @@ mod tests {
             created_unix_secs: 1_700_000_000,
             prefix_extractor: Some("up-to:0x3a".into()),
             distinct_prefixes: 3,
+            range_del_block: Some(BlockHandle { offset: 4140, size: 33 }),
+            range_tombstones: 2,
         }
     }
 
@@ -221,6 +249,21 @@ mod tests {
         let enc = p.encode();
         assert_eq!(TableProperties::decode(&enc).unwrap(), p);
         assert!(enc.len() < sample().encode().len());
+    }
+
+    #[test]
+    fn tables_without_range_tombstones_write_neither_tag() {
+        let p = TableProperties { range_del_block: None, range_tombstones: 0, ..sample() };
+        let enc = p.encode();
+        assert_eq!(TableProperties::decode(&enc).unwrap(), p);
+        let mut with = enc.clone();
+        put_field(&mut with, 20, &[0; 12]);
+        put_u64_field(&mut with, 21, 0);
+        assert_eq!(sample().encode().len(), with.len());
+        // A handle of the wrong length is damage, not a guess.
+        let mut bad = enc;
+        put_field(&mut bad, 20, &[0; 11]);
+        assert!(TableProperties::decode(&bad).unwrap_err().is_corruption());
     }
 
     #[test]

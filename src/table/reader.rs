@@ -23,6 +23,9 @@
 //! `seek_internal(user_key, seq)`, `seek_to_first()`, and `Iterator<Item =
 //! Result<TableEntry>>`, checking each block's crc; after an error it ends.
 //!
+//! A table's range tombstones (format version 2) are checked and
+//! fragmented at open, and kept only if there are any: `range_dels()`.
+//!
 //! Inspection accessors: `footer()`, `properties()`, `data_block_handles()`,
 //! `filter_details()` (status, header, kind, requested kind,
 //! bytes, actual bits/key, theoretical FPR, fallback reason), `filter_dropped()`.
@@ -34,16 +37,18 @@ use bytes::Bytes;
 
 use super::block::Block;
 use super::filter_block::{FilterHeader, TableFilter};
-use super::format::{BlockHandle, BlockType, FOOTER_LEN, Footer, read_block};
+use super::format::{BlockHandle, BlockType, FOOTER_LEN, Footer, check_range_del_version, read_block};
 use super::index::Index;
 use super::internal_key::{MAX_SEQ, ValueKind, pack_trailer, parse_internal_key};
 use super::iter::TableIter;
 use super::rev_iter::TableRevIter;
 use super::properties::TableProperties;
+use super::range_del_block;
 use super::stats::{CounterSnapshot, Entry, FilterAnswer, Lookup, TableCounters};
 use crate::filter::{FilterKind, KeyHash, hash_key};
 use crate::prefix::PrefixExtractor;
 use crate::fs::{FileSystem, StdFs};
+use crate::range_del::RangeDels;
 use crate::{Error, Result};
 
 /// An open, immutable table. Cheap to clone; clones share the map and the
@@ -62,6 +67,8 @@ struct Inner {
     filter: Option<TableFilter>,
     filter_dropped: Option<String>,
     properties: TableProperties,
+    /// Boxed: most tables have none, and pay one pointer for it.
+    range_dels: Option<Box<RangeDels>>,
     /// The extractor of the filter's prefix entries, if the properties name
     /// one this build knows (an unknown name: prefixes are never probed).
     prefix_extractor: Option<PrefixExtractor>,
@@ -118,7 +125,9 @@ impl Table {
     ///
     /// # Errors
     /// `Io` if the file cannot be opened or mapped; `Corruption` (naming the
-    /// file and offset) for a bad footer, index or properties block. A bad
+    /// file and offset) for a bad footer, index, properties or
+    /// range-tombstone block, or a format version that disagrees with
+    /// whether the table has range tombstones. A bad
     /// filter block is not an error: the filter is dropped and reported by
     /// [`Table::filter_details`].
     pub fn open(fs: &dyn FileSystem, path: impl AsRef<Path>) -> Result<Table> {
@@ -154,6 +163,7 @@ impl Table {
         let index = Index::new(index_block).map_err(in_file(footer.index.offset))?;
         let props_block = read_block(&file, footer.properties, BlockType::Properties).map_err(in_file(0))?;
         let properties = TableProperties::decode(&props_block).map_err(in_file(footer.properties.offset))?;
+        let range_dels = load_range_dels(path, &file, &footer, &properties)?;
         let (filter, filter_dropped) = if footer.filter.is_null() {
             (None, None)
         } else {
@@ -172,6 +182,7 @@ impl Table {
                 index,
                 filter,
                 filter_dropped,
+                range_dels,
                 prefix_extractor: properties.prefix_extractor.as_deref().and_then(|n| n.parse().ok()),
                 properties,
                 counters: TableCounters::default(),
@@ -327,6 +338,12 @@ impl Table {
         &self.inner.properties
     }
 
+    /// The table's range tombstones; `None` if it has none.
+    #[must_use]
+    pub fn range_dels(&self) -> Option<&RangeDels> {
+        self.inner.range_dels.as_deref()
+    }
+
     /// The handle of every data block, in key order.
     ///
     /// # Errors
@@ -431,6 +448,25 @@ impl Table {
     pub fn counters(&self) -> CounterSnapshot {
         self.inner.counters.snapshot()
     }
+}
+
+/// Checks and decodes the range-tombstone block the properties name, if
+/// any; errors name `path` and the file offset.
+fn load_range_dels(
+    path: &Path,
+    file: &Bytes,
+    footer: &Footer,
+    p: &TableProperties,
+) -> Result<Option<Box<RangeDels>>> {
+    let version_at = (file.len().saturating_sub(FOOTER_LEN) + 36) as u64;
+    check_range_del_version(footer.version, p.range_del_block.is_some(), version_at)
+        .map_err(|e| e.at_file(path, 0))?;
+    let Some(h) = p.range_del_block else {
+        return Ok(None);
+    };
+    let block = read_block(file, h, BlockType::RangeDel).map_err(|e| e.at_file(path, 0))?;
+    let dels = range_del_block::decode(&block).map_err(|e| e.at_file(path, h.offset))?;
+    Ok(Some(Box::new(dels)))
 }
 
 #[inline]

@@ -15,15 +15,18 @@ pub struct TableRecord {
     pub file_number: u64,
     /// The file's size in bytes.
     pub file_size: u64,
-    /// The smallest user key in the table (empty for an empty table).
+    /// The smallest user key in the table, or range tombstone start if
+    /// smaller (empty for an empty table).
     pub smallest: Vec<u8>,
-    /// The largest user key in the table (empty for an empty table).
+    /// The largest user key in the table, or the largest key a range
+    /// tombstone may cover if larger ([`crate::range_del::inclusive_end`];
+    /// empty for an empty table).
     pub largest: Vec<u8>,
-    /// The smallest sequence number in the table.
+    /// The smallest sequence number in the table, range tombstones included.
     pub min_seq: SeqNo,
-    /// The largest sequence number in the table.
+    /// The largest sequence number in the table, range tombstones included.
     pub max_seq: SeqNo,
-    /// Entries (versions, tombstones included) in the table.
+    /// Entries (versions, tombstones included; range tombstones not) in the table.
     pub entries: u64,
     /// The filter the table carries (after any build fallback; the kind
     /// requested and the reason are in the table's properties).

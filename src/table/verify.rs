@@ -6,8 +6,10 @@
 //! reports every damaged block, each with its file offset:
 //!
 //! - every block's trailer (type and crc32), data blocks included;
-//! - the regions tile the file: data blocks, index, filter, properties,
-//!   footer, with no gap or overlap;
+//! - the regions tile the file: data blocks, index, filter, range
+//!   tombstones, properties, footer, with no gap or overlap;
+//! - the range-tombstone block decodes (ranges not empty, sequence numbers
+//!   in range), and the format version agrees with its presence;
 //! - internal keys strictly ascending within and across data blocks, and
 //!   each index key equal to the last key of its data block;
 //! - the filter answers "may contain" for every distinct user key (a false
@@ -15,7 +17,8 @@
 //!   a prefix extractor, for every distinct prefix (a false negative would
 //!   make a prefix scan skip the table);
 //! - the properties block agrees with the contents (entries, tombstones,
-//!   distinct keys, key range, sequence range, block counts and sizes).
+//!   distinct keys, range tombstones, key range and sequence range (both
+//!   widened by the range tombstones), block counts and sizes).
 //!
 //! Only a file that is not a table at all (no valid footer, unreadable)
 //! is an `Err`; everything else is a [`Problem`] in the report.
@@ -31,10 +34,12 @@ use std::path::Path;
 use bytes::Bytes;
 
 use super::filter_block::TableFilter;
-use super::format::{BlockHandle, BlockType, FOOTER_LEN, Footer, read_block};
+use super::format::{BlockHandle, BlockType, FOOTER_LEN, Footer, check_range_del_version, read_block};
 use super::index::Index;
 use super::properties::TableProperties;
+use super::range_del_block;
 use crate::fs::FileSystem;
+use crate::range_del::RangeDels;
 use crate::{Error, Result};
 use data::check_data;
 use tally::check_properties;
@@ -53,7 +58,6 @@ pub fn verify_table(fs: &dyn FileSystem, path: &Path) -> Result<VerifyReport> {
 
 fn verify_bytes(file: &Bytes, footer: &Footer) -> VerifyReport {
     let mut report = VerifyReport::default();
-    check_tiling(file.len() as u64, footer, &mut report);
 
     report.blocks_checked += 1;
     let index = match read_block(file, footer.index, BlockType::Index)
@@ -75,6 +79,9 @@ fn verify_bytes(file: &Bytes, footer: &Footer) -> VerifyReport {
             None
         }
     };
+    let range_del = props.as_ref().and_then(|p| p.range_del_block);
+    check_tiling(file.len() as u64, footer, range_del, &mut report);
+    let dels = check_range_dels(file, footer, props.as_ref(), &mut report);
     let filter = if footer.filter.is_null() {
         None
     } else {
@@ -95,12 +102,14 @@ fn verify_bytes(file: &Bytes, footer: &Footer) -> VerifyReport {
         return report;
     };
     let extractor = props.as_ref().and_then(|p| p.prefix_extractor.as_deref()).and_then(|n| n.parse().ok());
-    let tally = check_data(file, &index, (filter.as_ref(), extractor), footer.index.offset, &mut report);
+    let mut tally = check_data(file, &index, (filter.as_ref(), extractor), footer.index.offset, &mut report);
     // Counts taken from a partial read would only restate the damage as
     // property mismatches, so they are compared only when complete.
     if let Some(p) = &props
         && report.unreadable_data_blocks == 0
+        && let Some(dels) = dels
     {
+        tally.cover(&dels);
         report.properties_compared = true;
         check_properties(p, (&tally, extractor.is_some()), index.len() as u64, footer, &mut report);
         // The filter holds the keys and the prefixes (counted from the data
@@ -132,12 +141,48 @@ fn shift(e: Error, base: u64) -> Error {
     }
 }
 
-/// Index, filter, properties and footer must follow one another exactly.
-fn check_tiling(file_len: u64, footer: &Footer, report: &mut VerifyReport) {
+/// The range tombstones, empty for a table without; `None` if the block
+/// (or the properties naming it) could not be read, so the properties'
+/// bounds cannot be compared.
+fn check_range_dels(
+    file: &Bytes,
+    footer: &Footer,
+    props: Option<&TableProperties>,
+    report: &mut VerifyReport,
+) -> Option<RangeDels> {
+    let p = props?;
+    let version_at = file.len().saturating_sub(FOOTER_LEN) as u64 + 36;
+    if let Err(e) = check_range_del_version(footer.version, p.range_del_block.is_some(), version_at) {
+        report.error(version_at, &e);
+    }
+    let Some(h) = p.range_del_block else {
+        return Some(RangeDels::default());
+    };
+    report.blocks_checked += 1;
+    match read_block(file, h, BlockType::RangeDel)
+        .and_then(|b| range_del_block::decode(&b).map_err(|e| shift(e, h.offset)))
+    {
+        Ok(dels) => {
+            report.range_tombstones_checked = dels.len() as u64;
+            Some(dels)
+        }
+        Err(e) => {
+            report.error(h.offset, &e);
+            None
+        }
+    }
+}
+
+/// Index, filter, range tombstones, properties and footer must follow one
+/// another exactly.
+fn check_tiling(file_len: u64, footer: &Footer, range_del: Option<BlockHandle>, report: &mut VerifyReport) {
     let end = |h: BlockHandle| h.offset.saturating_add(h.size_with_trailer());
     let mut regions = vec![("index", footer.index)];
     if !footer.filter.is_null() {
         regions.push(("filter", footer.filter));
+    }
+    if let Some(h) = range_del {
+        regions.push(("range-tombstone", h));
     }
     regions.push(("properties", footer.properties));
     for pair in regions.windows(2) {

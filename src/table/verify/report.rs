@@ -15,8 +15,11 @@ pub struct Problem {
 /// The outcome of [`verify_table`](super::verify_table).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct VerifyReport {
-    /// Blocks whose trailer was checked (data, index, filter, properties).
+    /// Blocks whose trailer was checked (data, index, filter, range
+    /// tombstones, properties).
     pub blocks_checked: u64,
+    /// Range tombstones decoded from the table's range-tombstone block.
+    pub range_tombstones_checked: u64,
     /// Entries read from data blocks.
     pub entries_checked: u64,
     /// Distinct user keys probed against the filter.
@@ -29,8 +32,8 @@ pub struct VerifyReport {
     /// are not compared with the properties or the filter's key count.
     pub unreadable_data_blocks: u64,
     /// Whether the properties (and the filter header's key count) were
-    /// compared with the contents: only when the index, the properties
-    /// and every data block could be read.
+    /// compared with the contents: only when the index, the properties,
+    /// the range tombstones and every data block could be read.
     pub properties_compared: bool,
     /// Everything found wrong, in file order of discovery.
     pub problems: Vec<Problem>,

@@ -5,6 +5,7 @@ use super::{VerifyReport, show};
 use crate::table::format::Footer;
 use crate::table::internal_key::ValueKind;
 use crate::table::properties::TableProperties;
+use crate::range_del::RangeDels;
 
 /// What the data blocks actually hold, to compare with the properties.
 #[derive(Debug, Default)]
@@ -18,6 +19,7 @@ pub(super) struct Tally {
     pub(super) min_seq: Option<u64>,
     pub(super) max_seq: u64,
     pub(super) data_bytes: u64,
+    pub(super) range_tombstones: u64,
 }
 
 impl Tally {
@@ -35,6 +37,26 @@ impl Tally {
         }
         self.min_seq = Some(self.min_seq.map_or(seq, |m| m.min(seq)));
         self.max_seq = self.max_seq.max(seq);
+    }
+
+    /// Widens the key and sequence ranges to the range tombstones', as the
+    /// builder widens the properties'.
+    pub(super) fn cover(&mut self, dels: &RangeDels) {
+        self.range_tombstones = dels.len() as u64;
+        if let Some(lo) = dels.smallest()
+            && self.smallest.as_deref().is_none_or(|k| lo < k)
+        {
+            self.smallest = Some(lo.to_vec());
+        }
+        if let Some(hi) = dels.largest()
+            && self.largest.as_deref().is_none_or(|k| hi > k)
+        {
+            self.largest = Some(hi.to_vec());
+        }
+        for t in dels.tombstones() {
+            self.min_seq = Some(self.min_seq.map_or(t.seq, |m| m.min(t.seq)));
+            self.max_seq = self.max_seq.max(t.seq);
+        }
     }
 }
 
@@ -56,6 +78,7 @@ pub(super) fn check_properties(
     differ("entries", p.entries.to_string(), t.entries.to_string());
     differ("tombstones", p.tombstones.to_string(), t.tombstones.to_string());
     differ("distinct keys", p.distinct_keys.to_string(), t.distinct.to_string());
+    differ("range tombstones", p.range_tombstones.to_string(), t.range_tombstones.to_string());
     if prefixes_counted {
         differ("distinct prefixes", p.distinct_prefixes.to_string(), t.prefixes.to_string());
     }
