@@ -22,6 +22,7 @@ use siftdb::manifest::{VersionEdit, replay};
 use siftdb::table::block::Block;
 use siftdb::table::filter_block::TableFilter;
 use siftdb::table::index::Index;
+use siftdb::table::range_del_block;
 use siftdb::table::{Entry, Footer, Table, TableProperties};
 use siftdb::wal::{FrameReader, LogEnd, RecordType, RecoveryMode};
 use siftdb::{Error, WriteBatch};
@@ -53,6 +54,7 @@ pub const TARGETS: &[(&str, Check)] = &[
     ("table_properties", check_table_properties),
     ("table_filter_block", check_table_filter_block),
     ("table_file", check_table_file),
+    ("table_range_del", check_table_range_del),
 ];
 
 /// A decode failure must be typed corruption (or, for a well-formed file
@@ -363,6 +365,24 @@ pub fn check_table_properties(data: &[u8]) -> bool {
     true
 }
 
+/// A range-tombstone block's contents: every tombstone decoded is a
+/// non-empty range at a valid seq, and re-encoding reads back the same set.
+pub fn check_table_range_del(data: &[u8]) -> bool {
+    let Some(dels) = expect_corruption(range_del_block::decode(&Bytes::copy_from_slice(data))) else {
+        return false;
+    };
+    assert!(dels.len() <= data.len() / 11, "{} tombstones from {} bytes", dels.len(), data.len());
+    for t in dels.tombstones() {
+        assert!(t.start < t.end && t.seq <= MAX_SEQ, "{t:?}");
+    }
+    let again = range_del_block::decode(&Bytes::from(range_del_block::encode(&dels)));
+    assert_eq!(again.expect("re-encoded tombstones decode"), dels);
+    for key in table_probe_keys() {
+        let _ = dels.covering(&key, MAX_SEQ);
+    }
+    true
+}
+
 /// A filter block's contents: decode, then probe.
 pub fn check_table_filter_block(data: &[u8]) -> bool {
     let Some(f) = expect_corruption(TableFilter::decode(data)) else { return false };
@@ -434,6 +454,11 @@ pub fn check_table_file(data: &[u8]) -> bool {
                 .cloned()
                 .collect();
             assert_eq!(backward, want, "reverse iteration disagrees with forward");
+        }
+    }
+    if let Some(dels) = table.range_dels() {
+        for key in table_probe_keys() {
+            let _ = dels.covering(&key, MAX_SEQ);
         }
     }
     let _ = table.filter_details();

@@ -13,7 +13,8 @@ use siftdb::filter::{
 };
 use siftdb::fs::StdFs;
 use siftdb::manifest::{TableRecord, VersionEdit, current_contents};
-use siftdb::table::{BlockHandle, Footer, Table, TableBuilder, TableOptions};
+use siftdb::range_del::RangeTombstone;
+use siftdb::table::{BlockHandle, Footer, Table, TableBuilder, TableOptions, TableProperties};
 use siftdb::wal::{RecordType, encode_record};
 use std::sync::Arc;
 
@@ -90,6 +91,15 @@ pub fn seeds() -> Vec<(&'static str, String, Vec<u8>)> {
     out.push(("table_filter_block", "prefixed".into(), contents(footer.filter)));
     out.push(("table_properties", "prefixed".into(), contents(footer.properties)));
     out.push(("table_file", "prefixed".into(), file));
+    // Range tombstones: their block, and the properties naming it.
+    let file = sample_table_with_range_dels();
+    let footer = Footer::decode(&file).unwrap();
+    let contents = |h: BlockHandle| file[h.offset as usize..(h.offset + u64::from(h.size)) as usize].to_vec();
+    let props = TableProperties::decode(&contents(footer.properties)).unwrap();
+    out.push(("table_range_del", "tombstones".into(), contents(props.range_del_block.unwrap())));
+    out.push(("table_range_del", "empty".into(), vec![0]));
+    out.push(("table_properties", "range_dels".into(), contents(footer.properties)));
+    out.push(("table_file", "range_dels".into(), file));
     out.extend(engine_seeds());
     out
 }
@@ -202,6 +212,26 @@ pub fn sample_table_with(filter: FilterKind, prefix_extractor: Option<siftdb::Pr
         ..TableOptions::default()
     };
     let mut b = TableBuilder::new(Arc::new(StdFs), &path, opts).unwrap();
+    for (key, seq, kind, value) in sample_table_entries() {
+        b.add(&key, seq, kind, &value).unwrap();
+    }
+    b.finish().unwrap();
+    std::fs::read(&path).unwrap()
+}
+
+/// [`sample_table`] (binary fuse) with range tombstones, overlapping and
+/// beyond the points.
+pub fn sample_table_with_range_dels() -> Vec<u8> {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("000001.sst");
+    let opts = TableOptions { block_bytes: 128, restart_interval: 4, seed: 11, ..TableOptions::default() };
+    let mut b = TableBuilder::new(Arc::new(StdFs), &path, opts).unwrap();
+    for (start, end, seq) in
+        [("key0003", "key0009", 50), ("key0005", "key0012", 60), ("a", "b", 7), ("zz", "zz\0", 3)]
+    {
+        b.add_range_tombstone(&RangeTombstone::new(start.as_bytes().to_vec(), end.as_bytes().to_vec(), seq))
+            .unwrap();
+    }
     for (key, seq, kind, value) in sample_table_entries() {
         b.add(&key, seq, kind, &value).unwrap();
     }
