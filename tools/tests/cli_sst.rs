@@ -642,3 +642,64 @@ fn probe_and_fpr_say_when_the_filter_was_dropped() {
     let text = stdout(&out);
     assert!(text.contains("DROPPED") && !text.contains("no usable filter"), "{text}");
 }
+
+/// `sst info`, `scan` (`dump`), `verify` and `layout` on a table with
+/// range tombstones: twelve of them, so the text lists ten and counts the
+/// rest; keys printed as everywhere else (escaped, or hex).
+#[test]
+fn range_tombstones_are_shown_by_info_and_dump() {
+    use siftdb::range_del::RangeTombstone;
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("000001.sst");
+    let mut b = TableBuilder::create(&path, TableOptions::default()).unwrap();
+    b.add(b"c", 1, ValueKind::Value, b"v").unwrap();
+    b.add_range_tombstone(&RangeTombstone::new(&b"a\x00"[..], &b"b"[..], 9)).unwrap();
+    for i in 0..11u64 {
+        let (start, end) = (format!("k{i:02}"), format!("k{i:02}z"));
+        b.add_range_tombstone(&RangeTombstone::new(start.into_bytes(), end.into_bytes(), 20 + i)).unwrap();
+    }
+    b.finish().unwrap();
+
+    let (code, v) = run_json(&["sst", "info", p(&path), "--json"]);
+    assert_eq!(code, 0, "{v}");
+    assert_eq!(v["format_version"], 2);
+    assert_eq!(v["range_tombstone_count"], 12);
+    let ts = v["range_tombstones"].as_array().unwrap();
+    assert_eq!(ts.len(), 12);
+    assert_eq!(ts[0], serde_json::json!({ "start": "a\\x00", "end": "b", "seq": 9 }));
+    assert_eq!(v["smallest_key"], "a\\x00");
+    assert_eq!(v["largest_key"], "k10z");
+    assert_eq!((v["min_seq"].as_u64(), v["max_seq"].as_u64()), (Some(1), Some(30)));
+    assert_eq!(v["blocks"]["range_del"]["count"], 1);
+    let (_, v) = run_json(&["sst", "info", p(&path), "--json", "--hex"]);
+    assert_eq!(v["range_tombstones"][0]["start"], "6100");
+
+    let text = stdout(&siftdb(&["sst", "info", p(&path)]));
+    assert!(text.contains("range dels   12"), "{text}");
+    assert!(text.contains("  [a\\x00, b) @9\n") && text.contains("  [k08, k08z) @28\n"), "{text}");
+    assert!(!text.contains("[k09, k09z)") && text.contains("  … 2 more\n"), "{text}");
+
+    let (code, v) = run_json(&["sst", "dump", p(&path), "--json", "--from", "k05", "--to", "k06"]);
+    assert_eq!(code, 0);
+    assert_eq!(v["range_tombstones"], serde_json::json!([{ "start": "k05", "end": "k05z", "seq": 25 }]));
+    assert_eq!(v["count"], 0);
+    let out = stdout(&siftdb(&["sst", "dump", p(&path)]));
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(lines.len(), 13, "{out}");
+    assert_eq!(lines[0], "[a\\x00, b) @9 range tombstone");
+    assert_eq!(lines[12], "c @1 value v");
+
+    let (code, v) = run_json(&["sst", "verify", p(&path), "--json"]);
+    assert_eq!(code, 0, "{v}");
+    let (code, v) = run_json(&["sst", "layout", p(&path), "--json"]);
+    assert_eq!((code, &v["anomalies"]), (0, &serde_json::json!(0)), "{v}");
+    // A table without any keeps version 1 and shows none.
+    let plain = build(dir.path(), "plain.sst", FilterKind::BinaryFuse8);
+    let (_, v) = run_json(&["sst", "info", p(&plain), "--json"]);
+    assert_eq!(
+        (&v["range_tombstone_count"], &v["range_tombstones"]),
+        (&serde_json::json!(0), &serde_json::json!([]))
+    );
+    let (_, v) = run_json(&["sst", "dump", p(&plain), "--json", "--limit", "1"]);
+    assert!(v.get("range_tombstones").is_none(), "{v}");
+}

@@ -4,6 +4,7 @@ use std::fmt::Write as _;
 use std::path::Path;
 
 use serde_json::{Value, json};
+use siftdb::range_del::RangeTombstone;
 use siftdb::table::format::{BLOCK_TRAILER_LEN, FOOTER_LEN, TABLE_MAGIC};
 use siftdb::table::{BlockHandle, FilterStatus, Table};
 
@@ -56,6 +57,23 @@ pub fn filter_json(table: &Table) -> Value {
     })
 }
 
+/// Range tombstones listed one by one in `sst info`'s text; the rest are
+/// counted (the JSON lists them all).
+const SHOWN_RANGE_TOMBSTONES: usize = 10;
+
+/// The JSON object of one range tombstone, keys as the tool prints keys
+/// elsewhere; shared by `sst info` and `sst scan`.
+#[must_use]
+pub fn range_tombstone_json(t: &RangeTombstone, hex: bool) -> Value {
+    json!({ "start": show(&t.start, hex), "end": show(&t.end, hex), "seq": t.seq })
+}
+
+/// `[start, end) @seq`.
+#[must_use]
+pub fn range_tombstone_line(t: &RangeTombstone, hex: bool) -> String {
+    format!("[{}, {}) @{}", show(&t.start, hex), show(&t.end, hex), t.seq)
+}
+
 fn handle_json(h: BlockHandle) -> Value {
     json!({ "offset": h.offset, "size": h.size, "size_with_trailer": h.size_with_trailer() })
 }
@@ -71,6 +89,8 @@ pub fn run(path: &Path, hex: bool, as_json: bool) -> Result<Outcome, String> {
     let file_size = table.file_size();
     let key = |k: &Option<Vec<u8>>| k.as_deref().map(|k| show(k, hex));
     let filter_bytes = if f.filter.is_null() { 0 } else { f.filter.size_with_trailer() };
+    let tombstones = table.range_dels().map(|d| d.tombstones()).unwrap_or_default();
+    let range_del_bytes = p.range_del_block.map_or(0, |h| h.size_with_trailer());
     let doc = json!({
         "path": path.display().to_string(),
         "file_size": file_size,
@@ -88,11 +108,15 @@ pub fn run(path: &Path, hex: bool, as_json: bool) -> Result<Outcome, String> {
             "data": { "count": p.data_blocks, "bytes": p.data_bytes },
             "index": { "count": 1, "bytes": f.index.size_with_trailer() },
             "filter": { "count": u8::from(!f.filter.is_null()), "bytes": filter_bytes },
+            "range_del": { "count": u8::from(p.range_del_block.is_some()), "bytes": range_del_bytes },
             "properties": { "count": 1, "bytes": f.properties.size_with_trailer() },
         },
         "entries": p.entries,
         "tombstones": p.tombstones,
         "distinct_keys": p.distinct_keys,
+        "range_del_block": p.range_del_block.map(handle_json),
+        "range_tombstone_count": tombstones.len(),
+        "range_tombstones": tombstones.iter().map(|t| range_tombstone_json(t, hex)).collect::<Vec<_>>(),
         "smallest_key": key(&p.smallest_key),
         "largest_key": key(&p.largest_key),
         "min_seq": p.min_seq,
@@ -144,6 +168,16 @@ fn render(doc: &Value) -> String {
         };
         let _ = writeln!(s, "  {block:<11}{handle}");
     }
+    // Not in the footer (its frame is frozen) but in the properties.
+    if let Some(Value::Object(_)) = doc.pointer("/range_del_block") {
+        let _ = writeln!(
+            s,
+            "  range_del  offset {}, size {} ({} with trailer; handle in the properties)",
+            v("/range_del_block/offset"),
+            v("/range_del_block/size"),
+            v("/range_del_block/size_with_trailer")
+        );
+    }
     let _ = writeln!(
         s,
         "entries      {} ({} tombstones, {} distinct keys)",
@@ -151,11 +185,21 @@ fn render(doc: &Value) -> String {
         v("/tombstones"),
         v("/distinct_keys")
     );
+    let range_dels =
+        doc.pointer("/range_tombstones").and_then(Value::as_array).map_or(&[][..], Vec::as_slice);
+    let _ = writeln!(s, "range dels   {}", v("/range_tombstone_count"));
+    for t in range_dels.iter().take(SHOWN_RANGE_TOMBSTONES) {
+        let text = |k: &str| t[k].as_str().unwrap_or_default().to_owned();
+        let _ = writeln!(s, "  [{}, {}) @{}", text("start"), text("end"), t["seq"]);
+    }
+    if let Some(more) = range_dels.len().checked_sub(SHOWN_RANGE_TOMBSTONES).filter(|&n| n > 0) {
+        let _ = writeln!(s, "  … {more} more");
+    }
     let _ = writeln!(s, "key range    {} .. {}", v("/smallest_key"), v("/largest_key"));
     let _ = writeln!(s, "seq          {} .. {}", v("/min_seq"), v("/max_seq"));
     let created = doc.pointer("/created_utc").and_then(Value::as_str).unwrap_or("?");
     let _ = writeln!(s, "level        {} (created {created})", v("/level"));
-    let rows: Vec<Vec<String>> = ["data", "index", "filter", "properties"]
+    let rows: Vec<Vec<String>> = ["data", "index", "filter", "range_del", "properties"]
         .iter()
         .map(|b| vec![(*b).to_string(), v(&format!("/blocks/{b}/count")), v(&format!("/blocks/{b}/bytes"))])
         .chain(std::iter::once(vec!["footer".into(), "1".into(), v("/footer/size")]))

@@ -43,6 +43,9 @@ pub fn run(path: &Path, as_json: bool) -> Result<Outcome, String> {
     if !f.filter.is_null() {
         block_regions(&mut regions, f.filter, "filter", None);
     }
+    if let Some(h) = table.properties().range_del_block {
+        block_regions(&mut regions, h, "range_del", None);
+    }
     block_regions(&mut regions, f.properties, "properties", None);
     let file_size = table.file_size();
     regions.push(Region {

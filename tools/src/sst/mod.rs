@@ -39,7 +39,7 @@ pub enum Command {
     Fpr(fpr::Args),
     /// What the filter says about one key, and whether the table holds it.
     Probe(probe::Args),
-    /// The file as a list of regions: data blocks, index, filter, properties, footer, trailers.
+    /// The file as a list of regions: data blocks, index, filter, range tombstones, properties, footer, trailers.
     Layout {
         /// The table file.
         file: PathBuf,

@@ -1,11 +1,13 @@
 //! `siftdb sst scan`: a table's entries in internal-key order.
 
+use std::ops::Bound;
 use std::path::{Path, PathBuf};
 
 use serde_json::{Value, json};
 use siftdb::ValueKind;
 use siftdb::table::TableEntry;
 
+use super::info::{range_tombstone_json, range_tombstone_line};
 use super::open::{open_table, problem_json};
 use crate::Outcome;
 use crate::bytes_arg::{parse, show};
@@ -64,6 +66,7 @@ pub struct EntrySink {
     count: usize,
     truncated: bool,
     entries: Vec<Value>,
+    range_tombstones: Option<Vec<Value>>,
 }
 
 impl EntrySink {
@@ -76,6 +79,21 @@ impl EntrySink {
             count: 0,
             truncated: false,
             entries: Vec::new(),
+            range_tombstones: None,
+        }
+    }
+
+    /// Shows a table's range tombstones: in text, one line each now,
+    /// before the entries; in JSON, a `range_tombstones` array (absent from
+    /// the documents of scans that have none to show, such as `db scan`).
+    /// The entry limit does not apply to them.
+    pub fn range_tombstones(&mut self, docs: Vec<Value>, lines: impl Iterator<Item = String>) {
+        if self.json {
+            self.range_tombstones = Some(docs);
+        } else {
+            for line in lines {
+                println!("{line}");
+            }
         }
     }
 
@@ -103,13 +121,17 @@ impl EntrySink {
     #[must_use]
     pub fn finish(self, path: &Path, error: Option<Value>) -> Outcome {
         if self.json {
-            output::print_json(&json!({
+            let mut doc = json!({
                 "path": path.display().to_string(),
                 "count": self.count,
                 "truncated": self.truncated,
                 "entries": self.entries,
                 "error": error,
-            }));
+            });
+            if let (Some(ts), Some(obj)) = (self.range_tombstones, doc.as_object_mut()) {
+                obj.insert("range_tombstones".into(), Value::Array(ts));
+            }
+            output::print_json(&doc);
         } else {
             if self.truncated {
                 eprintln!(
@@ -137,7 +159,9 @@ fn entry_line(e: &TableEntry, hex: bool) -> String {
     }
 }
 
-/// Runs `sst scan`. A damaged data block ends the scan after the entries
+/// Runs `sst scan`: the range tombstones that meet `[from, to)` (in
+/// text, each as `[start, end) @seq range tombstone`, before the entries),
+/// then the entries. A damaged data block ends the scan after the entries
 /// before it, with the problem and its offset reported (exit 1).
 ///
 /// # Errors
@@ -148,6 +172,15 @@ pub fn run(a: &Args) -> Result<Outcome, String> {
     let to = a.to.as_deref().map(|k| parse(k, a.hex)).transpose()?;
     let table = open_table(&a.file)?;
     let mut sink = EntrySink::new(a.json, a.limit);
+    if let Some(dels) = table.range_dels() {
+        let lower = from.as_deref().map_or(Bound::Unbounded, Bound::Included);
+        let upper = to.as_deref().map_or(Bound::Unbounded, Bound::Excluded);
+        let shown: Vec<_> = dels.meeting(lower, upper).collect();
+        sink.range_tombstones(
+            shown.iter().map(|t| range_tombstone_json(t, a.hex)).collect(),
+            shown.iter().map(|t| format!("{} range tombstone", range_tombstone_line(t, a.hex))),
+        );
+    }
     let mut it = table.iter();
     let mut error = None;
     if let Some(from) = &from
