@@ -10,7 +10,12 @@
 //!   +-------------+-----------+-------+-------+-----+
 //!   op (Value):     | kind=1 u8 | varint klen | key | varint vlen | value |
 //!   op (Tombstone): | kind=0 u8 | varint klen | key |
+//!   op (DeleteRange): | kind=2 u8 | varint slen | start | varint elen | end |
 //! ```
+//!
+//! A range delete (database format 8 on) deletes every key `k` with
+//! `start <= k < end` written before it; its start sorts strictly before
+//! its end (checked when written and when decoded).
 //!
 //! The payload carries no checksum of its own: the WAL frame's crc32 covers
 //! it. [`WriteBatch::decode`] nevertheless validates every length against the
@@ -21,6 +26,10 @@
 use crate::codec::{Reader, put_length_prefixed};
 use crate::key::{MAX_SEQ, SeqNo, ValueKind};
 use crate::{Error, Result};
+
+/// The op byte of a range delete, beside [`ValueKind`]'s 0 and 1 (which
+/// tables store too; this one only the WAL does).
+const DELETE_RANGE: u8 = 2;
 
 /// Bytes before the first op: base sequence number and op count.
 const HEADER_LEN: usize = 12;
@@ -42,32 +51,40 @@ pub enum BatchOp<'a> {
         /// The user key.
         key: &'a [u8],
     },
+    /// Remove every key `k` with `start <= k < end`.
+    DeleteRange {
+        /// The first key removed.
+        start: &'a [u8],
+        /// The first key past the range (kept).
+        end: &'a [u8],
+    },
 }
 
 impl<'a> BatchOp<'a> {
-    /// The key written.
+    /// The key written (a range delete's start).
     #[must_use]
     pub fn key(&self) -> &'a [u8] {
         match *self {
             BatchOp::Put { key, .. } | BatchOp::Delete { key } => key,
+            BatchOp::DeleteRange { start, .. } => start,
         }
     }
 
-    /// Whether this writes a value or a tombstone.
+    /// Whether this writes a value or a tombstone (a range delete is one).
     #[must_use]
     pub fn kind(&self) -> ValueKind {
         match self {
             BatchOp::Put { .. } => ValueKind::Value,
-            BatchOp::Delete { .. } => ValueKind::Tombstone,
+            BatchOp::Delete { .. } | BatchOp::DeleteRange { .. } => ValueKind::Tombstone,
         }
     }
 
-    /// The value written (empty for a delete).
+    /// The value written (empty for a delete and a range delete).
     #[must_use]
     pub fn value(&self) -> &'a [u8] {
         match *self {
             BatchOp::Put { value, .. } => value,
-            BatchOp::Delete { .. } => &[],
+            BatchOp::Delete { .. } | BatchOp::DeleteRange { .. } => &[],
         }
     }
 }
@@ -120,15 +137,38 @@ impl WriteBatch {
         self.push(ValueKind::Tombstone, key.as_ref(), &[]);
     }
 
+    /// Adds a deletion of every key `k` with `start <= k < end`: one op,
+    /// however many keys the range holds. It hides only what was written
+    /// before it (a later put in the range is visible), and a snapshot
+    /// taken before it still sees the keys.
+    ///
+    /// `start` must sort strictly before `end`; writing a batch where it
+    /// does not is an `InvalidArgument` error (an empty range is a caller's
+    /// mistake far more often than an intended no-op).
+    pub fn delete_range(&mut self, start: impl AsRef<[u8]>, end: impl AsRef<[u8]>) {
+        self.push_op(DELETE_RANGE, start.as_ref(), Some(end.as_ref()));
+    }
+
     fn push(&mut self, kind: ValueKind, key: &[u8], value: &[u8]) {
-        self.payload_bytes += key.len() + value.len();
+        self.push_op(kind.as_u8(), key, (kind == ValueKind::Value).then_some(value));
+    }
+
+    fn push_op(&mut self, op: u8, key: &[u8], second: Option<&[u8]>) {
+        let second_len = second.map_or(0, <[u8]>::len);
+        self.payload_bytes += key.len() + second_len;
         self.count += 1;
-        self.ops.reserve(1 + 10 + key.len() + if kind == ValueKind::Value { 10 + value.len() } else { 0 });
-        self.ops.push(kind.as_u8());
+        self.ops.reserve(1 + 10 + key.len() + second.map_or(0, |_| 10 + second_len));
+        self.ops.push(op);
         put_length_prefixed(&mut self.ops, key);
-        if kind == ValueKind::Value {
-            put_length_prefixed(&mut self.ops, value);
+        if let Some(second) = second {
+            put_length_prefixed(&mut self.ops, second);
         }
+    }
+
+    /// Whether the batch holds a range delete.
+    #[must_use]
+    pub fn has_range_deletes(&self) -> bool {
+        self.iter().any(|op| matches!(op, BatchOp::DeleteRange { .. }))
     }
 
     /// Number of ops (and so of sequence numbers the batch consumes).
@@ -205,7 +245,19 @@ impl WriteBatch {
         let mut payload_bytes = 0;
         for _ in 0..count {
             let at = r.position() as u64;
-            let kind = ValueKind::from_u8(r.u8()?, at)?;
+            let op = r.u8()?;
+            if op == DELETE_RANGE {
+                let (start, end) = (r.length_prefixed()?, r.length_prefixed()?);
+                if start >= end {
+                    return Err(Error::corruption(
+                        at,
+                        "range delete whose start does not sort before its end",
+                    ));
+                }
+                payload_bytes += start.len() + end.len();
+                continue;
+            }
+            let kind = ValueKind::from_u8(op, at)?;
             payload_bytes += r.length_prefixed()?.len();
             if kind == ValueKind::Value {
                 payload_bytes += r.length_prefixed()?.len();
@@ -249,6 +301,8 @@ impl<'a> Ops<'a> {
         let key = self.rest.length_prefixed().ok()?;
         if kind == ValueKind::Value.as_u8() {
             Some(BatchOp::Put { key, value: self.rest.length_prefixed().ok()? })
+        } else if kind == DELETE_RANGE {
+            Some(BatchOp::DeleteRange { start: key, end: self.rest.length_prefixed().ok()? })
         } else {
             Some(BatchOp::Delete { key })
         }
@@ -258,120 +312,4 @@ impl<'a> Ops<'a> {
 impl ExactSizeIterator for Ops<'_> {}
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::wal::{FrameReader, RecordType, RecoveryMode, encode_record};
-    use proptest::prelude::*;
-
-    fn sample() -> WriteBatch {
-        let mut b = WriteBatch::new();
-        b.put(b"k1", b"v1");
-        b.delete(b"gone");
-        b.put(b"", b"empty key");
-        b.put(b"k2", b"");
-        b
-    }
-
-    #[test]
-    fn golden_bytes() {
-        let mut b = WriteBatch::new();
-        b.put(b"a", b"xy");
-        b.delete(b"b");
-        let mut want = 7u64.to_le_bytes().to_vec();
-        want.extend_from_slice(&2u32.to_le_bytes());
-        want.extend_from_slice(&[1, 1, b'a', 2, b'x', b'y', 0, 1, b'b']);
-        assert_eq!(b.encode(7), want);
-    }
-
-    #[test]
-    fn clear_and_accessors() {
-        let mut b = sample();
-        assert_eq!(b.len(), 4);
-        assert_eq!(b.payload_bytes(), 2 + 2 + 4 + 9 + 2);
-        let kinds: Vec<_> = b.iter().map(|op| op.kind()).collect();
-        assert_eq!(kinds, [ValueKind::Value, ValueKind::Tombstone, ValueKind::Value, ValueKind::Value]);
-        assert_eq!(b.iter().nth(1).unwrap().value(), b"");
-        b.clear();
-        assert!(b.is_empty());
-        assert_eq!(b.payload_bytes(), 0);
-        assert_eq!(WriteBatch::decode(&b.encode(3)).unwrap(), (3, WriteBatch::new()));
-    }
-
-    #[test]
-    fn every_truncation_is_corruption() {
-        let bytes = sample().encode(42);
-        for len in 0..bytes.len() {
-            assert!(WriteBatch::decode(&bytes[..len]).unwrap_err().is_corruption(), "cut at {len}");
-        }
-        let mut long = bytes.clone();
-        long.push(0);
-        assert!(WriteBatch::decode(&long).unwrap_err().is_corruption());
-    }
-
-    #[test]
-    fn every_flip_is_caught_by_the_wal_frame_and_never_panics_bare() {
-        let batch = sample();
-        let bytes = batch.encode(42);
-        let record = encode_record(RecordType::Batch, &bytes).unwrap();
-        for i in 0..bytes.len() {
-            for bit in 0..8 {
-                let mut bad = bytes.clone();
-                bad[i] ^= 1 << bit;
-                // Bare, a flip may decode to another valid batch (only the
-                // frame's crc can tell), but it never panics, and as decode
-                // consumed every byte a re-encoding is never longer.
-                if let Ok((seq, b)) = WriteBatch::decode(&bad) {
-                    assert!(b.encode(seq).len() <= bad.len());
-                }
-                // Framed, the same flip never yields a record: the record is
-                // complete, so the reader reports corruption.
-                let mut framed = record.clone();
-                framed[crate::wal::HEADER_LEN + i] ^= 1 << bit;
-                let mut reader = FrameReader::new(&framed, RecordType::Batch, RecoveryMode::default());
-                assert!(matches!(reader.next(), Some(Err(e)) if e.is_corruption()));
-                assert!(reader.next().is_none());
-            }
-        }
-    }
-
-    #[test]
-    fn absurd_counts_and_sequence_overflow_are_corruption() {
-        let mut bytes = 0u64.to_le_bytes().to_vec();
-        bytes.extend_from_slice(&u32::MAX.to_le_bytes());
-        assert!(WriteBatch::decode(&bytes).unwrap_err().is_corruption());
-        let b = sample();
-        assert!(WriteBatch::decode(&b.encode(MAX_SEQ)).unwrap_err().is_corruption());
-        assert!(WriteBatch::decode(&b.encode(MAX_SEQ - 3)).is_ok());
-        let mut bad_kind = b.encode(1);
-        bad_kind[HEADER_LEN] = 9;
-        assert!(WriteBatch::decode(&bad_kind).unwrap_err().is_corruption());
-    }
-
-    proptest! {
-        #[test]
-        fn round_trip(
-            ops in proptest::collection::vec(
-                (any::<bool>(), proptest::collection::vec(any::<u8>(), 0..20),
-                 proptest::collection::vec(any::<u8>(), 0..300)),
-                0..40),
-            base in 0..=MAX_SEQ - 64,
-        ) {
-            let mut b = WriteBatch::new();
-            for (put, k, v) in &ops {
-                if *put { b.put(k, v) } else { b.delete(k) }
-            }
-            let (seq, decoded) = WriteBatch::decode(&b.encode(base)).unwrap();
-            prop_assert_eq!(seq, base);
-            prop_assert_eq!(decoded.len(), ops.len());
-            for (op, (put, k, v)) in decoded.iter().zip(&ops) {
-                prop_assert_eq!(op.key(), k.as_slice());
-                if *put {
-                    prop_assert_eq!(op, BatchOp::Put { key: k, value: v });
-                } else {
-                    prop_assert_eq!(op, BatchOp::Delete { key: k });
-                }
-            }
-            prop_assert_eq!(decoded, b);
-        }
-    }
-}
+mod tests;

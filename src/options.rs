@@ -263,7 +263,19 @@ pub(crate) fn check_entry(key: &[u8], value: &[u8]) -> Result<()> {
 /// `InvalidArgument` naming the limit exceeded.
 pub(crate) fn check_batch(batch: &crate::WriteBatch) -> Result<()> {
     for op in batch.iter() {
-        check_entry(op.key(), op.value())?;
+        if let crate::BatchOp::DeleteRange { start, end } = op {
+            check_entry(start, b"")?;
+            check_entry(end, b"")?;
+            if start >= end {
+                return Err(Error::InvalidArgument(format!(
+                    "delete_range: start {:?} must sort before end {:?}",
+                    bytes::Bytes::copy_from_slice(start),
+                    bytes::Bytes::copy_from_slice(end)
+                )));
+            }
+        } else {
+            check_entry(op.key(), op.value())?;
+        }
     }
     // Each op adds at most a kind byte and two 10-byte varints; 12 header bytes.
     let bound = batch.payload_bytes() + 21 * batch.len() + 12;

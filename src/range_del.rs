@@ -91,6 +91,27 @@ pub fn successor(key: &[u8]) -> Bytes {
     Bytes::from(next)
 }
 
+/// `tombstones` with the pieces of one write joined again: a compaction
+/// cuts a tombstone between its output tables, and the next compaction
+/// that reads those tables together writes it back whole.
+#[must_use]
+pub fn coalesced(mut tombstones: Vec<RangeTombstone>) -> Vec<RangeTombstone> {
+    tombstones.sort_unstable_by(|a, b| a.seq.cmp(&b.seq).then_with(|| a.start.cmp(&b.start)));
+    let mut out: Vec<RangeTombstone> = Vec::with_capacity(tombstones.len());
+    for t in tombstones {
+        match out.last_mut() {
+            Some(last) if last.seq == t.seq && last.end >= t.start => {
+                if t.end > last.end {
+                    last.end = t.end;
+                }
+            }
+            _ => out.push(t),
+        }
+    }
+    out.sort_unstable();
+    out
+}
+
 /// A key interval and the tombstones covering all of it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 struct Fragment {

@@ -19,6 +19,7 @@ use crate::fs::FileSystem;
 use crate::key::{SeqNo, ValueKind};
 use crate::manifest::table_file_name;
 use crate::prefix::PrefixExtractor;
+use crate::range_del::RangeTombstone;
 use crate::table::{Table, TableBuilder, TableOptions};
 use crate::tree::TableFile;
 
@@ -51,6 +52,14 @@ impl NewTable {
     /// As for [`TableBuilder::add`].
     pub fn add(&mut self, key: &[u8], seq: SeqNo, kind: ValueKind, value: &[u8]) -> Result<()> {
         self.builder.add(key, seq, kind, value)
+    }
+
+    /// Adds a range tombstone (in any order beside the versions).
+    ///
+    /// # Errors
+    /// As for [`TableBuilder::add_range_tombstone`].
+    pub fn add_range_tombstone(&mut self, t: &RangeTombstone) -> Result<()> {
+        self.builder.add_range_tombstone(t)
     }
 
     /// Bytes written or buffered so far.

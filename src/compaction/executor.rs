@@ -60,6 +60,10 @@ pub(crate) fn run(ctx: &JobContext<'_>, job: &Job, tree: &Tree) -> Result<Outcom
     let replaced = if job.refresh { &job.inputs } else { &job.next_inputs };
     let incoming = job.inputs.iter().chain(&job.next_inputs).map(|t| t.record.entries).sum();
     let mut out = OutputWriter::new(ctx, tree, writing, !job.refresh, replaced, incoming);
+    // Range tombstones are carried whole (part 2 of range deletes drops
+    // what they cover); each output gets the part within its key range.
+    let dels = job.inputs.iter().chain(&job.next_inputs).filter_map(|t| t.table.range_dels());
+    out.carry_range_dels(dels.flat_map(|d| d.tombstones().iter().cloned()).collect());
     let mut current: Option<bytes::Bytes> = None;
     let mut kept_at_horizon = false;
     let mut merge = Merge::new(sources);

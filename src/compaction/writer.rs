@@ -8,6 +8,7 @@ use super::picker::bloom_account;
 use crate::Result;
 use crate::filter::FilterKind;
 use crate::policy::{BloomLedger, LevelFilter, MixLedger, Writing};
+use crate::range_del::{RangeTombstone, successor};
 use crate::sink::NewTable;
 use crate::sources::KeyVersion;
 use crate::tree::{TableFile, Tree, kinds_left};
@@ -33,6 +34,13 @@ pub(crate) struct OutputWriter<'a> {
     finished_bytes: u64,
     current: Option<(NewTable, FilterKind)>,
     done: Vec<Arc<TableFile>>,
+    /// The inputs' range tombstones, each output taking its part of them.
+    range_dels: Vec<RangeTombstone>,
+    /// Where the current output's key range starts (the cut after the
+    /// previous output's last key); `None` for the first.
+    cut: Option<bytes::Bytes>,
+    /// The last user key added.
+    last_key: Option<bytes::Bytes>,
 }
 
 impl<'a> OutputWriter<'a> {
@@ -72,7 +80,18 @@ impl<'a> OutputWriter<'a> {
             finished_bytes: 0,
             current: None,
             done: Vec::new(),
+            range_dels: Vec::new(),
+            cut: None,
+            last_key: None,
         }
+    }
+
+    /// Carries `tombstones` into the outputs, each cut to the key range of
+    /// the output it lands in: an output ends at its last key, cut at that
+    /// key's successor, so its range (which covers its tombstones) ends at
+    /// its last key exactly and the level's ranges stay disjoint.
+    pub fn carry_range_dels(&mut self, tombstones: Vec<RangeTombstone>) {
+        self.range_dels = crate::range_del::coalesced(tombstones);
     }
 
     /// Adds a version; `new_key` says it starts a new user key (a split
@@ -88,8 +107,16 @@ impl<'a> OutputWriter<'a> {
                 self.ctx.opts.table_target_bytes_for(self.level),
             )
         {
-            self.finish_current()?;
+            let end = self.last_key.as_deref().map(successor);
+            self.finish_current(end)?;
         }
+        self.start_if_none()?;
+        self.last_key = Some(v.key.clone());
+        let Some((t, _)) = &mut self.current else { return Ok(()) };
+        t.add(&v.key, v.seq, v.kind, &v.value)
+    }
+
+    fn start_if_none(&mut self) -> Result<()> {
         if self.current.is_none() {
             let filter = match &self.ledger {
                 Some(ledger) => ledger.next_kind(&self.planned, self.table_keys),
@@ -98,8 +125,7 @@ impl<'a> OutputWriter<'a> {
             let carry = self.bloom.map_or(0, |b| b.carry_bits(filter));
             self.current = Some((self.ctx.sink.start(self.level, filter, carry)?, filter));
         }
-        let Some((t, _)) = &mut self.current else { return Ok(()) };
-        t.add(&v.key, v.seq, v.kind, &v.value)
+        Ok(())
     }
 
     /// Bytes still to write, about: the versions not yet read, at the bytes
@@ -111,7 +137,16 @@ impl<'a> OutputWriter<'a> {
         u64::try_from(left * written / u128::from(read.max(1))).unwrap_or(u64::MAX)
     }
 
-    fn finish_current(&mut self) -> Result<()> {
+    /// Finishes the current output, giving it the tombstones' parts below
+    /// `end` (all that are left when `None`).
+    fn finish_current(&mut self, end: Option<bytes::Bytes>) -> Result<()> {
+        if let Some((t, _)) = &mut self.current {
+            for piece in self.range_dels.iter().filter_map(|d| d.clipped(self.cut.as_deref(), end.as_deref()))
+            {
+                t.add_range_tombstone(&piece)?;
+            }
+        }
+        self.cut = end;
         if let Some((t, filter)) = self.current.take() {
             self.finished_bytes += t.estimated_size();
             let table = self.ctx.sink.finish(t)?;
@@ -128,7 +163,13 @@ impl<'a> OutputWriter<'a> {
 
     /// Finishes the last table and returns every output.
     pub fn finish(mut self) -> Result<Vec<Arc<TableFile>>> {
-        self.finish_current()?;
+        // Tombstones left past the last key (or with no key at all) still
+        // need a table to carry them.
+        let left = self.range_dels.iter().any(|d| d.clipped(self.cut.as_deref(), None).is_some());
+        if left {
+            self.start_if_none()?;
+        }
+        self.finish_current(None)?;
         Ok(self.done)
     }
 }

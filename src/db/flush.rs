@@ -84,10 +84,16 @@ impl DbInner {
     fn write_memtable(&self, imm: &MemRef, filter: crate::FilterKind) -> Result<TableFile> {
         let sink = self.sink();
         let mut table = sink.start(0, filter, 0)?;
-        // Every version goes to the table: a flush drops nothing.
+        // Every version and range tombstone goes to the table: a flush
+        // drops nothing.
         let mut merge = Merge::new(vec![Box::new(MemSource::new(&imm.mem, b""))]);
         while let Some(v) = merge.next_version()? {
             table.add(&v.key, v.seq, v.kind, &v.value)?;
+        }
+        if let Some(dels) = imm.mem.range_dels() {
+            for t in dels.tombstones() {
+                table.add_range_tombstone(t)?;
+            }
         }
         sink.finish(table)
     }

@@ -21,6 +21,12 @@
 //! (docs/measurements.md, "Reverse scans"): 8.5× faster for a block's last
 //! entry, 1.15× for all of it.
 //!
+//! Range tombstones: when the iterator is made, it gathers the tombstones
+//! of every memtable and table that meet its bounds into one fragmented
+//! set, tables whose filters would skip the scan included, and a version a
+//! newer tombstone covers is skipped as a point tombstone is. A tree
+//! without range tombstones gathers nothing and checks one `Option` per key.
+//!
 //! The iterator owns `Arc`s of every memtable and table it reads, so a
 //! flush or compaction that replaces them does not disturb it. Memtables are
 //! read in chunks, each copied under the memtable's read lock, so no lock is
@@ -34,8 +40,9 @@ use bytes::Bytes;
 use crate::key::{SeqNo, ValueKind, before_start, past_end};
 use crate::merge::{Merge, Visible, VisibleBack};
 use crate::prefix::PrefixExtractor;
+use crate::range_del::{RangeDels, RangeTombstone};
 use crate::sources::{
-    MemRevSource, MemSource, ScanObserver, ScanWatch, Source, TablesRevSource, TablesSource,
+    KeyVersion, MemRevSource, MemSource, ScanObserver, ScanWatch, Source, TablesRevSource, TablesSource,
 };
 use crate::table::FilterAnswer;
 use crate::tree::{SuperVersion, TableFile};
@@ -62,6 +69,8 @@ pub struct DbIter {
     /// The last key each end yielded: the other end stops before it.
     front_last: Option<Bytes>,
     back_last: Option<Bytes>,
+    /// The range tombstones meeting the bounds, if any.
+    dels: Option<Arc<RangeDels>>,
     done: bool,
     error: Option<Error>,
 }
@@ -90,6 +99,7 @@ impl DbIter {
             back: None,
             front_last: None,
             back_last: None,
+            dels: None,
             done: false,
             error: None,
         };
@@ -105,8 +115,12 @@ impl DbIter {
             let (Bound::Included(start) | Bound::Excluded(start)) = &it.start else { return None };
             Some((e, start.slice(..q)))
         });
-        it.sv = Some(inner.current());
+        let sv = inner.current();
         it.snapshot = snapshot.unwrap_or_else(|| inner.visible_seq());
+        // Gathered after the snapshot is read: a range delete is in its
+        // memtable before its sequence number is published.
+        it.dels = range_dels_meeting(&sv, (&it.start, &it.end));
+        it.sv = Some(sv);
         it
     }
 
@@ -122,7 +136,10 @@ impl DbIter {
         while let Some(v) = front.next_visible()? {
             // Sources start at the start key, so only an excluded start
             // itself comes before it.
-            if v.kind == ValueKind::Value && !before_start(&self.start, &v.key) {
+            if v.kind == ValueKind::Value
+                && !before_start(&self.start, &v.key)
+                && !deleted(self.dels.as_deref(), &v, self.snapshot)
+            {
                 return Ok(Some((v.key, v.value)));
             }
         }
@@ -137,7 +154,7 @@ impl DbIter {
         }
         let Some(back) = self.back.as_mut() else { return Ok(None) };
         while let Some(v) = back.next_visible()? {
-            if v.kind == ValueKind::Value {
+            if v.kind == ValueKind::Value && !deleted(self.dels.as_deref(), &v, self.snapshot) {
                 return Ok(Some((v.key, v.value)));
             }
         }
@@ -179,6 +196,36 @@ impl DbIter {
             }
         }
     }
+}
+
+/// Whether a range tombstone a reader at `snapshot` sees deletes `v`.
+fn deleted(dels: Option<&RangeDels>, v: &KeyVersion, snapshot: SeqNo) -> bool {
+    dels.is_some_and(|d| d.deletes(&v.key, v.seq, snapshot))
+}
+
+/// The range tombstones of `sv`'s memtables and tables that meet
+/// `bounds`, as one set; `None` when there are none.
+fn range_dels_meeting(sv: &SuperVersion, bounds: (&Bound<Bytes>, &Bound<Bytes>)) -> Option<Arc<RangeDels>> {
+    let (lower, upper) = (as_slice(bounds.0), as_slice(bounds.1));
+    let mems = std::iter::once(&sv.mem).chain(&sv.imm).filter_map(|m| m.mem.range_dels());
+    let mut sets: Vec<Arc<RangeDels>> = mems.collect();
+    let tables =
+        sv.tree.with_range_dels().iter().filter(|t| {
+            !(before_start(bounds.0, &t.record.largest) || past_end(bounds.1, &t.record.smallest))
+        });
+    let mut gathered: Vec<RangeTombstone> = Vec::new();
+    for t in tables {
+        if let Some(d) = t.table.range_dels() {
+            gathered.extend(d.meeting(lower, upper).cloned());
+        }
+    }
+    if gathered.is_empty() && sets.len() <= 1 {
+        return sets.pop();
+    }
+    for set in &sets {
+        gathered.extend(set.meeting(lower, upper).cloned());
+    }
+    Some(Arc::new(RangeDels::new(gathered)))
 }
 
 fn as_slice(b: &Bound<Bytes>) -> Bound<&[u8]> {

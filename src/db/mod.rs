@@ -328,6 +328,20 @@ impl Db {
         self.write(batch)
     }
 
+    /// Deletes every key `k` with `start <= k < end`, in one write however
+    /// many keys the range holds. Keys written after it are visible; a
+    /// [`Snapshot`] taken before it still sees the old ones (the README's
+    /// example shows both).
+    ///
+    /// # Errors
+    /// `InvalidArgument` if `start` does not sort before `end`, or either
+    /// is oversize; otherwise as [`Db::put`].
+    pub fn delete_range(&self, start: impl AsRef<[u8]>, end: impl AsRef<[u8]>) -> Result<()> {
+        let mut batch = WriteBatch::new();
+        batch.delete_range(start, end);
+        self.write(batch)
+    }
+
     /// Applies every op of `batch` atomically: after a crash, all or none of
     /// it is present, and no reader sees part of it.
     ///

@@ -11,6 +11,16 @@
 //! ([`crate::filter::Filter::prefetch`]), then probed in order; what the filter said
 //! and whether the table held the key is added to that level's counters,
 //! the one place a probe is counted.
+//!
+//! Range tombstones are asked before a source's point entries, and before
+//! a table's filter: a filter knows only the keys written, so one that
+//! answers "absent" must not hide the table's range tombstones. The newest
+//! tombstone covering the key that the snapshot sees decides against any
+//! older version; and once one is found, nothing in an older source can be
+//! newer than it (a table's key range covers its tombstones, so the one
+//! ordering of sources that holds for versions holds for them too), so the
+//! lookup ends there. A source without range tombstones costs one check of
+//! an empty `Option`.
 
 use std::sync::Arc;
 
@@ -41,13 +51,18 @@ impl DbInner {
         let sv = self.current();
         let snapshot = snapshot.unwrap_or_else(|| self.visible_seq());
         let mems = std::iter::once(&sv.mem).chain(sv.imm.iter().rev());
+        // The newest range tombstone seen so far that covers the key.
+        let mut deleted_at: Option<SeqNo> = None;
         for m in mems {
-            if let Some((kind, value)) = m.mem.get(key, snapshot) {
+            if let Some(dels) = m.mem.range_dels() {
+                deleted_at = deleted_at.max(dels.covering(key, snapshot));
+            }
+            if let Some((seq, kind, value)) = m.mem.get_version(key, snapshot) {
                 bump(&counts.memtable_hits, 1);
-                return Ok(match kind {
-                    ValueKind::Value => Some(value),
-                    ValueKind::Tombstone => None,
-                });
+                return Ok(visible(seq, kind, value, deleted_at));
+            }
+            if deleted_at.is_some() {
+                return Ok(None);
             }
         }
         let hash = KeyHash::new(self.salt, key);
@@ -71,18 +86,31 @@ impl DbInner {
             *slot = Some((number, t));
         }
         for (number, t) in ahead.into_iter().flatten().chain(candidates) {
+            if let Some(dels) = t.table.range_dels() {
+                deleted_at = deleted_at.max(dels.covering(key, snapshot));
+            }
             let lookup = t.table.get_hashed(key, hash, snapshot)?;
             if let Some(c) = counts.levels.get(number) {
                 count_probe(c, &lookup);
             }
             match lookup.entry {
-                Some(Entry::Value { value, .. }) => return Ok(Some(value)),
+                Some(Entry::Value { seq, value }) => {
+                    return Ok(visible(seq, ValueKind::Value, value, deleted_at));
+                }
                 Some(Entry::Tombstone { .. }) => return Ok(None),
+                None if deleted_at.is_some() => return Ok(None),
                 None => {}
             }
         }
         Ok(None)
     }
+}
+
+/// The value a version gives a reader, given the newest range tombstone
+/// over its key the reader sees (`deleted_at`).
+fn visible(seq: SeqNo, kind: ValueKind, value: Bytes, deleted_at: Option<SeqNo>) -> Option<Bytes> {
+    let deleted = deleted_at.is_some_and(|t| t > seq);
+    (kind == ValueKind::Value && !deleted).then_some(value)
 }
 
 /// Adds one table probe to its level's counters: one atomic add for a

@@ -93,10 +93,11 @@ const TAG_LOST_WRITES: u64 = 13;
 ///   so that a build that does not know a kind's name refuses the database
 ///   as newer instead of calling it corrupt.
 /// - 7: the synced writes a point-in-time recovery lost (tag 13).
+/// - 8: range deletes (a WAL batch op an older build reads as damage).
 ///
 /// Every change to what a manifest, WAL or `CURRENT` holds that an older
 /// build would misread bumps it (DESIGN.md, "Format versions").
-pub const DB_FORMAT_VERSION: u32 = 7;
+pub const DB_FORMAT_VERSION: u32 = 8;
 
 /// A change to the database's version: tables added and removed, and new
 /// values for the counters. Fields left `None` keep their old values.

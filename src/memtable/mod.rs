@@ -8,6 +8,10 @@
 //! only while it copies the next chunk of entries, so a slow consumer never
 //! blocks the writer for long.
 //!
+//! Range tombstones sit beside the map, in a list of their own that reads
+//! take fragmented ([`RangeDels`]), rebuilt on the first read after a range
+//! delete; a memtable that never saw one answers with a counter's load.
+//!
 //! Entries are never removed. Freezing is done by the owner: stop writing
 //! to an `Arc<Memtable>` and it is the immutable memtable a flush drains.
 
@@ -22,7 +26,8 @@ use bytes::Bytes;
 use parking_lot::RwLock;
 
 use crate::key::{MAX_SEQ, SeqNo, ValueKind, compare_internal};
-use crate::{Error, Result, WriteBatch};
+use crate::range_del::{RangeDels, RangeTombstone};
+use crate::{BatchOp, Error, Result, WriteBatch};
 
 pub use range::{MemEntry, MemtableRange};
 
@@ -202,6 +207,19 @@ pub struct Memtable {
     /// Key and value bytes of every version inserted, replaced ones
     /// included: what the application wrote into this memtable.
     user_bytes: AtomicU64,
+    range_dels: RwLock<RangeDelList>,
+    /// Range tombstones written: read without a lock, so a memtable without
+    /// any costs a lookup one load (a reader whose snapshot sees a range
+    /// delete sees its count here, as [`Memtable::get`] explains for `bytes`).
+    range_del_count: AtomicUsize,
+}
+
+/// A memtable's range tombstones as written, and their fragmented set once
+/// a read asked for it.
+#[derive(Debug, Default)]
+struct RangeDelList {
+    written: Vec<RangeTombstone>,
+    set: Option<Arc<RangeDels>>,
 }
 
 impl Memtable {
@@ -238,6 +256,11 @@ impl Memtable {
         let mut added = 0;
         let mut replaced = 0;
         for (seq, op) in (base_seq..).zip(batch.iter()) {
+            if let BatchOp::DeleteRange { start, end } = op {
+                added += entry_bytes(start, end);
+                self.add_range_tombstone(RangeTombstone::new(start.to_vec(), end.to_vec(), seq));
+                continue;
+            }
             let (key, value) = (op.key(), op.value());
             added += entry_bytes(key, value);
             if let Some(old) = map.replace(MemKey::new(key, seq, op.kind(), value)) {
@@ -250,11 +273,66 @@ impl Memtable {
         Ok(())
     }
 
+    /// Adds a range tombstone over `[start, end)` at `seq`.
+    ///
+    /// # Errors
+    /// `InvalidArgument` if `seq > MAX_SEQ` or `start` does not sort
+    /// before `end`.
+    pub fn delete_range(&self, start: &[u8], end: &[u8], seq: SeqNo) -> Result<()> {
+        check_seq(seq)?;
+        if start >= end {
+            return Err(Error::InvalidArgument("a range delete's start must sort before its end".into()));
+        }
+        self.add_range_tombstone(RangeTombstone::new(start.to_vec(), end.to_vec(), seq));
+        self.account(entry_bytes(start, end), 0);
+        self.user_bytes.fetch_add((start.len() + end.len()) as u64, Ordering::Relaxed);
+        Ok(())
+    }
+
+    fn add_range_tombstone(&self, t: RangeTombstone) {
+        let mut list = self.range_dels.write();
+        list.written.push(t);
+        list.set = None;
+        self.range_del_count.fetch_add(1, Ordering::Release);
+    }
+
+    /// The memtable's range tombstones, fragmented; `None` if it has none
+    /// (the usual case, answered without a lock).
+    #[must_use]
+    pub fn range_dels(&self) -> Option<Arc<RangeDels>> {
+        if self.range_del_count.load(Ordering::Acquire) == 0 {
+            return None;
+        }
+        if let Some(set) = &self.range_dels.read().set {
+            return Some(Arc::clone(set));
+        }
+        let mut guard = self.range_dels.write();
+        let list = &mut *guard;
+        let set = list.set.get_or_insert_with(|| Arc::new(RangeDels::new(list.written.iter().cloned())));
+        Some(Arc::clone(set))
+    }
+
+    /// Number of range tombstones written.
+    #[must_use]
+    pub fn range_del_count(&self) -> usize {
+        self.range_del_count.load(Ordering::Acquire)
+    }
+
     /// The newest version of `user_key` with sequence number `<= snapshot`:
     /// its kind and value (empty for a tombstone). `None` if the memtable
     /// holds no such version (the caller then looks in older tables).
+    ///
+    /// This is the point entries only: a range tombstone here may still
+    /// delete what it returns ([`Memtable::get_version`] and
+    /// [`Memtable::range_dels`] tell).
     #[must_use]
     pub fn get(&self, user_key: &[u8], snapshot: SeqNo) -> Option<(ValueKind, Bytes)> {
+        self.get_version(user_key, snapshot).map(|(_, kind, value)| (kind, value))
+    }
+
+    /// [`Memtable::get`] with the version's sequence number.
+    #[must_use]
+    pub fn get_version(&self, user_key: &[u8], snapshot: SeqNo) -> Option<(SeqNo, ValueKind, Bytes)> {
         // An empty memtable (every one after a flush or a settled
         // `compact`) answers without taking its lock, a line every reader
         // would otherwise write. Every entry adds to `bytes` before the
@@ -271,7 +349,7 @@ impl Memtable {
         let map = self.map.read();
         let from: Bound<&dyn KeyRef> = Bound::Included(&probe);
         let k = map.range::<dyn KeyRef, _>((from, Bound::Unbounded)).next()?;
-        (k.user_key() == user_key).then(|| (k.kind, k.value()))
+        (k.user_key() == user_key).then(|| (k.seq, k.kind, k.value()))
     }
 
     /// Approximate memory held: keys, values and [`ENTRY_OVERHEAD`] per entry.
@@ -288,10 +366,10 @@ impl Memtable {
         self.user_bytes.load(Ordering::Relaxed)
     }
 
-    /// Number of entries (versions, tombstones included).
+    /// Number of entries: versions, tombstones and range tombstones.
     #[must_use]
     pub fn len(&self) -> usize {
-        self.map.read().len()
+        self.map.read().len() + self.range_del_count()
     }
 
     /// Whether nothing was ever written to the memtable, read without its
@@ -303,10 +381,10 @@ impl Memtable {
         self.bytes.load(Ordering::Relaxed) == 0
     }
 
-    /// Whether the memtable holds no entries.
+    /// Whether the memtable holds no entries (range tombstones included).
     #[must_use]
     pub fn is_empty(&self) -> bool {
-        self.map.read().is_empty()
+        self.map.read().is_empty() && self.range_del_count() == 0
     }
 
     /// The entries with user keys within the bounds and sequence numbers

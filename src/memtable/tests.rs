@@ -242,3 +242,27 @@ fn replaying_a_torn_wal_rebuilds_exactly_the_complete_batches() {
         assert_eq!(all(replayed), all(expected), "cut at {cut}");
     }
 }
+
+#[test]
+fn range_tombstones_sit_beside_the_entries_and_count() {
+    let m = Memtable::new();
+    assert!(m.range_dels().is_none(), "a memtable without one answers without building a set");
+    m.delete_range(b"b", b"d", 5).unwrap();
+    assert!(!m.unwritten() && !m.is_empty() && m.len() == 1, "a range delete alone is something to flush");
+    assert_eq!(m.approximate_bytes(), 2 + ENTRY_OVERHEAD);
+    let first = m.range_dels().unwrap();
+    assert_eq!(first.covering(b"c", 9), Some(5));
+    assert!(Arc::ptr_eq(&first, &m.range_dels().unwrap()), "the set is built once per change");
+    let mut batch = WriteBatch::new();
+    batch.put(b"c", b"v");
+    batch.delete_range(b"c", b"e");
+    m.apply_batch(7, &batch).unwrap();
+    let second = m.range_dels().unwrap();
+    assert_eq!((second.len(), second.covering(b"c", 9), second.covering(b"d", 8)), (2, Some(8), Some(8)));
+    assert_eq!(second.covering(b"d", 7), None, "d is past the first range, and 7 does not see the second");
+    assert_eq!(m.range_del_count(), 2);
+    // The put at 7 is older than the batch's own range delete at 8.
+    assert_eq!(m.get_version(b"c", 9).map(|(s, k, _)| (s, k)), Some((7, ValueKind::Value)));
+    assert!(m.delete_range(b"x", b"x", 9).is_err());
+    assert!(m.delete_range(b"a", b"b", MAX_SEQ + 1).is_err());
+}

@@ -42,6 +42,12 @@ fn bounds_cover_what_the_tombstones_cover() {
 }
 
 #[test]
+fn the_pieces_of_one_write_join_again() {
+    let pieces = vec![t("m\0", "q", 4), t("c", "m\0", 4), t("d", "e", 5), t("q", "s", 4), t("x", "z", 4)];
+    assert_eq!(coalesced(pieces), [t("c", "s", 4), t("d", "e", 5), t("x", "z", 4)]);
+}
+
+#[test]
 fn clipping_keeps_only_the_part_within() {
     let whole = t("c", "p", 4);
     assert_eq!(whole.clipped(Some(b"e"), Some(b"g")), Some(t("e", "g", 4)));

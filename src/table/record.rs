@@ -19,8 +19,8 @@ pub struct TableRecord {
     /// smaller (empty for an empty table).
     pub smallest: Vec<u8>,
     /// The largest user key in the table, or the largest key a range
-    /// tombstone may cover if larger ([`crate::range_del::inclusive_end`];
-    /// empty for an empty table).
+    /// tombstone may cover if larger (a tombstone's end, or `x` for an end
+    /// `x\0`; empty for an empty table).
     pub largest: Vec<u8>,
     /// The smallest sequence number in the table, range tombstones included.
     pub min_seq: SeqNo,

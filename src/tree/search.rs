@@ -46,6 +46,9 @@ struct Bounds {
 pub(crate) struct SearchTree {
     tree: Tree,
     bounds: Vec<Bounds>,
+    /// The tables that carry range tombstones, which every scan meeting
+    /// their key ranges must read: found once here, not per scan.
+    with_range_dels: Vec<Arc<TableFile>>,
 }
 
 impl Deref for SearchTree {
@@ -67,7 +70,14 @@ impl SearchTree {
                 largest: tables.iter().map(|t| prefix(&t.record.largest)).collect(),
             })
             .collect();
-        SearchTree { tree, bounds }
+        let with_range_dels =
+            tree.levels().iter().flatten().filter(|t| t.table.range_dels().is_some()).cloned().collect();
+        SearchTree { tree, bounds, with_range_dels }
+    }
+
+    /// The tables that carry range tombstones.
+    pub(crate) fn with_range_dels(&self) -> &[Arc<TableFile>] {
+        &self.with_range_dels
     }
 
     /// Every table that may hold `key`, in the order a lookup probes them

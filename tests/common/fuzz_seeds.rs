@@ -257,6 +257,7 @@ pub fn sample_batches() -> Vec<(u64, WriteBatch)> {
     b.put(b"", b"empty key");
     let mut c = WriteBatch::new();
     c.put(b"cherry", vec![b'c'; 40]);
+    c.delete_range(b"a", b"b\0");
     vec![(1, a), (3, b), (5, c)]
 }
 

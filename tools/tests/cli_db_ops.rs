@@ -97,11 +97,54 @@ fn info_and_verify_read_a_database_written_by_the_engine() {
     );
 }
 
+/// Issue 60: one command deletes a key range, flushed or not, and a
+/// reversed range is refused before anything is opened.
+#[test]
+fn delete_range_deletes_a_key_range_and_refuses_a_reversed_one() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("db");
+    let d = p(&dir);
+    for k in ["a1", "b1", "b2", "c1"] {
+        assert_eq!(siftdb(&["db", "put", d, k, "v"]).status.code(), Some(0));
+    }
+    assert_eq!(run_json(&["db", "flush", d, "--json"]).0, 0);
+    let (code, v) = run_json(&["db", "delete-range", d, "b", "c", "--json"]);
+    assert_eq!(
+        (code, v["op"].as_str(), v["start"].as_str(), v["end"].as_str()),
+        (0, Some("delete-range"), Some("b"), Some("c"))
+    );
+    let keys = |v: &Value| -> Vec<String> {
+        v["entries"].as_array().unwrap().iter().map(|e| e["key"].as_str().unwrap().to_owned()).collect()
+    };
+    assert_eq!(keys(&run_json(&["db", "scan", d, "--json"]).1), ["a1", "c1"]);
+    assert_eq!(run_json(&["db", "get", d, "b2", "--json"]).0, 1, "a deleted key is not found");
+    // Flushed and compacted, the tombstone still hides the range.
+    assert_eq!(run_json(&["db", "flush", d, "--json"]).0, 0);
+    assert_eq!(run_json(&["db", "compact", d, "--json"]).0, 0);
+    assert_eq!(keys(&run_json(&["db", "scan", d, "--reverse", "--json"]).1), ["c1", "a1"]);
+    for (start, end) in [("c", "b"), ("b", "b")] {
+        let out = siftdb(&["db", "delete-range", d, start, end]);
+        let err = String::from_utf8(out.stderr).unwrap();
+        assert_eq!(out.status.code(), Some(2), "{err}");
+        assert!(err.contains("must sort before END"), "{err}");
+    }
+    let missing = tmp.path().join("never");
+    assert_eq!(siftdb(&["db", "delete-range", p(&missing), "b", "a"]).status.code(), Some(2));
+    assert!(!missing.exists());
+}
+
 #[test]
 fn commands_other_than_put_refuse_a_directory_without_a_database() {
     let tmp = tempfile::tempdir().unwrap();
     let missing = tmp.path().join("missing");
-    for args in [&["get", "k"][..], &["delete", "k"], &["scan"], &["flush"], &["compact"]] {
+    for args in [
+        &["get", "k"][..],
+        &["delete", "k"],
+        &["delete-range", "a", "b"],
+        &["scan"],
+        &["flush"],
+        &["compact"],
+    ] {
         let mut a = vec!["db", args[0], p(&missing)];
         a.extend_from_slice(&args[1..]);
         let out = siftdb(&a);
@@ -115,7 +158,7 @@ fn commands_other_than_put_refuse_a_directory_without_a_database() {
     let out = siftdb(&["db", "put", p(&foreign), "k", "v"]);
     assert_eq!(out.status.code(), Some(2));
     assert_eq!(std::fs::read_dir(&foreign).unwrap().count(), 1, "nothing written into a foreign directory");
-    for cmd in ["get", "put", "delete", "scan", "flush", "compact"] {
+    for cmd in ["get", "put", "delete", "delete-range", "scan", "flush", "compact"] {
         assert_eq!(siftdb(&["db", cmd, "--help"]).status.code(), Some(0), "{cmd}");
     }
 }

@@ -29,6 +29,8 @@ pub enum Command {
     Put(ops::PutArgs),
     /// Delete a key.
     Delete(ops::KeyArgs),
+    /// Delete every key from START up to (not including) END, in one write.
+    DeleteRange(ops::RangeArgs),
     /// Live keys in order.
     Scan(ops::ScanArgs),
     /// Write the memtable to a level-0 table.
@@ -53,6 +55,7 @@ pub fn run(cmd: &Command) -> Result<Outcome, String> {
         Command::Get(a) => ops::get(a),
         Command::Put(a) => ops::put(a),
         Command::Delete(a) => ops::delete(a),
+        Command::DeleteRange(a) => ops::delete_range(a),
         Command::Scan(a) => ops::scan(a),
         Command::Flush(c) => ops::maintain(c, false),
         Command::Compact(c) => ops::maintain(c, true),

@@ -61,6 +61,17 @@ pub struct KeyArgs {
     key: String,
 }
 
+/// Arguments of `db delete-range`.
+#[derive(Debug, clap::Args)]
+pub struct RangeArgs {
+    #[command(flatten)]
+    common: Common,
+    /// The first key deleted.
+    start: String,
+    /// The first key kept after the range (it must sort after START).
+    end: String,
+}
+
 /// Arguments of `db put`.
 #[derive(Debug, clap::Args)]
 pub struct PutArgs {
@@ -201,6 +212,29 @@ pub fn delete(a: &KeyArgs) -> Result<Outcome, String> {
     db.delete(&key).map_err(|e| describe(&c.dir, &e))?;
     close(&db, &c.dir)?;
     report(c, "delete", json!({ "key": show(&key, c.hex) }));
+    Ok(Outcome::Clean)
+}
+
+/// Runs `db delete-range`.
+///
+/// # Errors
+/// A one-line message if the range is empty or reversed, or the database
+/// cannot be opened or written.
+pub fn delete_range(a: &RangeArgs) -> Result<Outcome, String> {
+    let c = &a.common.db;
+    let (start, end) = (parse(&a.start, c.hex)?, parse(&a.end, c.hex)?);
+    if start >= end {
+        // Said before the database is opened, so a typo creates nothing.
+        return Err(format!(
+            "delete-range: START {} must sort before END {}",
+            show(&start, c.hex),
+            show(&end, c.hex)
+        ));
+    }
+    let db = open(&c.dir, a.common.policy.as_ref(), Mode::Write)?;
+    db.delete_range(&start, &end).map_err(|e| describe(&c.dir, &e))?;
+    close(&db, &c.dir)?;
+    report(c, "delete-range", json!({ "start": show(&start, c.hex), "end": show(&end, c.hex) }));
     Ok(Outcome::Clean)
 }
 
