@@ -8,7 +8,11 @@
 //! - of the versions at or below the horizon only the newest is kept: it
 //!   shadows the rest for every reader;
 //! - that newest version is dropped too if it is a tombstone and no deeper
-//!   level holds the key's range (nothing older can be uncovered).
+//!   level holds the key's range (nothing older can be uncovered);
+//! - a version a range tombstone at or below the horizon covers is dropped,
+//!   a table such a tombstone wholly covers is not even read, and the
+//!   tombstone goes too once nothing below can need it
+//!   ([`super::range_dels`]).
 //!
 //! Output tables split at the level's `table_target_bytes_for`, only between user keys, so
 //! the output level stays a set of non-overlapping key ranges. Outputs are
@@ -24,9 +28,10 @@ use crate::manifest::{TableRecord, VersionEdit};
 use crate::merge::Merge;
 use crate::policy::Writing;
 use crate::sources::{KeyVersion, Source, TablesSource};
-use crate::tree::Tree;
+use crate::tree::{TableFile, Tree};
 
 use super::picker::Job;
+use super::range_dels::RangeDelRules;
 use super::writer::OutputWriter;
 use super::{JobContext, Outcome};
 
@@ -38,16 +43,26 @@ use super::{JobContext, Outcome};
 pub(crate) fn run(ctx: &JobContext<'_>, job: &Job, tree: &Tree) -> Result<Outcome> {
     let horizon = ctx.horizon;
     let output_level = job.output_level();
+    let rules = RangeDelRules::new(job.inputs.iter().chain(&job.next_inputs), horizon);
+    // A table a range tombstone wholly deletes is removed unread (a refresh
+    // keeps its table as it is).
+    let read = |t: &&Arc<TableFile>| job.refresh || !rules.drops_table(t);
+    let (upper, lower): (Vec<_>, Vec<_>) = (
+        job.inputs.iter().filter(read).cloned().collect(),
+        job.next_inputs.iter().filter(read).cloned().collect(),
+    );
+    let mut dropped_by_range: u64 =
+        job.inputs.iter().chain(&job.next_inputs).filter(|t| !read(t)).map(|t| t.record.entries).sum();
     let mut sources: Vec<Box<dyn Source>> = Vec::new();
     if job.level == 0 {
-        for t in &job.inputs {
-            sources.push(Box::new(TablesSource::new(vec![Arc::clone(t)], b"")?));
+        for t in upper {
+            sources.push(Box::new(TablesSource::new(vec![t], b"")?));
         }
-    } else {
-        sources.push(Box::new(TablesSource::new(job.inputs.clone(), b"")?));
+    } else if !upper.is_empty() {
+        sources.push(Box::new(TablesSource::new(upper, b"")?));
     }
-    if !job.next_inputs.is_empty() {
-        sources.push(Box::new(TablesSource::new(job.next_inputs.clone(), b"")?));
+    if !lower.is_empty() {
+        sources.push(Box::new(TablesSource::new(lower, b"")?));
     }
     let may_exist_deeper = |key: &[u8]| {
         tree.each_level().skip(output_level + 1).any(|level| level.tables_for(key).next().is_some())
@@ -60,10 +75,13 @@ pub(crate) fn run(ctx: &JobContext<'_>, job: &Job, tree: &Tree) -> Result<Outcom
     let replaced = if job.refresh { &job.inputs } else { &job.next_inputs };
     let incoming = job.inputs.iter().chain(&job.next_inputs).map(|t| t.record.entries).sum();
     let mut out = OutputWriter::new(ctx, tree, writing, !job.refresh, replaced, incoming);
-    // Range tombstones are carried whole (part 2 of range deletes drops
-    // what they cover); each output gets the part within its key range.
-    let dels = job.inputs.iter().chain(&job.next_inputs).filter_map(|t| t.table.range_dels());
-    out.carry_range_dels(dels.flat_map(|d| d.tombstones().iter().cloned()).collect());
+    // Each output gets the part of the carried tombstones within its range.
+    out.carry_range_dels(if job.refresh {
+        let all = job.inputs.iter().filter_map(|t| t.table.range_dels());
+        all.flat_map(|d| d.tombstones().iter().cloned()).collect()
+    } else {
+        rules.carried(tree, output_level)
+    });
     let mut current: Option<bytes::Bytes> = None;
     let mut kept_at_horizon = false;
     let mut merge = Merge::new(sources);
@@ -76,6 +94,10 @@ pub(crate) fn run(ctx: &JobContext<'_>, job: &Job, tree: &Tree) -> Result<Outcom
             kept_at_horizon = false;
         }
         // A refresh copies its table as it is: only the filter changes.
+        if !job.refresh && rules.drops(&v) {
+            dropped_by_range += 1;
+            continue;
+        }
         if !job.refresh && !keep(&v, horizon, &mut kept_at_horizon, &may_exist_deeper) {
             continue;
         }
@@ -96,7 +118,7 @@ pub(crate) fn run(ctx: &JobContext<'_>, job: &Job, tree: &Tree) -> Result<Outcom
         edit.added.push((level_u8(output_level), TableRecord::clone(&t.record)));
     }
     let bytes_written = outputs.iter().map(|t| t.record.file_size).sum();
-    Ok(Outcome { edit, outputs, bytes_read: job.input_bytes(), bytes_written })
+    Ok(Outcome { edit, outputs, bytes_read: job.input_bytes(), bytes_written, dropped_by_range })
 }
 
 /// The drop rules of the module docs for one version.

@@ -16,6 +16,7 @@
 
 pub(crate) mod executor;
 pub(crate) mod picker;
+pub(crate) mod range_dels;
 pub(crate) mod writer;
 
 use std::collections::HashSet;
@@ -60,6 +61,9 @@ pub(crate) struct Outcome {
     pub bytes_read: u64,
     /// Bytes of the output tables.
     pub bytes_written: u64,
+    /// Versions a range tombstone deleted for every reader, dropped (those
+    /// of tables dropped unread included).
+    pub dropped_by_range: u64,
 }
 
 /// The tables refreshed since the tree last changed shape (a flush or a

@@ -149,6 +149,7 @@ impl DbInner {
         bump(&self.counters.compactions, 1);
         bump(&self.counters.compaction_bytes_read, done.bytes_read);
         bump(&self.counters.compaction_bytes_written, done.bytes_written);
+        bump(&self.counters.range_deleted_entries, done.dropped_by_range);
         Ok(())
     }
 }

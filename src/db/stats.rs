@@ -179,6 +179,10 @@ pub struct Stats {
     /// Tables rewritten in place because their filter had drifted from the
     /// plan for their level (see [`crate::Db::compact`]).
     pub filter_refreshes: u64,
+    /// Versions compactions dropped because a range tombstone every reader
+    /// sees deleted them (those of tables dropped unread included): the
+    /// space range deletes gave back.
+    pub range_deleted_entries: u64,
     /// Filter plans the policy made: one per change of the tree's shape,
     /// never one per table written or `stats()` call.
     pub filter_plans: u64,
@@ -247,6 +251,7 @@ impl Stats {
             flush_bytes_written: self.flush_bytes_written.saturating_sub(earlier.flush_bytes_written),
             compactions: self.compactions.saturating_sub(earlier.compactions),
             filter_refreshes: self.filter_refreshes.saturating_sub(earlier.filter_refreshes),
+            range_deleted_entries: self.range_deleted_entries.saturating_sub(earlier.range_deleted_entries),
             filter_plans: self.filter_plans.saturating_sub(earlier.filter_plans),
             compaction_bytes_read: self.compaction_bytes_read.saturating_sub(earlier.compaction_bytes_read),
             compaction_bytes_written: self

@@ -1,0 +1,146 @@
+//! Range deletes, part 2 (issue 61): compaction gives the space back. A
+//! version a tombstone deletes for every reader is dropped, one a live
+//! snapshot still sees is kept, a table a tombstone wholly deletes is
+//! dropped unread, and tombstones go once nothing below needs them.
+
+use siftdb::fs::StdFs;
+use siftdb::table::Table;
+use siftdb::{Db, Options};
+
+fn opts() -> Options {
+    Options { auto_compaction: false, hash_salt: Some(4), ..Options::default() }
+}
+
+fn key(i: u32) -> String {
+    format!("k{i:04}")
+}
+
+/// 1,000 keys compacted into level 1.
+fn loaded(dir: &std::path::Path) -> Db {
+    let db = Db::open(dir, opts()).unwrap();
+    for i in 0..1000 {
+        db.put(key(i), format!("value {i}")).unwrap();
+    }
+    db.flush().unwrap();
+    db.compact().unwrap();
+    db
+}
+
+fn entries(db: &Db) -> u64 {
+    db.tables().iter().map(|t| t.record.entries).sum()
+}
+
+fn range_tombstones(db: &Db) -> usize {
+    db.tables()
+        .iter()
+        .map(|t| Table::open(&StdFs, &t.path).unwrap().range_dels().map_or(0, |d| d.len()))
+        .sum()
+}
+
+fn live(db: &Db) -> usize {
+    db.iter().count()
+}
+
+#[test]
+fn compaction_drops_what_a_tombstone_deletes_and_then_the_tombstone() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = loaded(dir.path());
+    assert_eq!(entries(&db), 1000);
+    db.delete_range(key(100), key(600)).unwrap();
+    db.put(key(300), "written after the delete").unwrap();
+    db.flush().unwrap();
+    assert_eq!(range_tombstones(&db), 1);
+    db.compact().unwrap();
+    let stats = db.stats();
+    assert_eq!(stats.range_deleted_entries, 500, "{stats}");
+    // 500 kept below the range and above it, and the later put.
+    assert_eq!(entries(&db), 501);
+    assert_eq!(range_tombstones(&db), 0, "nothing below the last level needs the tombstone");
+    assert_eq!(live(&db), 501);
+    assert_eq!(db.get(key(300)).unwrap().as_deref(), Some(&b"written after the delete"[..]));
+    assert_eq!(db.get(key(301)).unwrap(), None);
+    assert_eq!(db.get(key(600)).unwrap().as_deref(), Some(&b"value 600"[..]));
+}
+
+#[test]
+fn a_live_snapshot_keeps_what_it_sees_until_it_goes() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = loaded(dir.path());
+    let snap = db.snapshot();
+    db.delete_range(key(0), key(1000)).unwrap();
+    db.flush().unwrap();
+    db.compact().unwrap();
+    assert_eq!(db.stats().range_deleted_entries, 0);
+    assert_eq!(entries(&db), 1000, "the snapshot still sees every key");
+    assert_eq!(range_tombstones(&db), 1, "and the tombstone stays with them");
+    assert_eq!((live(&db), snap.iter().count()), (0, 1000));
+    drop(snap);
+    // The next compaction over the range gives the space back.
+    db.put(key(5), "new").unwrap();
+    db.flush().unwrap();
+    db.compact().unwrap();
+    assert_eq!(db.stats().range_deleted_entries, 1000);
+    assert_eq!((entries(&db), range_tombstones(&db), live(&db)), (1, 0, 1));
+}
+
+/// The table the tombstone wholly deletes has a damaged data block: a
+/// compaction that read it would fail. It is dropped unread.
+#[test]
+fn a_table_a_tombstone_wholly_deletes_is_dropped_unread() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = loaded(dir.path());
+    let tables = db.tables();
+    assert_eq!(tables.len(), 1);
+    let path = tables[0].path.clone();
+    db.close().unwrap();
+    drop(db);
+    let handles = Table::open(&StdFs, &path).unwrap().data_block_handles().unwrap();
+    let mut bytes = std::fs::read(&path).unwrap();
+    bytes[usize::try_from(handles[0].offset).unwrap() + 3] ^= 0x55;
+    std::fs::write(&path, bytes).unwrap();
+    let db = Db::open(dir.path(), opts()).unwrap();
+    assert!(db.get(key(0)).is_err(), "the damage is real");
+    db.delete_range("k", "l").unwrap();
+    db.flush().unwrap();
+    db.compact().unwrap();
+    assert_eq!(db.stats().range_deleted_entries, 1000);
+    assert!(db.tables().is_empty(), "{:?}", db.tables());
+    assert!(!path.exists());
+    assert_eq!(db.get(key(0)).unwrap(), None);
+}
+
+/// A tombstone over a range a deeper level holds stays (it still hides
+/// those keys) even when everything it covered in the compaction went.
+#[test]
+fn a_tombstone_stays_while_a_deeper_level_holds_its_range() {
+    let dir = tempfile::tempdir().unwrap();
+    let o = || Options { max_levels: 3, base_level_bytes: 1 << 10, table_target_bytes: 1 << 10, ..opts() };
+    let db = Db::open(dir.path(), o()).unwrap();
+    for i in 0..1000 {
+        db.put(key(i), [b'v'; 50]).unwrap();
+    }
+    db.flush().unwrap();
+    db.compact().unwrap();
+    let deepest = db.tables().iter().map(|t| t.level).max().unwrap();
+    assert!(deepest >= 2, "{:?}", db.stats());
+    // Newer versions of a few keys, compacted to level 1 only.
+    for i in 200..210 {
+        db.put(key(i), "newer").unwrap();
+    }
+    db.delete_range(key(200), key(210)).unwrap();
+    db.flush().unwrap();
+    db.compact().unwrap();
+    for i in 195..215 {
+        let want = (!(200..210).contains(&i)).then(|| vec![b'v'; 50]);
+        assert_eq!(db.get(key(i)).unwrap().map(|v| v.to_vec()), want, "{}", key(i));
+    }
+    let tombstones_live = range_tombstones(&db);
+    let covered_below = db.tables().iter().any(|t| {
+        t.level > 1
+            && t.record.smallest.as_slice() <= key(209).as_bytes()
+            && key(200).as_bytes() <= t.record.largest.as_slice()
+    });
+    assert!(covered_below, "the test needs a deeper level holding the range: {:?}", db.tables());
+    assert!(tombstones_live > 0, "the tombstone went while a deeper level holds its keys");
+    assert_eq!(live(&db), 990);
+}
