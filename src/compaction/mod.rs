@@ -23,7 +23,7 @@ use std::collections::HashSet;
 use std::sync::Arc;
 
 pub(crate) use executor::run;
-pub(crate) use picker::{Drift, Job, pick, pick_level0, pick_refresh};
+pub(crate) use picker::{Drift, Job, pick, pick_level0, pick_range_dels, pick_refresh};
 
 use crate::key::SeqNo;
 use crate::manifest::VersionEdit;

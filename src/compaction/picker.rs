@@ -16,6 +16,13 @@
 //! past the scores: it ends with level 0 empty, every key in its settled
 //! place.
 //!
+//! When no level needs merging, a table holding a range tombstone every
+//! reader sees moves down a level, merged with what it overlaps there
+//! ([`pick_range_dels`]): that is where what it deletes is dropped, and
+//! where it is dropped itself once nothing below holds its range. Each
+//! such job takes its tombstones a level deeper or drops them, so they
+//! stop at the last level.
+//!
 //! When no level needs merging, a *refresh* may run: one table below level 0
 //! whose filter no longer matches the plan for its level is rewritten in
 //! place (same entries, same level, the planned filter), published as a new
@@ -35,6 +42,7 @@ use std::sync::Arc;
 
 use super::EXPLICIT_DRIFT;
 use crate::filter::FilterKind;
+use crate::key::SeqNo;
 use crate::options::Options;
 use crate::policy::{BloomLedger, LevelFilter, MixLedger, table_filter_bytes};
 use crate::table::TableRecord;
@@ -105,6 +113,23 @@ pub(crate) fn pick_level0(tree: &Tree, opts: &Options) -> Option<Job> {
     job_at(tree, opts, &[], 0)
 }
 
+/// The first table above the last level holding a range tombstone at or
+/// below `horizon` (which every reader sees), moved a level down: all of
+/// level 0 if it is there, else that table with what it overlaps below.
+pub(crate) fn pick_range_dels(tree: &Tree, opts: &Options, horizon: SeqNo) -> Option<Job> {
+    let seen_by_all = |t: &&Arc<TableFile>| {
+        t.table.range_dels().is_some_and(|d| d.tombstones().iter().any(|d| d.seq <= horizon))
+    };
+    let last = opts.max_levels.saturating_sub(1);
+    let (level, t) = tree
+        .levels
+        .iter()
+        .take(last)
+        .enumerate()
+        .find_map(|(level, tables)| tables.iter().find(seen_by_all).map(|t| (level, t)))?;
+    if level == 0 { job_at(tree, opts, &[], 0) } else { job_with(tree, opts, level, vec![Arc::clone(t)]) }
+}
+
 /// The compaction of `level`: all of level 0, or the table of a deeper
 /// level after its cursor.
 fn job_at(tree: &Tree, opts: &Options, cursors: &[Vec<u8>], level: usize) -> Option<Job> {
@@ -116,6 +141,12 @@ fn job_at(tree: &Tree, opts: &Options, cursors: &[Vec<u8>], level: usize) -> Opt
         let cursor = cursors.get(level).map_or(&[][..], Vec::as_slice);
         vec![Arc::clone(least_overlapping(here, below, cursor, |t| &t.record)?)]
     };
+    job_with(tree, opts, level, inputs)
+}
+
+/// `inputs` of `level` merged into `level + 1` with what they overlap there.
+fn job_with(tree: &Tree, opts: &Options, level: usize, inputs: Vec<Arc<TableFile>>) -> Option<Job> {
+    let below = tree.levels.get(level + 1).map_or(&[][..], Vec::as_slice);
     let lo = inputs.iter().map(|t| t.record.smallest.as_slice()).min()?;
     let hi = inputs.iter().map(|t| t.record.largest.as_slice()).max()?;
     let mut next_inputs = overlapping(below, lo, hi);

@@ -42,12 +42,17 @@ impl DbInner {
 
     /// The compaction `compact_once` would run on `tree`, or else its refresh.
     fn next_job(&self, tree: &Tree, cursors: &[Vec<u8>], drift: Drift) -> Option<Job> {
-        compaction::pick(tree, &self.opts, cursors).or_else(|| {
-            let plan = self.plan(&self.shape(tree, None));
-            let mut refreshed = self.refreshed.lock();
-            let done = refreshed.since(self.counters.flushes.load(Relaxed));
-            compaction::pick_refresh(tree, &plan, drift, self.policy.is_budgeted(), &|n| done.contains(&n))
-        })
+        let horizon = || self.snapshots.horizon(&self.visible_seq);
+        compaction::pick(tree, &self.opts, cursors)
+            .or_else(|| compaction::pick_range_dels(tree, &self.opts, horizon()))
+            .or_else(|| {
+                let plan = self.plan(&self.shape(tree, None));
+                let mut refreshed = self.refreshed.lock();
+                let done = refreshed.since(self.counters.flushes.load(Relaxed));
+                compaction::pick_refresh(tree, &plan, drift, self.policy.is_budgeted(), &|n| {
+                    done.contains(&n)
+                })
+            })
     }
 
     /// Whether the background thread would find a job on the tree as it
