@@ -27,7 +27,18 @@ pub fn jitter(cycle: u64, base: u64, spread: u64) -> Duration {
 /// One cycle: starts the child on `dir`, waits for its first ack (so the
 /// kill hits a child that is really writing, not one still starting up on
 /// a loaded machine), sleeps `delay`, kills it, and returns its acks.
+#[allow(dead_code, reason = "a test reading more than acks uses run_and_kill_lines")]
 pub fn run_and_kill(child: &Child<'_>, dir: &Path, start: u64, delay: Duration) -> Vec<u64> {
+    run_and_kill_lines(child, dir, start, delay).iter().filter_map(|l| ack(l)).collect()
+}
+
+fn ack(line: &str) -> Option<u64> {
+    line.strip_prefix("ack ").and_then(|n| n.parse().ok())
+}
+
+/// [`run_and_kill`], returning every line the child printed, for a
+/// child that reports more than its acks.
+pub fn run_and_kill_lines(child: &Child<'_>, dir: &Path, start: u64, delay: Duration) -> Vec<String> {
     let mut process = Command::new(std::env::current_exe().unwrap())
         .args(["--exact", child.test, "--nocapture"])
         .env(child.dir_env, dir)
@@ -39,23 +50,23 @@ pub fn run_and_kill(child: &Child<'_>, dir: &Path, start: u64, delay: Duration) 
     let stdout = process.stdout.take().unwrap();
     let (first_tx, first_rx) = mpsc::channel::<()>();
     let reader = thread::spawn(move || {
-        let mut acks = Vec::new();
+        let mut lines = Vec::new();
+        let mut acked = false;
         for line in BufReader::new(stdout).lines().map_while(Result::ok) {
-            if let Some(n) = line.strip_prefix("ack ").and_then(|n| n.parse::<u64>().ok()) {
-                if acks.is_empty() {
-                    let _ = first_tx.send(());
-                }
-                acks.push(n);
+            if !acked && ack(&line).is_some() {
+                acked = true;
+                let _ = first_tx.send(());
             }
+            lines.push(line);
         }
-        acks
+        lines
     });
     let _ = first_rx.recv_timeout(Duration::from_secs(10));
     let t0 = Instant::now();
     thread::sleep(delay);
     process.kill().unwrap();
     process.wait().unwrap();
-    let acks = reader.join().unwrap();
+    let lines = reader.join().unwrap();
     assert!(t0.elapsed() < delay + Duration::from_secs(10), "the killed child's output never ended");
-    acks
+    lines
 }
