@@ -162,3 +162,29 @@ fn background_compaction_gives_the_space_back_too() {
     assert_eq!(db.stats().range_deleted_entries, 500, "{}", db.stats());
     assert_eq!((entries(&db), range_tombstones(&db)), (500, 0), "{:?}", db.tables());
 }
+
+/// `Stats` shows where range tombstones live and what they gave back:
+/// a flushed one at level 0, none once a compaction has dropped it.
+#[test]
+fn stats_count_range_tombstones_per_level_and_the_versions_they_dropped() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = loaded(dir.path());
+    let text = db.stats().to_string();
+    assert!(!text.contains("range tombstones") && !text.contains("range deletes"), "{text}");
+    db.delete_range(key(100), key(200)).unwrap();
+    db.delete_range(key(300), key(400)).unwrap();
+    db.flush().unwrap();
+    let stats = db.stats();
+    let counts: Vec<u64> = stats.levels.iter().map(|l| l.range_tombstones).collect();
+    assert_eq!(counts[..2], [2, 0], "{stats}");
+    assert!(stats.to_string().contains("range tombstones: L0 2\n"), "{stats}");
+    // A shape field: `since` keeps it.
+    assert_eq!(db.stats().since(&stats).levels[0].range_tombstones, 2);
+    db.compact().unwrap();
+    let stats = db.stats();
+    assert!(stats.levels.iter().all(|l| l.range_tombstones == 0), "{stats}");
+    assert_eq!(stats.range_deleted_entries, 200);
+    let text = stats.to_string();
+    assert!(!text.contains("range tombstones:"), "{text}");
+    assert!(text.contains("(versions dropped by range deletes 200)"), "{text}");
+}

@@ -25,6 +25,10 @@ pub struct LevelStats {
     pub bytes: u64,
     /// Bytes of the level's filter blocks.
     pub filter_bytes: u64,
+    /// Range tombstones the level's tables carry (as written, not
+    /// fragments): deletes no compaction has yet carried down to the
+    /// versions they cover, or kept because a deeper level still needs them.
+    pub range_tombstones: u64,
     /// The distinct filter kinds the level's tables carry (tables written
     /// under an older policy may differ from the current one).
     pub filter_kinds: Vec<FilterKind>,

@@ -133,6 +133,40 @@ fn delete_range_deletes_a_key_range_and_refuses_a_reversed_one() {
     assert!(!missing.exists());
 }
 
+/// Issue 61: `db info` shows where range tombstones live, and `db compact`
+/// what they gave back.
+#[test]
+fn info_counts_range_tombstones_and_compact_the_versions_they_dropped() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("db");
+    let d = p(&dir);
+    for k in ["a1", "b1", "b2", "c1"] {
+        assert_eq!(siftdb(&["db", "put", d, k, "v"]).status.code(), Some(0));
+    }
+    assert_eq!(run_json(&["db", "compact", d, "--json"]).0, 0);
+    assert_eq!(siftdb(&["db", "delete-range", d, "b", "c"]).status.code(), Some(0));
+    let (code, v) = run_json(&["db", "flush", d, "--json"]);
+    assert_eq!(
+        (code, &v["levels"][0]["range_tombstones"], &v["range_deleted_entries"]),
+        (0, &1.into(), &0.into())
+    );
+    let (code, info) = run_json(&["db", "info", d, "--json"]);
+    assert_eq!(code, 0, "{info}");
+    let levels = info["levels"].as_array().unwrap();
+    let counts: Vec<u64> = levels.iter().map(|l| l["range_tombstones"].as_u64().unwrap()).collect();
+    assert_eq!(counts.iter().sum::<u64>(), 1, "{info}");
+    assert_eq!(counts[0], 1, "the flushed tombstone is in level 0: {info}");
+    assert_eq!(levels[0]["table_list"][0]["range_tombstones"], 1, "{info}");
+    let text = String::from_utf8(siftdb(&["db", "info", d]).stdout).unwrap();
+    assert!(text.contains("range tombstones: L0 1\n"), "{text}");
+    let (code, v) = run_json(&["db", "compact", d, "--json"]);
+    assert_eq!((code, &v["range_deleted_entries"]), (0, &2.into()), "{v}");
+    let (_, info) = run_json(&["db", "info", d, "--json"]);
+    assert!(info["levels"].as_array().unwrap().iter().all(|l| l["range_tombstones"] == 0), "{info}");
+    let text = String::from_utf8(siftdb(&["db", "info", d]).stdout).unwrap();
+    assert!(!text.contains("range tombstones"), "{text}");
+}
+
 #[test]
 fn commands_other_than_put_refuse_a_directory_without_a_database() {
     let tmp = tempfile::tempdir().unwrap();

@@ -98,7 +98,7 @@ impl std::fmt::Display for Stats {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         writeln!(
             f,
-            "gets {} (memtable hits {}), writes {} ({} ops, {} WAL syncs, {} WAL bytes), flushes {}, compactions {}",
+            "gets {} (memtable hits {}), writes {} ({} ops, {} WAL syncs, {} WAL bytes), flushes {}, compactions {}{}",
             self.gets,
             self.memtable_hits,
             self.writes,
@@ -106,7 +106,13 @@ impl std::fmt::Display for Stats {
             self.wal_syncs,
             self.wal_bytes,
             self.flushes,
-            self.compactions
+            self.compactions,
+            // Only once a range delete has given space back: most databases never write one.
+            if self.range_deleted_entries > 0 {
+                format!(" (versions dropped by range deletes {})", self.range_deleted_entries)
+            } else {
+                String::new()
+            }
         )?;
         self.fmt_bytes_written(f)?;
         if let Some(cut) = &self.recovery.cut {
@@ -178,6 +184,7 @@ impl std::fmt::Display for Stats {
             true,
         )?;
         self.levels_with(f, "tables under a quarter of their level's target size", |l| l.small_tables, true)?;
+        self.levels_with(f, "range tombstones", |l| l.range_tombstones, false)?;
         let dropped: u64 = self.levels.iter().map(|l| l.filters_dropped).sum();
         if dropped > 0 || self.cleanup_failures > 0 {
             writeln!(

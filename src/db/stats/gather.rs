@@ -44,6 +44,8 @@ impl crate::db::DbInner {
             l.keys = tables.iter().map(|t| t.record.entries).sum();
             l.bytes = tables.iter().map(|t| t.record.file_size).sum();
             l.filter_bytes = tables.iter().map(|t| t.record.filter_bytes).sum();
+            l.range_tombstones =
+                tables.iter().map(|t| t.table.range_dels().map_or(0, |d| d.len() as u64)).sum();
             l.table_blocks_read = tables.iter().map(|t| t.table.counters().data_blocks_read).sum();
             l.filters_dropped = tables.iter().filter(|t| t.table.filter_dropped()).count() as u64;
             l.filter_fallbacks = tables.iter().filter(|t| t.table.filter_fell_back()).count() as u64;

@@ -176,9 +176,11 @@ fn document(i: &RecoveryScan, a: &Args) -> Result<Value, String> {
             }
             _ => (0, 0, None),
         };
-        let prefix_extractor = match &opened {
-            Some(Ok(table)) => table.properties().prefix_extractor.clone(),
-            _ => None,
+        let (prefix_extractor, range_tombstones) = match &opened {
+            Some(Ok(table)) => {
+                (table.properties().prefix_extractor.clone(), table.properties().range_tombstones)
+            }
+            _ => (None, 0),
         };
         let dropped_reason = match filter.as_ref().map(|d| &d.status) {
             Some(FilterStatus::Dropped(why)) => Some(why.clone()),
@@ -214,6 +216,7 @@ fn document(i: &RecoveryScan, a: &Args) -> Result<Value, String> {
                 "distinct_keys": distinct,
                 "filter_keys": filter_keys,
                 "prefix_extractor": prefix_extractor,
+                "range_tombstones": range_tombstones,
                 "smallest_key": show(&r.smallest, a.hex),
                 "largest_key": show(&r.largest, a.hex),
                 "min_seq": r.min_seq,
@@ -329,6 +332,7 @@ fn document(i: &RecoveryScan, a: &Args) -> Result<Value, String> {
                 "bytes": sum("size"),
                 "filter_bytes": filter_bytes,
                 "filter_memory_bytes": filter_memory,
+                "range_tombstones": sum("range_tombstones"),
                 "filter_kinds": kinds,
                 "filter_fallbacks": fallbacks,
                 "tables_over_target": over_target,

@@ -123,6 +123,15 @@ pub fn print(doc: &Value, tables: bool) {
             &rows
         )
     );
+    // As `Stats` shows them: a line only when some level holds any.
+    let tombstones: Vec<String> = levels
+        .iter()
+        .filter(|l| l["range_tombstones"].as_u64().is_some_and(|n| n > 0))
+        .map(|l| format!("L{} {}", g(l, "level"), g(l, "range_tombstones")))
+        .collect();
+    if !tombstones.is_empty() {
+        println!("range tombstones: {}", tombstones.join(", "));
+    }
     let prefix_lines: Vec<String> = levels
         .iter()
         .filter(|l| l["prefix_probes"].as_u64().is_some_and(|n| n > 0))
