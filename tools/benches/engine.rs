@@ -157,6 +157,10 @@ impl<E: Engine> Engine for Counted<E> {
         self.inner.seek(key, n)
     }
 
+    fn delete_range(&self, start: &[u8], end: &[u8]) -> Result<(), String> {
+        self.inner.delete_range(start, end)
+    }
+
     fn settle(&self) -> Result<(), String> {
         let fill_end = wchar();
         self.inner.settle()?;
@@ -212,7 +216,8 @@ fn main() -> Result<(), String> {
             .split(',')
             .map(|n| Workload::parse(n.trim()).ok_or(format!("unknown workload {n}")))
             .collect::<Result<_, _>>()?,
-        Err(_) => Workload::ALL.to_vec(),
+        // fjall is not driven through range deletes.
+        Err(_) => Workload::ALL.into_iter().filter(|w| *w != Workload::DeleteRange).collect(),
     };
     let cfg = Config {
         keys,

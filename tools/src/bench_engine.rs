@@ -8,8 +8,8 @@ use std::path::PathBuf;
 use serde_json::{Value, json};
 use siftdb::FilterPolicy;
 use siftdb_cli::engine::Siftdb;
-use siftdb_cli::summary::{Summary, summarize};
-use siftdb_cli::workloads::{self, Config, Round, Workload};
+use siftdb_cli::summary::{RangeDeleteSummary, Spread, Summary, summarize};
+use siftdb_cli::workloads::{self, Config, RangeDeletes, Rate, Round, Workload};
 
 use crate::Outcome;
 use crate::numbers;
@@ -37,7 +37,9 @@ pub struct Args {
     #[arg(long, default_value_t = 3, value_parser = numbers::count_usize(1, 99))]
     rounds: usize,
     /// Comma-separated workloads, run in this order whatever the order given: fillseq,
-    /// fillrandom, readrandom, readmissing, seekrandom, overwrite, readwhilewriting.
+    /// fillrandom, readrandom, readmissing, seekrandom, overwrite, readwhilewriting,
+    /// deleterange (not by default: it deletes half the keys in ranges of 1,000, settles,
+    /// and reports disk bytes before and after and gets of the deleted keys).
     #[arg(
         long,
         default_value = "fillseq,fillrandom,readrandom,readmissing,seekrandom,overwrite,readwhilewriting"
@@ -243,7 +245,68 @@ fn text(cfg: &Config, policy: &str, rounds: &[Round], summaries: &[Summary]) -> 
          compactions per key and value byte written, through the settle that follows; writes/s: the\n\
          readwhilewriting writer's puts.\n",
     );
+    for s in summaries {
+        if let Some(d) = &s.range_deletes {
+            out.push_str(&range_delete_text(d));
+        }
+    }
     out
+}
+
+/// `deleterange`'s figures beyond its row: the disk it gave back and what
+/// the deleted keys cost a reader.
+fn range_delete_text(d: &RangeDeleteSummary) -> String {
+    let mib = |s: Option<Spread>| {
+        s.map_or_else(|| "-".to_string(), |s| format!("{:.1} MiB", s.median / f64::from(1 << 20)))
+    };
+    let rate = |s: Option<Spread>| {
+        s.map_or_else(|| "-".to_string(), |s| format!("{:.0} op/s ({:.0}-{:.0})", s.median, s.min, s.max))
+    };
+    let ratio = d.disk_ratio.map_or_else(
+        || "-".to_string(),
+        |s| format!("{:.1}% ({:.1}-{:.1}%)", 100.0 * s.median, 100.0 * s.min, 100.0 * s.max),
+    );
+    format!(
+        "\ndeleterange: {} keys deleted in ranges of up to {} (op/s: the range deletes; settle s: flush and\n\
+         compaction after them). Disk {} before the deletes, {} after the settle: {ratio} of it.\n\
+         Gets of deleted keys {}, of keys never written {} (medians, rounds' range).\n",
+        d.keys_deleted,
+        workloads::RANGE_KEYS,
+        mib(d.disk_bytes_before),
+        mib(d.disk_bytes_after),
+        rate(d.deleted_gets_per_sec),
+        rate(d.absent_gets_per_sec),
+    )
+}
+
+fn rate_json(r: &Rate) -> Value {
+    json!({ "ops": r.ops, "seconds": r.elapsed.as_secs_f64(), "ops_per_sec": r.ops_per_sec() })
+}
+
+fn round_range_deletes_json(d: &RangeDeletes) -> Value {
+    json!({
+        "keys_deleted": d.keys_deleted,
+        "disk_bytes_before": d.disk_bytes_before,
+        "disk_bytes_after": d.disk_bytes_after,
+        "disk_ratio": d.disk_ratio(),
+        "deleted_gets": rate_json(&d.deleted_gets),
+        "absent_gets": rate_json(&d.absent_gets),
+    })
+}
+
+fn spread_json(s: Option<Spread>) -> Value {
+    s.map_or(Value::Null, |s| json!({ "median": s.median, "min": s.min, "max": s.max }))
+}
+
+fn range_deletes_json(d: &RangeDeleteSummary) -> Value {
+    json!({
+        "keys_deleted": d.keys_deleted,
+        "disk_bytes_before": spread_json(d.disk_bytes_before),
+        "disk_bytes_after": spread_json(d.disk_bytes_after),
+        "disk_ratio": spread_json(d.disk_ratio),
+        "deleted_gets_per_sec": spread_json(d.deleted_gets_per_sec),
+        "absent_gets_per_sec": spread_json(d.absent_gets_per_sec),
+    })
 }
 
 fn document(
@@ -283,6 +346,7 @@ fn document(
                 "settle_seconds": p.settle.map(|d| d.as_secs_f64()),
                 "write_amplification": p.write_amplification,
                 "background_writes": p.background_writes,
+                "range_deletes": p.range_deletes.as_ref().map(round_range_deletes_json),
             })).collect::<Vec<_>>(),
         })).collect::<Vec<_>>(),
         "workloads": summaries.iter().map(|s| json!({
@@ -301,6 +365,7 @@ fn document(
             "settle_seconds": s.settle_secs,
             "write_amplification": s.write_amplification,
             "background_writes_per_sec": s.background_writes_per_sec,
+            "range_deletes": s.range_deletes.as_ref().map(range_deletes_json),
         })).collect::<Vec<_>>(),
     })
 }

@@ -71,6 +71,16 @@ pub trait Engine: Sync {
     /// The engine's error.
     fn seek(&self, key: &[u8], n: usize) -> Result<usize, String>;
 
+    /// Deletes every key `k` with `start <= k < end`, in one write.
+    ///
+    /// # Errors
+    /// The engine's error; by default, that the benchmark does not drive
+    /// this engine's range deletes.
+    fn delete_range(&self, start: &[u8], end: &[u8]) -> Result<(), String> {
+        let _ = (start, end);
+        Err("range deletes are not driven on this engine".into())
+    }
+
     /// Flushes the memtables and compacts until the tree is in its steady
     /// shape, as a long-running store would be between bursts.
     ///
@@ -137,8 +147,17 @@ impl Engine for Siftdb {
         Ok(read)
     }
 
+    fn delete_range(&self, start: &[u8], end: &[u8]) -> Result<(), String> {
+        self.0.delete_range(start, end).map_err(|e| e.to_string())
+    }
+
     fn settle(&self) -> Result<(), String> {
-        self.0.flush().and_then(|()| self.0.compact()).map_err(|e| e.to_string())
+        // Nothing left running either: the disk bytes measured after are final.
+        self.0
+            .flush()
+            .and_then(|()| self.0.compact())
+            .and_then(|()| self.0.wait_for_background_work())
+            .map_err(|e| e.to_string())
     }
 
     fn shape(&self) -> Shape {

@@ -26,6 +26,61 @@ pub struct Summary {
     pub write_amplification: Option<f64>,
     /// Median rate of the background writer (`readwhilewriting`), puts/s.
     pub background_writes_per_sec: Option<f64>,
+    /// `deleterange`'s figures over its rounds.
+    pub range_deletes: Option<RangeDeleteSummary>,
+}
+
+/// A figure's median over rounds, with the lowest and highest round's.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Spread {
+    /// The median round's (the mean of the middle two for an even count).
+    pub median: f64,
+    /// The lowest round's.
+    pub min: f64,
+    /// The highest round's.
+    pub max: f64,
+}
+
+impl Spread {
+    /// `v`'s median and extremes; `None` when it holds no finite value.
+    #[must_use]
+    pub fn of(v: Vec<f64>) -> Option<Self> {
+        let min = v.iter().copied().filter(|x| x.is_finite()).fold(f64::INFINITY, f64::min);
+        let max = v.iter().copied().filter(|x| x.is_finite()).fold(f64::NEG_INFINITY, f64::max);
+        median(v).map(|median| Spread { median, min, max })
+    }
+}
+
+/// `deleterange` over its rounds ([`crate::workloads::RangeDeletes`]).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct RangeDeleteSummary {
+    /// Keys the range deletes covered (the same every round).
+    pub keys_deleted: u64,
+    /// Disk bytes before the deletes.
+    pub disk_bytes_before: Option<Spread>,
+    /// Disk bytes after the deletes and the settle.
+    pub disk_bytes_after: Option<Spread>,
+    /// After over before, per round.
+    pub disk_ratio: Option<Spread>,
+    /// Gets of deleted keys per second.
+    pub deleted_gets_per_sec: Option<Spread>,
+    /// Gets of keys never written per second.
+    pub absent_gets_per_sec: Option<Spread>,
+}
+
+fn range_deletes(phases: &[&Phase]) -> Option<RangeDeleteSummary> {
+    let r: Vec<_> = phases.iter().filter_map(|p| p.range_deletes).collect();
+    let of = |f: &dyn Fn(&crate::workloads::RangeDeletes) -> Option<f64>| {
+        Spread::of(r.iter().filter_map(f).collect())
+    };
+    Some(RangeDeleteSummary {
+        keys_deleted: r.first()?.keys_deleted,
+        disk_bytes_before: of(&|d| d.disk_bytes_before.map(|b| b as f64)),
+        disk_bytes_after: of(&|d| d.disk_bytes_after.map(|b| b as f64)),
+        disk_ratio: of(&|d| d.disk_ratio()),
+        deleted_gets_per_sec: of(&|d| (d.deleted_gets.ops > 0).then(|| d.deleted_gets.ops_per_sec())),
+        absent_gets_per_sec: of(&|d| (d.absent_gets.ops > 0).then(|| d.absent_gets.ops_per_sec())),
+    })
 }
 
 impl Summary {
@@ -77,6 +132,7 @@ pub fn summarize(rounds: &[Round]) -> Vec<Summary> {
             background_writes_per_sec: of(&|p| {
                 p.background_writes.map(|n| n as f64 / p.elapsed.as_secs_f64().max(1e-9))
             }),
+            range_deletes: range_deletes(&phases),
         });
     }
     out
@@ -100,6 +156,7 @@ mod tests {
             settle: wa.map(|_| Duration::from_millis(millis)),
             write_amplification: wa,
             background_writes: None,
+            range_deletes: None,
         }
     }
 

@@ -16,6 +16,9 @@ use crate::engine::{Engine, Shape, Written};
 use crate::keys::{SplitMix, hex16, key};
 use crate::latency::Histogram;
 
+mod delete_range;
+pub use delete_range::{RANGE_KEYS, RangeDeletes, Rate};
+
 /// One of the benchmark's workloads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Workload {
@@ -35,11 +38,16 @@ pub enum Workload {
     /// Random present keys looked up by the reader threads while one more
     /// thread overwrites random keys as fast as it can.
     ReadWhileWriting,
+    /// Last, since it empties half the store: range deletes of every other
+    /// run of 1,000 keys in key order, then a settle, the disk bytes before
+    /// and after, and gets of the deleted keys beside gets of keys never
+    /// written ([`RangeDeletes`]).
+    DeleteRange,
 }
 
 impl Workload {
     /// Every workload, in the order a round runs them.
-    pub const ALL: [Workload; 7] = [
+    pub const ALL: [Workload; 8] = [
         Workload::FillSeq,
         Workload::FillRandom,
         Workload::ReadRandom,
@@ -47,6 +55,7 @@ impl Workload {
         Workload::SeekRandom,
         Workload::Overwrite,
         Workload::ReadWhileWriting,
+        Workload::DeleteRange,
     ];
 
     /// The name db_bench gives it, used on the command line and in reports.
@@ -60,6 +69,7 @@ impl Workload {
             Workload::SeekRandom => "seekrandom",
             Workload::Overwrite => "overwrite",
             Workload::ReadWhileWriting => "readwhilewriting",
+            Workload::DeleteRange => "deleterange",
         }
     }
 
@@ -118,6 +128,9 @@ pub struct Phase {
     pub write_amplification: Option<f64>,
     /// For `readwhilewriting`: the puts the writer thread made meanwhile.
     pub background_writes: Option<u64>,
+    /// For `deleterange`: what the deletes gave back and what reads of the
+    /// deleted keys cost.
+    pub range_deletes: Option<RangeDeletes>,
 }
 
 impl Phase {
@@ -215,6 +228,7 @@ fn fill<E: Engine>(
         settle: None,
         write_amplification: None,
         background_writes: None,
+        range_deletes: None,
     })
 }
 
@@ -243,10 +257,12 @@ fn settle<E: Engine>(
 /// What one reader thread does per operation: the key number it draws and
 /// how the answer is checked.
 #[derive(Debug, Clone, Copy)]
-enum Read {
+enum Read<'a> {
     Present,
     Missing,
     Seek,
+    /// One of these key numbers, each deleted by a range delete.
+    Deleted(&'a [u64]),
 }
 
 /// `ops` reads shared by `cfg.threads` threads; `stop` is raised when the
@@ -255,7 +271,7 @@ fn reads<E: Engine>(
     cfg: &Config,
     e: &E,
     workload: Workload,
-    read: Read,
+    read: Read<'_>,
     stop: &AtomicBool,
 ) -> Result<Phase, String> {
     let n = cfg.keys;
@@ -274,6 +290,7 @@ fn reads<E: Engine>(
                         let i = match read {
                             Read::Present | Read::Seek => rng.below(n),
                             Read::Missing => n + rng.below(n),
+                            Read::Deleted(ids) => ids[rng.below(ids.len() as u64) as usize],
                         };
                         let k = key(cfg.seed, i);
                         let t = Instant::now();
@@ -285,6 +302,11 @@ fn reads<E: Engine>(
                             Read::Missing => {
                                 if let got @ Some(_) = e.get(&k)? {
                                     return Err(wrong(&k, "never written", got));
+                                }
+                            }
+                            Read::Deleted(_) => {
+                                if let got @ Some(_) = e.get(&k)? {
+                                    return Err(wrong(&k, "deleted by a range delete", got));
                                 }
                             }
                             Read::Seek => {
@@ -321,6 +343,7 @@ fn reads<E: Engine>(
         settle: None,
         write_amplification: None,
         background_writes: None,
+        range_deletes: None,
     })
 }
 
@@ -423,6 +446,9 @@ pub fn round<E: Engine>(
     }
     if wants(Workload::ReadWhileWriting) {
         phases.push(read_while_writing(cfg, &e, &values)?);
+    }
+    if wants(Workload::DeleteRange) {
+        phases.push(delete_range::run(cfg, &e, &path)?);
     }
     e.close()?;
     remove(&path)?;

@@ -105,6 +105,75 @@ fn the_text_report_names_the_shape_and_every_column() {
     assert!(!text.contains("\nreadrandom"), "{text}");
 }
 
+/// Issue 61: half the keys deleted in ranges and settled give the disk
+/// back, and the deleted keys are gone.
+#[test]
+fn deleterange_shrinks_the_disk_and_finds_no_deleted_key() {
+    let out = siftdb()
+        .current_dir(env!("CARGO_TARGET_TMPDIR"))
+        .args(["bench", "engine", "--keys", "20000", "--rounds", "1", "--workloads", "deleterange"])
+        .arg("--json")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "stderr: {}", String::from_utf8_lossy(&out.stderr));
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let phase = &report["rounds"][0]["phases"][0];
+    assert_eq!(phase["workload"], "deleterange", "{phase}");
+    // Every other run of 1,000 keys: 10 range deletes of 10,000 keys.
+    assert_eq!(phase["ops"], 10, "{phase}");
+    let d = &phase["range_deletes"];
+    assert_eq!(d["keys_deleted"], 10_000, "{d}");
+    let (before, after) = (d["disk_bytes_before"].as_u64().unwrap(), d["disk_bytes_after"].as_u64().unwrap());
+    assert!(0 < after && after < before, "{d}");
+    // The gets checked every answer (a deleted key found fails the run);
+    // they all ran.
+    assert_eq!(d["deleted_gets"]["ops"], 20_000, "{d}");
+    assert_eq!(d["absent_gets"]["ops"], 20_000, "{d}");
+    let summary = &report["workloads"][0]["range_deletes"];
+    assert!(summary["disk_ratio"]["median"].as_f64().unwrap() < 1.0, "{summary}");
+    assert!(summary["deleted_gets_per_sec"]["median"].as_f64().unwrap() > 0.0, "{summary}");
+}
+
+/// An engine that still finds the keys a range delete covered fails the round.
+#[test]
+fn a_deleted_key_found_stops_the_benchmark() {
+    struct Undeleting(Siftdb);
+    impl Engine for Undeleting {
+        fn put(&self, key: &[u8], value: &[u8]) -> Result<(), String> {
+            self.0.put(key, value)
+        }
+        fn put_many(&self, pairs: &[([u8; 16], Vec<u8>)]) -> Result<(), String> {
+            self.0.put_many(pairs)
+        }
+        fn get(&self, key: &[u8]) -> Result<Option<usize>, String> {
+            self.0.get(key)
+        }
+        fn seek(&self, key: &[u8], n: usize) -> Result<usize, String> {
+            self.0.seek(key, n)
+        }
+        // Acknowledged, never done.
+        fn delete_range(&self, _: &[u8], _: &[u8]) -> Result<(), String> {
+            Ok(())
+        }
+        fn settle(&self) -> Result<(), String> {
+            self.0.settle()
+        }
+        fn shape(&self) -> Shape {
+            self.0.shape()
+        }
+        fn written(&self) -> Option<Written> {
+            self.0.written()
+        }
+        fn close(self) -> Result<(), String> {
+            self.0.close()
+        }
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let open = |p: &Path| Siftdb::open(p, &siftdb::Options::default()).map(Undeleting);
+    let err = round(&config(vec![Workload::DeleteRange]), dir.path(), &open).unwrap_err();
+    assert!(err.contains("is deleted by a range delete, but the engine returned"), "{err}");
+}
+
 #[test]
 fn bad_arguments_and_a_used_directory_are_refused() {
     for args in [
