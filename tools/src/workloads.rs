@@ -261,8 +261,13 @@ enum Read<'a> {
     Present,
     Missing,
     Seek,
-    /// One of these key numbers, each deleted by a range delete.
-    Deleted(&'a [u64]),
+    /// One of `ids`, none of which may be found: `what` they are, for the
+    /// error. Gets compared with each other draw from lists alike, so the
+    /// draw's cache miss is not what tells them apart.
+    Absent {
+        ids: &'a [u64],
+        what: &'static str,
+    },
 }
 
 /// `ops` reads shared by `cfg.threads` threads; `stop` is raised when the
@@ -290,7 +295,7 @@ fn reads<E: Engine>(
                         let i = match read {
                             Read::Present | Read::Seek => rng.below(n),
                             Read::Missing => n + rng.below(n),
-                            Read::Deleted(ids) => ids[rng.below(ids.len() as u64) as usize],
+                            Read::Absent { ids, .. } => ids[rng.below(ids.len() as u64) as usize],
                         };
                         let k = key(cfg.seed, i);
                         let t = Instant::now();
@@ -304,9 +309,9 @@ fn reads<E: Engine>(
                                     return Err(wrong(&k, "never written", got));
                                 }
                             }
-                            Read::Deleted(_) => {
+                            Read::Absent { what, .. } => {
                                 if let got @ Some(_) = e.get(&k)? {
-                                    return Err(wrong(&k, "deleted by a range delete", got));
+                                    return Err(wrong(&k, what, got));
                                 }
                             }
                             Read::Seek => {
