@@ -43,6 +43,12 @@ impl Block {
         Ok(Block { data, entries_end, num_restarts })
     }
 
+    /// Bytes of the block's contents (uncompressed).
+    #[must_use]
+    pub fn size_bytes(&self) -> usize {
+        self.data.len()
+    }
+
     /// Number of restart points.
     #[must_use]
     pub fn num_restarts(&self) -> usize {

@@ -20,13 +20,18 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use super::block_builder::BlockBuilder;
 use super::filter_block::{BuiltFilter, build_filter_block};
-use super::format::{BlockHandle, BlockType, FORMAT_VERSION, FORMAT_VERSION_PLAIN, Footer, append_block};
+use super::compression::{BlockCompressor, CODEC_RAW, Compression};
+use super::options::TableOptions;
+use super::format::{
+    BLOCK_TRAILER_LEN, BlockHandle, BlockType, FORMAT_VERSION, FORMAT_VERSION_PLAIN, FORMAT_VERSION_RANGE_DEL, Footer,
+    append_coded_block,
+};
 use super::index::IndexBuilder;
 use super::internal_key::{MAX_SEQ, ValueKind, compare_internal, encode_internal_key, pack_trailer};
 use super::properties::TableProperties;
 use super::range_del_block;
 use super::record::TableRecord;
-use crate::filter::{FilterKind, hash_key};
+use crate::filter::hash_key;
 use crate::prefix::PrefixExtractor;
 use crate::fs::{FileSystem, StdFs, WritableFile};
 use crate::range_del::{RangeDels, RangeTombstone};
@@ -34,56 +39,6 @@ use crate::{Error, Result};
 
 /// Bytes buffered before a write goes to the file.
 const WRITE_BUFFER: usize = 256 * 1024;
-
-/// How a table is written.
-#[derive(Debug, Clone, PartialEq)]
-pub struct TableOptions {
-    /// Target size of a data block's contents (default 4 KiB). A block is
-    /// closed once it reaches this size, so it may exceed it by one entry.
-    pub block_bytes: usize,
-    /// Entries between restart points in data blocks (default 16).
-    pub restart_interval: usize,
-    /// The filter to build over the table's distinct user keys
-    /// (default binary fuse, 8-bit: the smallest at ε ≈ 0.4%).
-    pub filter: FilterKind,
-    /// LSM level the table is written for, recorded in its properties.
-    pub level: u32,
-    /// Seed of the key hash the filter is built from.
-    pub seed: u64,
-    /// The number the table's record carries ([`TableRecord::file_number`]):
-    /// the database passes the number in the file's name; 0 (the default)
-    /// outside a database.
-    pub file_number: u64,
-    /// Filter bits the table's level is owed (negative: over budget), for a
-    /// blocked-Bloom filter to give or take up to one 64-byte block
-    /// ([`BlockedBloom::blocks_with_carry`](crate::filter::BlockedBloom::blocks_with_carry)); 0, the
-    /// default, builds the smallest filter at the kind's bits per key.
-    pub bloom_carry_bits: i64,
-    /// If set, the filter also holds each distinct prefix this extractor
-    /// gives the table's keys, and the properties name it
-    /// ([`crate::PrefixExtractor`]). Default `None`.
-    pub prefix_extractor: Option<PrefixExtractor>,
-    /// Test hook: make a static (xor, fuse) filter build fail, to exercise
-    /// the blocked-Bloom fallback.
-    #[doc(hidden)]
-    pub inject_filter_build_failure: bool,
-}
-
-impl Default for TableOptions {
-    fn default() -> Self {
-        TableOptions {
-            block_bytes: 4096,
-            restart_interval: 16,
-            filter: FilterKind::BinaryFuse8,
-            level: 0,
-            seed: 0,
-            file_number: 0,
-            bloom_carry_bits: 0,
-            prefix_extractor: None,
-            inject_filter_build_failure: false,
-        }
-    }
-}
 
 /// Writes one table. Keys must be added in internal-key order.
 ///
@@ -128,6 +83,9 @@ pub struct TableBuilder {
     /// As added: sorted and deduplicated once, at `finish`.
     range_tombstones: Vec<RangeTombstone>,
     props: TableProperties,
+    compressor: BlockCompressor,
+    /// Whether a block was stored compressed: the table is format version 3.
+    any_compressed: bool,
     poisoned: Option<String>,
     /// Renamed to `path` but not yet durable in the directory.
     published: bool,
@@ -144,9 +102,10 @@ impl TableBuilder {
     /// Starts a table that will be published at `path`.
     ///
     /// # Errors
-    /// `InvalidArgument` for a zero block size or a Bloom bits-per-key
-    /// outside 1..=64 (NaN included); `Io` if the temp file
-    /// cannot be created.
+    /// `InvalidArgument` for a zero block size, a Bloom bits-per-key
+    /// outside 1..=64 (NaN included) or a zstd level outside
+    /// [`ZSTD_LEVELS`](super::compression::ZSTD_LEVELS); `Io` if the temp
+    /// file cannot be created.
     pub fn new(fs: Arc<dyn FileSystem>, path: impl Into<PathBuf>, opts: TableOptions) -> Result<Self> {
         if opts.block_bytes == 0 {
             return Err(Error::InvalidArgument("table block size must be positive".into()));
@@ -155,6 +114,7 @@ impl TableBuilder {
         if let Some(e) = &opts.prefix_extractor {
             e.validate()?;
         }
+        let compressor = BlockCompressor::new(opts.compression)?;
         let path = path.into();
         let tmp = tmp_path(&path);
         let file = fs.create(&tmp)?;
@@ -175,6 +135,8 @@ impl TableBuilder {
             key_buf: Vec::new(),
             range_tombstones: Vec::new(),
             props: TableProperties::default(),
+            compressor,
+            any_compressed: false,
             poisoned: None,
             published: false,
             finished: false,
@@ -302,7 +264,30 @@ impl TableBuilder {
 
     fn append(&mut self, contents: &[u8], ty: BlockType) -> Result<BlockHandle> {
         let offset = self.offset();
-        let h = match append_block(&mut self.pending, offset, contents, ty) {
+        let h = append_coded_block(&mut self.pending, offset, contents, ty, CODEC_RAW);
+        self.appended(h)
+    }
+
+    /// Appends a data or index block, compressed if that pays.
+    fn append_compressible(&mut self, raw: &[u8], ty: BlockType) -> Result<BlockHandle> {
+        if self.opts.compression == Compression::None {
+            return self.append(raw, ty);
+        }
+        self.props.max_block_bytes = self.props.max_block_bytes.max(raw.len() as u64);
+        let offset = self.offset();
+        let (stored, codec) = self.compressor.compress(raw);
+        let h = append_coded_block(&mut self.pending, offset, stored, ty, codec);
+        if codec != CODEC_RAW {
+            self.any_compressed = true;
+            if ty == BlockType::Data {
+                self.props.compressed_data_blocks += 1;
+            }
+        }
+        self.appended(h)
+    }
+
+    fn appended(&mut self, h: Result<BlockHandle>) -> Result<BlockHandle> {
+        let h = match h {
             Ok(h) => h,
             Err(e) => {
                 // The block's entries are gone from the builder; nothing
@@ -336,10 +321,11 @@ impl TableBuilder {
         }
         let last_key = self.data_block.last_key().to_vec();
         let contents = self.data_block.finish();
-        let h = self.append(&contents, BlockType::Data)?;
+        let h = self.append_compressible(&contents, BlockType::Data)?;
         self.index.add(&last_key, h);
         self.props.data_blocks += 1;
         self.props.data_bytes += h.size_with_trailer();
+        self.props.data_raw_bytes += (contents.len() + BLOCK_TRAILER_LEN) as u64;
         Ok(())
     }
 
@@ -368,7 +354,7 @@ impl TableBuilder {
             self.opts.bloom_carry_bits,
         );
         let index_block = self.index.finish();
-        let index = self.append(&index_block, BlockType::Index)?;
+        let index = self.append_compressible(&index_block, BlockType::Index)?;
         let filter = if filter_block.is_empty() {
             BlockHandle::default()
         } else {
@@ -390,10 +376,19 @@ impl TableBuilder {
         p.filter_fallback_reason = fallback_reason;
         p.level = self.opts.level;
         p.prefix_extractor = self.opts.prefix_extractor.map(|e| e.name());
+        if self.opts.compression == Compression::None {
+            p.data_raw_bytes = 0;
+        } else {
+            p.compression = Some(self.opts.compression.to_string());
+        }
         p.created_unix_secs = SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs());
         let props_block = p.encode();
         let properties = self.append(&props_block, BlockType::Properties)?;
-        let version = if range_del.is_some() { FORMAT_VERSION } else { FORMAT_VERSION_PLAIN };
+        let version = match (self.any_compressed, range_del.is_some()) {
+            (true, _) => FORMAT_VERSION,
+            (false, true) => FORMAT_VERSION_RANGE_DEL,
+            (false, false) => FORMAT_VERSION_PLAIN,
+        };
         let footer = Footer { index, filter, properties, version }.encode();
         self.pending.extend_from_slice(&footer);
         self.write_pending()?;

@@ -13,13 +13,19 @@
 //! frozen, but in the properties (tag 20). Its presence is what format
 //! version 2 means: a table without one is written as version 1, byte for
 //! byte as before, so builds that know no range deletes still read it.
+//! Version 3 means some data or index block is compressed
+//! ([`compression`](super::compression)), with or without range
+//! tombstones; a table whose blocks all stay raw is written as 1 or 2.
 //!
 //! Block trailer (5 bytes), after every block's contents:
 //!
 //! ```text
-//! +------------+-----------------------------------------+
-//! | type: u8   | crc32 LE (crc32fast over contents+type) |
-//! +------------+-----------------------------------------+
+//!  bit 7     4 3     0
+//! +---------+---------+-----------------------------------------+
+//! | codec   | type    | crc32 LE (crc32fast over contents+byte) |
+//! +---------+---------+-----------------------------------------+
+//!   codec: 0 raw, 1 lz4, 2 zstd (only data and index blocks, only in
+//!   format version 3; the crc covers the stored, compressed bytes)
 //! ```
 //!
 //! Block handle (12 bytes): where a block's contents start and how long they
@@ -37,7 +43,7 @@
 //! offset  0: index handle       (12)
 //! offset 12: filter handle      (12)   offset 0 + size 0 = no filter block
 //! offset 24: properties handle  (12)
-//! offset 36: format version     u32 LE: 1, or 2 for a table with range tombstones
+//! offset 36: format version     u32 LE: 1; 2 with range tombstones; 3 with a compressed block
 //! offset 40: reserved           u32 LE, zero (covered by the crc)
 //! offset 44: crc32 LE of bytes 0..44
 //! offset 48: magic              u64 LE = 0x5349_4654_5353_5401 ("SIFTSST" + 1)
@@ -45,14 +51,18 @@
 
 use bytes::Bytes;
 
+use super::compression::{CODEC_RAW, decompress_block};
 use crate::codec::Reader;
 use crate::{Error, Result};
 
 /// The last eight bytes of every table file.
 pub const TABLE_MAGIC: u64 = 0x5349_4654_5353_5401;
 /// The newest table format this code writes and reads: a table with a
-/// range-tombstone block ([`BlockType::RangeDel`]).
-pub const FORMAT_VERSION: u32 = 2;
+/// compressed data or index block, and range tombstones or not.
+pub const FORMAT_VERSION: u32 = 3;
+/// The format of a table with a range-tombstone block
+/// ([`BlockType::RangeDel`]) and no compressed block.
+pub const FORMAT_VERSION_RANGE_DEL: u32 = 2;
 /// The format of a table without range tombstones, still written for them
 /// so that builds from before range deletes read them.
 pub const FORMAT_VERSION_PLAIN: u32 = 1;
@@ -213,18 +223,19 @@ impl Footer {
 }
 
 /// Checks that a table's format `version` and whether its properties name
-/// a range-tombstone block agree: version 2 has one, version 1 none.
-/// `version_at` is the footer's version field, the offset errors name.
+/// a range-tombstone block agree: version 2 has one, version 1 none, and
+/// version 3 (compressed) either. `version_at` is the footer's version
+/// field, the offset errors name.
 ///
 /// # Errors
 /// `Corruption` if they disagree.
 pub fn check_range_del_version(version: u32, has_block: bool, version_at: u64) -> Result<()> {
-    match (version >= FORMAT_VERSION, has_block) {
-        (true, false) => Err(Error::corruption(
+    match (version, has_block) {
+        (FORMAT_VERSION_RANGE_DEL, false) => Err(Error::corruption(
             version_at,
             format!("table format version {version} without a range-tombstone block in its properties"),
         )),
-        (false, true) => Err(Error::corruption(
+        (FORMAT_VERSION_PLAIN, true) => Err(Error::corruption(
             version_at,
             format!("table format version {version} names a range-tombstone block, which it cannot hold"),
         )),
@@ -252,25 +263,86 @@ pub fn append_block(
     contents: &[u8],
     ty: BlockType,
 ) -> Result<BlockHandle> {
+    append_coded_block(out, file_offset, contents, ty, CODEC_RAW)
+}
+
+/// [`append_block`] for contents stored with codec nibble `codec`
+/// ([`compression`](super::compression)), which the trailer's type byte
+/// carries in its high four bits.
+///
+/// # Errors
+/// As [`append_block`].
+pub fn append_coded_block(
+    out: &mut Vec<u8>,
+    file_offset: u64,
+    contents: &[u8],
+    ty: BlockType,
+    codec: u8,
+) -> Result<BlockHandle> {
     let size = u32::try_from(contents.len())
         .map_err(|_| Error::InvalidArgument(format!("block of {} bytes exceeds 4 GiB", contents.len())))?;
+    let type_byte = ty as u8 | codec << 4;
     out.extend_from_slice(contents);
-    out.push(ty as u8);
+    out.push(type_byte);
     let mut h = crc32fast::Hasher::new();
     h.update(contents);
-    h.update(&[ty as u8]);
+    h.update(&[type_byte]);
     out.extend_from_slice(&h.finalize().to_le_bytes());
     Ok(BlockHandle { offset: file_offset, size })
 }
 
 /// Returns the contents of the block at `handle` in `file` after checking
 /// its trailer's type and crc, as a zero-copy slice. Offsets in errors are
-/// file offsets.
+/// file offsets. For blocks that are never compressed: a codec nibble is a
+/// wrong type byte.
 ///
 /// # Errors
 /// `Corruption` if the handle is out of range, the type differs from `ty`,
 /// or the crc mismatches.
 pub fn read_block(file: &Bytes, handle: BlockHandle, ty: BlockType) -> Result<Bytes> {
+    let (start, end, stored_ty) = checked_block(file, handle, ty)?;
+    if stored_ty != ty as u8 {
+        return Err(wrong_type(end, ty, stored_ty));
+    }
+    Ok(file.slice(start..end))
+}
+
+/// [`read_block`] for a data or index block, which may be compressed: a
+/// raw one is still a zero-copy slice, a compressed one is decompressed
+/// into a buffer of its own. `limit` is the largest uncompressed block the
+/// table may claim, `None` for a table of format version 1 or 2, which
+/// holds no compressed block.
+///
+/// # Errors
+/// As [`read_block`]; also `Corruption` for a codec in a table that cannot
+/// hold one, or a compressed block that fails to decompress
+/// ([`decompress_block`]).
+pub fn read_block_decoded(file: &Bytes, handle: BlockHandle, ty: BlockType, limit: Option<usize>) -> Result<Bytes> {
+    let (start, end, stored_ty) = checked_block(file, handle, ty)?;
+    if stored_ty & 0x0f != ty as u8 {
+        return Err(wrong_type(end, ty, stored_ty));
+    }
+    let codec = stored_ty >> 4;
+    if codec == CODEC_RAW {
+        return Ok(file.slice(start..end));
+    }
+    let Some(limit) = limit else {
+        return Err(Error::corruption(
+            end as u64,
+            format!("{ty:?} block has codec {codec}, but the table's format version has no compression"),
+        ));
+    };
+    let stored = file.get(start..end).unwrap_or_default();
+    decompress_block(codec, stored, limit).map(Bytes::from).map_err(|e| rebase(e, handle.offset))
+}
+
+fn wrong_type(end: usize, ty: BlockType, stored_ty: u8) -> Error {
+    Error::corruption(end as u64, format!("expected a {ty:?} block, found type {stored_ty}"))
+}
+
+/// Checks a block's range and crc; its contents' start and end and the
+/// stored type byte.
+fn checked_block(file: &Bytes, handle: BlockHandle, ty: BlockType) -> Result<(usize, usize, u8)> {
     let start = usize::try_from(handle.offset).unwrap_or(usize::MAX);
     let size = handle.size as usize;
     let end = start.checked_add(size).filter(|e| e.saturating_add(BLOCK_TRAILER_LEN) <= file.len());
@@ -292,13 +364,7 @@ pub fn read_block(file: &Bytes, handle: BlockHandle, ty: BlockType) -> Result<By
             format!("{ty:?} block checksum mismatch: stored {stored_crc:#010x}, computed {actual:#010x}"),
         ));
     }
-    if stored_ty != ty as u8 {
-        return Err(Error::corruption(
-            end as u64,
-            format!("expected a {ty:?} block, found type {stored_ty}"),
-        ));
-    }
-    Ok(file.slice(start..end))
+    Ok((start, end, stored_ty))
 }
 
 #[cfg(test)]

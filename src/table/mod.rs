@@ -12,25 +12,28 @@
 //! +--------------+-----+-------------+---------------+-------------------+------------------+-------------+
 //! | data block 0 | ... | index block | filter block? | range-del block?  | properties block | footer (56) |
 //! +--------------+-----+-------------+---------------+-------------------+------------------+-------------+
-//!   each block = contents + trailer (type u8, crc32 LE over contents and type)
+//!   each block = contents + trailer (codec and type u8, crc32 LE over contents and that byte)
 //! ```
 //!
 //! - [`internal_key`]: key encoding and order.
 //! - [`format`](mod@format): block handles, trailers, footer.
 //! - [`block_builder`] / [`block`]: prefix-compressed blocks with restart points.
+//! - [`compression`]: block codecs (lz4, zstd) and bounded decompression.
 //! - [`index`]: last key of each data block -> handle.
 //! - [`filter_block`]: self-describing filter header and validated build.
-//! - [`range_del_block`]: the range tombstones (format version 2).
+//! - [`range_del_block`]: the range tombstones (format version 2, or 3).
 //! - [`properties`]: tagged statistics.
 
 pub mod block;
 pub mod block_builder;
 mod builder;
+pub mod compression;
 pub mod filter_block;
 pub mod format;
 pub mod index;
 pub mod internal_key;
 mod iter;
+mod options;
 pub mod properties;
 pub mod range_del_block;
 mod reader;
@@ -39,9 +42,11 @@ mod rev_iter;
 mod stats;
 pub mod verify;
 
-pub use builder::{TableBuilder, TableOptions};
+pub use builder::TableBuilder;
+pub use options::TableOptions;
 pub use filter_block::FilterHeader;
-pub use format::{BlockHandle, FORMAT_VERSION, FORMAT_VERSION_PLAIN, Footer};
+pub use compression::Compression;
+pub use format::{BlockHandle, FORMAT_VERSION, FORMAT_VERSION_PLAIN, FORMAT_VERSION_RANGE_DEL, Footer};
 pub use iter::{TableEntry, TableIter};
 pub use properties::TableProperties;
 pub use reader::{FilterDetails, FilterStatus, Table};

@@ -33,6 +33,16 @@
 //! | 19 | distinct prefixes in the filter (beside the distinct user keys) | varint |
 //! | 20 | the range-tombstone block (absent: none; present exactly in format version 2) | block handle (12 bytes) |
 //! | 21 | range tombstones in that block | varint |
+//!
+//! Tags 22–25 are written only by a table written with compression (with
+//! or without compressed blocks), so one without is byte for byte as before:
+//!
+//! | tag | field | value encoding |
+//! |---|---|---|
+//! | 22 | largest uncompressed data or index block: the bound decompression checks | varint |
+//! | 23 | compression the table was written with | UTF-8, as `Compression` displays |
+//! | 24 | data bytes uncompressed (contents + trailers; tag 8 is as stored) | varint |
+//! | 25 | data blocks stored compressed | varint |
 
 use super::format::BlockHandle;
 use crate::codec::{Reader, put_length_prefixed, put_varint};
@@ -88,6 +98,19 @@ pub struct TableProperties {
     pub range_del_block: Option<BlockHandle>,
     /// Range tombstones in that block (as written, not fragments).
     pub range_tombstones: u64,
+    /// The compression the table was written with, as
+    /// [`Compression`](super::Compression) displays it; `None` for a table
+    /// written without (or before compression existed).
+    pub compression: Option<String>,
+    /// The largest data or index block's uncompressed contents: the most a
+    /// compressed block may claim. 0 when `compression` is `None`.
+    pub max_block_bytes: u64,
+    /// Bytes of data blocks as if stored raw, trailers included (equal to
+    /// [`TableProperties::data_bytes`] when nothing compressed; 0 when
+    /// `compression` is `None`).
+    pub data_raw_bytes: u64,
+    /// Data blocks stored compressed (the others saved less than 1/8).
+    pub compressed_data_blocks: u64,
 }
 
 fn put_field(out: &mut Vec<u8>, tag: u64, value: &[u8]) {
@@ -139,6 +162,12 @@ impl TableProperties {
             h.encode_to(&mut buf);
             put_field(&mut out, 20, &buf);
             put_u64_field(&mut out, 21, self.range_tombstones);
+        }
+        if let Some(c) = &self.compression {
+            put_u64_field(&mut out, 22, self.max_block_bytes);
+            put_field(&mut out, 23, c.as_bytes());
+            put_u64_field(&mut out, 24, self.data_raw_bytes);
+            put_u64_field(&mut out, 25, self.compressed_data_blocks);
         }
         out
     }
@@ -198,6 +227,10 @@ impl TableProperties {
                     p.range_del_block = Some(h.map_err(fix)?);
                 }
                 21 => p.range_tombstones = num().map_err(fix)?,
+                22 => p.max_block_bytes = num().map_err(fix)?,
+                23 => p.compression = Some(text()?),
+                24 => p.data_raw_bytes = num().map_err(fix)?,
+                25 => p.compressed_data_blocks = num().map_err(fix)?,
                 _ => {}
             }
         }
@@ -231,6 +264,10 @@ mod tests {
             distinct_prefixes: 3,
             range_del_block: Some(BlockHandle { offset: 4140, size: 33 }),
             range_tombstones: 2,
+            compression: Some("zstd:3".into()),
+            max_block_bytes: 4200,
+            data_raw_bytes: 9000,
+            compressed_data_blocks: 1,
         }
     }
 
@@ -264,6 +301,20 @@ mod tests {
         let mut bad = enc;
         put_field(&mut bad, 20, &[0; 11]);
         assert!(TableProperties::decode(&bad).unwrap_err().is_corruption());
+    }
+
+    #[test]
+    fn tables_written_without_compression_write_none_of_its_tags() {
+        let p = TableProperties {
+            compression: None,
+            max_block_bytes: 0,
+            data_raw_bytes: 0,
+            compressed_data_blocks: 0,
+            ..sample()
+        };
+        let enc = p.encode();
+        assert_eq!(TableProperties::decode(&enc).unwrap(), p);
+        assert!(enc.len() < sample().encode().len());
     }
 
     #[test]

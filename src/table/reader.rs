@@ -37,7 +37,11 @@ use bytes::Bytes;
 
 use super::block::Block;
 use super::filter_block::{FilterHeader, TableFilter};
-use super::format::{BlockHandle, BlockType, FOOTER_LEN, Footer, check_range_del_version, read_block};
+use super::compression::MAX_UNCOMPRESSED_BLOCK;
+use super::format::{
+    BlockHandle, BlockType, FOOTER_LEN, FORMAT_VERSION, Footer, check_range_del_version, read_block,
+    read_block_decoded,
+};
 use super::index::Index;
 use super::internal_key::{MAX_SEQ, ValueKind, pack_trailer, parse_internal_key};
 use super::iter::TableIter;
@@ -63,6 +67,9 @@ struct Inner {
     path: PathBuf,
     file: Bytes,
     footer: Footer,
+    /// The largest uncompressed block a compressed block may claim; `None`
+    /// for a format that has no compression.
+    block_limit: Option<usize>,
     index: Index,
     filter: Option<TableFilter>,
     filter_dropped: Option<String>,
@@ -159,10 +166,12 @@ impl Table {
     fn from_bytes(path: &Path, file: Bytes) -> Result<Table> {
         let in_file = |base: u64| move |e: Error| e.at_file(path, base);
         let footer = Footer::decode(&file).map_err(in_file(0))?;
-        let index_block = read_block(&file, footer.index, BlockType::Index).map_err(in_file(0))?;
-        let index = Index::new(index_block).map_err(in_file(footer.index.offset))?;
         let props_block = read_block(&file, footer.properties, BlockType::Properties).map_err(in_file(0))?;
         let properties = TableProperties::decode(&props_block).map_err(in_file(footer.properties.offset))?;
+        let block_limit = block_limit(&footer, &properties);
+        let index_block =
+            read_block_decoded(&file, footer.index, BlockType::Index, block_limit).map_err(in_file(0))?;
+        let index = Index::new(index_block).map_err(in_file(footer.index.offset))?;
         let range_dels = load_range_dels(path, &file, &footer, &properties)?;
         let (filter, filter_dropped) = if footer.filter.is_null() {
             (None, None)
@@ -179,6 +188,7 @@ impl Table {
                 path: path.to_path_buf(),
                 file,
                 footer,
+                block_limit,
                 index,
                 filter,
                 filter_dropped,
@@ -290,8 +300,8 @@ impl Table {
     /// Reads and checks the data block at `handle`.
     fn read_block_uncounted(&self, handle: BlockHandle) -> Result<Block> {
         let inner = &*self.inner;
-        let contents =
-            read_block(&inner.file, handle, BlockType::Data).map_err(|e| e.at_file(&inner.path, 0))?;
+        let contents = read_block_decoded(&inner.file, handle, BlockType::Data, inner.block_limit)
+            .map_err(|e| e.at_file(&inner.path, 0))?;
         Block::new(contents).map_err(|e| e.at_file(&inner.path, handle.offset))
     }
 
@@ -448,6 +458,16 @@ impl Table {
     pub fn counters(&self) -> CounterSnapshot {
         self.inner.counters.snapshot()
     }
+}
+
+/// The largest uncompressed block a table of format version 3 may claim:
+/// what its properties record, never more than any table may hold; `None`
+/// for older formats, which hold no compressed block.
+pub(super) fn block_limit(footer: &Footer, p: &TableProperties) -> Option<usize> {
+    (footer.version >= FORMAT_VERSION).then(|| {
+        let recorded = usize::try_from(p.max_block_bytes).unwrap_or(usize::MAX);
+        if recorded == 0 { MAX_UNCOMPRESSED_BLOCK } else { recorded.min(MAX_UNCOMPRESSED_BLOCK) }
+    })
 }
 
 /// Checks and decodes the range-tombstone block the properties name, if

@@ -5,7 +5,9 @@
 //! Unlike opening, verification keeps going after a problem so one run
 //! reports every damaged block, each with its file offset:
 //!
-//! - every block's trailer (type and crc32), data blocks included;
+//! - every block's trailer (type and crc32), data blocks included, and
+//!   every compressed block decompresses to the length it claims, within
+//!   the table's bound;
 //! - the regions tile the file: data blocks, index, filter, range
 //!   tombstones, properties, footer, with no gap or overlap;
 //! - the range-tombstone block decodes (ranges not empty, sequence numbers
@@ -34,7 +36,9 @@ use std::path::Path;
 use bytes::Bytes;
 
 use super::filter_block::TableFilter;
-use super::format::{BlockHandle, BlockType, FOOTER_LEN, Footer, check_range_del_version, read_block};
+use super::format::{
+    BlockHandle, BlockType, FOOTER_LEN, Footer, check_range_del_version, read_block, read_block_decoded,
+};
 use super::index::Index;
 use super::properties::TableProperties;
 use super::range_del_block;
@@ -60,22 +64,24 @@ fn verify_bytes(file: &Bytes, footer: &Footer) -> VerifyReport {
     let mut report = VerifyReport::default();
 
     report.blocks_checked += 1;
-    let index = match read_block(file, footer.index, BlockType::Index)
-        .and_then(|b| Index::new(b).map_err(|e| shift(e, footer.index.offset)))
-    {
-        Ok(i) => Some(i),
-        Err(e) => {
-            report.error(footer.index.offset, &e);
-            None
-        }
-    };
-    report.blocks_checked += 1;
     let props = match read_block(file, footer.properties, BlockType::Properties)
         .and_then(|b| TableProperties::decode(&b).map_err(|e| shift(e, footer.properties.offset)))
     {
         Ok(p) => Some(p),
         Err(e) => {
             report.error(footer.properties.offset, &e);
+            None
+        }
+    };
+    // Without the properties' bound, the bound any table may claim.
+    let block_limit = super::reader::block_limit(footer, props.as_ref().unwrap_or(&TableProperties::default()));
+    report.blocks_checked += 1;
+    let index = match read_block_decoded(file, footer.index, BlockType::Index, block_limit)
+        .and_then(|b| Index::new(b).map_err(|e| shift(e, footer.index.offset)))
+    {
+        Ok(i) => Some(i),
+        Err(e) => {
+            report.error(footer.index.offset, &e);
             None
         }
     };
@@ -102,7 +108,13 @@ fn verify_bytes(file: &Bytes, footer: &Footer) -> VerifyReport {
         return report;
     };
     let extractor = props.as_ref().and_then(|p| p.prefix_extractor.as_deref()).and_then(|n| n.parse().ok());
-    let mut tally = check_data(file, &index, (filter.as_ref(), extractor), footer.index.offset, &mut report);
+    let mut tally = check_data(
+        file,
+        &index,
+        (filter.as_ref(), extractor),
+        (footer.index.offset, block_limit),
+        &mut report,
+    );
     // Counts taken from a partial read would only restate the damage as
     // property mismatches, so they are compared only when complete.
     if let Some(p) = &props

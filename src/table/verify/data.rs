@@ -8,7 +8,7 @@ use super::tally::Tally;
 use super::{VerifyReport, shift, show};
 use crate::table::block::Block;
 use crate::table::filter_block::TableFilter;
-use crate::table::format::{BlockType, read_block};
+use crate::table::format::{BLOCK_TRAILER_LEN, BlockType, read_block_decoded};
 use crate::table::index::Index;
 use crate::table::internal_key::{compare_internal_keys, parse_internal_key};
 use crate::filter::hash_key;
@@ -20,7 +20,7 @@ pub(super) fn check_data(
     file: &Bytes,
     index: &Index,
     (filter, extractor): (Option<&TableFilter>, Option<PrefixExtractor>),
-    index_at: u64,
+    (index_at, block_limit): (u64, Option<usize>),
     report: &mut VerifyReport,
 ) -> Tally {
     let mut tally = Tally::default();
@@ -32,10 +32,18 @@ pub(super) fn check_data(
         data_end = handle.offset.saturating_add(handle.size_with_trailer());
         tally.data_bytes += handle.size_with_trailer();
         report.blocks_checked += 1;
-        let block = match read_block(file, handle, BlockType::Data)
+        let block = match read_block_decoded(file, handle, BlockType::Data, block_limit)
             .and_then(|b| Block::new(b).map_err(|e| shift(e, handle.offset)))
         {
-            Ok(b) => b,
+            Ok(b) => {
+                tally.data_raw_bytes += (b.size_bytes() + BLOCK_TRAILER_LEN) as u64;
+                // The block was read, so its trailer exists and its crc held.
+                let trailer_at = usize::try_from(handle.offset).unwrap_or(usize::MAX) + handle.size as usize;
+                if file.get(trailer_at).is_some_and(|t| t >> 4 != 0) {
+                    tally.compressed_blocks += 1;
+                }
+                b
+            }
             Err(e) => {
                 report.error(handle.offset, &e);
                 report.unreadable_data_blocks += 1;

@@ -19,6 +19,9 @@ pub(super) struct Tally {
     pub(super) min_seq: Option<u64>,
     pub(super) max_seq: u64,
     pub(super) data_bytes: u64,
+    /// Data blocks' contents uncompressed, plus trailers.
+    pub(super) data_raw_bytes: u64,
+    pub(super) compressed_blocks: u64,
     pub(super) range_tombstones: u64,
 }
 
@@ -92,4 +95,10 @@ pub(super) fn check_properties(
     differ("index bytes", p.index_bytes.to_string(), footer.index.size_with_trailer().to_string());
     let filter_bytes = if footer.filter.is_null() { 0 } else { footer.filter.size_with_trailer() };
     differ("filter bytes", p.filter_bytes.to_string(), filter_bytes.to_string());
+    if p.compression.is_some() {
+        differ("uncompressed data bytes", p.data_raw_bytes.to_string(), t.data_raw_bytes.to_string());
+        differ("compressed data blocks", p.compressed_data_blocks.to_string(), t.compressed_blocks.to_string());
+    } else if t.compressed_blocks > 0 {
+        differ("compression", "none".into(), format!("{} compressed data blocks", t.compressed_blocks));
+    }
 }
