@@ -20,6 +20,7 @@ use siftdb::filter::{
 use siftdb::key::MAX_SEQ;
 use siftdb::manifest::{VersionEdit, replay};
 use siftdb::table::block::Block;
+use siftdb::table::compression::{CODEC_LZ4, CODEC_ZSTD, decompress_block};
 use siftdb::table::filter_block::TableFilter;
 use siftdb::table::index::Index;
 use siftdb::table::range_del_block;
@@ -55,6 +56,7 @@ pub const TARGETS: &[(&str, Check)] = &[
     ("table_filter_block", check_table_filter_block),
     ("table_file", check_table_file),
     ("table_range_del", check_table_range_del),
+    ("table_compressed_block", check_table_compressed_block),
 ];
 
 /// A decode failure must be typed corruption (or, for a well-formed file
@@ -325,6 +327,24 @@ fn walk_block(block: &Block) -> Result<usize, Error> {
 pub fn check_table_block(data: &[u8]) -> bool {
     let Some(block) = expect_corruption(Block::new(Bytes::copy_from_slice(data))) else { return false };
     expect_corruption(walk_block(&block)).is_some()
+}
+
+/// The largest block the compressed-block target lets a claim reach: big
+/// enough for any seed, small enough that a run stays fast.
+const FUZZ_BLOCK_LIMIT: usize = 1 << 16;
+
+/// A compressed block as stored: the first byte is the codec nibble (odd
+/// lz4, even zstd), the rest the block's contents (the uncompressed length,
+/// then the payload). Decompression is bounded and exact; what it yields
+/// must then parse and walk as a block does (`table_block`).
+pub fn check_table_compressed_block(data: &[u8]) -> bool {
+    let Some((&codec, stored)) = data.split_first() else { return false };
+    let codec = if codec & 1 == 1 { CODEC_LZ4 } else { CODEC_ZSTD };
+    let Some(raw) = expect_corruption(decompress_block(codec, stored, FUZZ_BLOCK_LIMIT)) else {
+        return false;
+    };
+    assert!(raw.len() <= FUZZ_BLOCK_LIMIT, "{} bytes past the limit", raw.len());
+    check_table_block(&raw)
 }
 
 /// An index block's contents: every entry is checked at parse, so entries

@@ -14,7 +14,7 @@ use siftdb::filter::{
 use siftdb::fs::StdFs;
 use siftdb::manifest::{TableRecord, VersionEdit, current_contents};
 use siftdb::range_del::RangeTombstone;
-use siftdb::table::{BlockHandle, Footer, Table, TableBuilder, TableOptions, TableProperties};
+use siftdb::table::{BlockHandle, Compression, Footer, Table, TableBuilder, TableOptions, TableProperties};
 use siftdb::wal::{RecordType, encode_record};
 use std::sync::Arc;
 
@@ -100,6 +100,21 @@ pub fn seeds() -> Vec<(&'static str, String, Vec<u8>)> {
     out.push(("table_range_del", "empty".into(), vec![0]));
     out.push(("table_properties", "range_dels".into(), contents(footer.properties)));
     out.push(("table_file", "range_dels".into(), file));
+    // Compressed tables: a data and the index block as the
+    // `table_compressed_block` target takes them (codec byte first).
+    for (name, c) in [("lz4", Compression::Lz4), ("zstd", Compression::Zstd { level: 3 })] {
+        let file = sample_compressed_table(c);
+        let footer = Footer::decode(&file).unwrap();
+        let coded = |h: BlockHandle| {
+            let end = (h.offset + u64::from(h.size)) as usize;
+            assert_eq!(file[end] >> 4, c.codec(), "{name}: the seed block is compressed");
+            [&[c.codec()], &file[h.offset as usize..end]].concat()
+        };
+        let first_data = BlockHandle { offset: 0, size: first_data_block_size(&file) };
+        out.push(("table_compressed_block", format!("{name}-data"), coded(first_data)));
+        out.push(("table_compressed_block", format!("{name}-index"), coded(footer.index)));
+        out.push(("table_file", name.into(), file));
+    }
     out.extend(engine_seeds());
     out
 }
@@ -234,6 +249,26 @@ pub fn sample_table_with_range_dels() -> Vec<u8> {
     }
     for (key, seq, kind, value) in sample_table_entries() {
         b.add(&key, seq, kind, &value).unwrap();
+    }
+    b.finish().unwrap();
+    std::fs::read(&path).unwrap()
+}
+
+/// [`sample_table`]'s keys with values long and repetitive enough that
+/// every block is stored compressed with `c`.
+pub fn sample_compressed_table(c: Compression) -> Vec<u8> {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("000001.sst");
+    let opts = TableOptions {
+        block_bytes: 256,
+        restart_interval: 4,
+        seed: 11,
+        compression: c,
+        ..TableOptions::default()
+    };
+    let mut b = TableBuilder::new(Arc::new(StdFs), &path, opts).unwrap();
+    for (key, seq, kind, value) in sample_table_entries() {
+        b.add(&key, seq, kind, &value.repeat(6)).unwrap();
     }
     b.finish().unwrap();
     std::fs::read(&path).unwrap()
