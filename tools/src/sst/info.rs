@@ -6,7 +6,7 @@ use std::path::Path;
 use serde_json::{Value, json};
 use siftdb::range_del::RangeTombstone;
 use siftdb::table::format::{BLOCK_TRAILER_LEN, FOOTER_LEN, TABLE_MAGIC};
-use siftdb::table::{BlockHandle, FilterStatus, Table};
+use siftdb::table::{BlockHandle, FilterStatus, Table, TableProperties};
 
 use super::filter_params::filter_params;
 use super::open::open_table;
@@ -78,6 +78,22 @@ fn handle_json(h: BlockHandle) -> Value {
     json!({ "offset": h.offset, "size": h.size, "size_with_trailer": h.size_with_trailer() })
 }
 
+/// The codec, and the data blocks' bytes raw and as stored. A table
+/// written without compression stores its data raw.
+fn compression_json(p: &TableProperties) -> Value {
+    let raw = if p.compression.is_some() { p.data_raw_bytes } else { p.data_bytes };
+    #[expect(clippy::cast_precision_loss, reason = "a ratio for display")]
+    let ratio = if p.data_bytes == 0 { 1.0 } else { raw as f64 / p.data_bytes as f64 };
+    json!({
+        "codec": p.compression.as_deref().unwrap_or("none"),
+        "data_blocks_compressed": p.compressed_data_blocks,
+        "data_raw_bytes": raw,
+        "data_stored_bytes": p.data_bytes,
+        "ratio": (ratio * 1000.0).round() / 1000.0,
+        "max_block_bytes": (p.compression.is_some()).then_some(p.max_block_bytes),
+    })
+}
+
 /// Runs `sst info`.
 ///
 /// # Errors
@@ -111,6 +127,7 @@ pub fn run(path: &Path, hex: bool, as_json: bool) -> Result<Outcome, String> {
             "range_del": { "count": u8::from(p.range_del_block.is_some()), "bytes": range_del_bytes },
             "properties": { "count": 1, "bytes": f.properties.size_with_trailer() },
         },
+        "compression": compression_json(p),
         "entries": p.entries,
         "tombstones": p.tombstones,
         "distinct_keys": p.distinct_keys,
@@ -195,6 +212,16 @@ fn render(doc: &Value) -> String {
     if let Some(more) = range_dels.len().checked_sub(SHOWN_RANGE_TOMBSTONES).filter(|&n| n > 0) {
         let _ = writeln!(s, "  … {more} more");
     }
+    let _ = writeln!(
+        s,
+        "compression  {}: {} of {} data blocks compressed, {} bytes raw, {} stored, ratio {}",
+        v("/compression/codec"),
+        v("/compression/data_blocks_compressed"),
+        v("/blocks/data/count"),
+        v("/compression/data_raw_bytes"),
+        v("/compression/data_stored_bytes"),
+        v("/compression/ratio")
+    );
     let _ = writeln!(s, "key range    {} .. {}", v("/smallest_key"), v("/largest_key"));
     let _ = writeln!(s, "seq          {} .. {}", v("/min_seq"), v("/max_seq"));
     let created = doc.pointer("/created_utc").and_then(Value::as_str).unwrap_or("?");
