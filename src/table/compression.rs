@@ -132,7 +132,7 @@ impl FromStr for Compression {
 }
 
 /// Compresses blocks for one table, keeping the zstd context between them.
-pub(crate) struct BlockCompressor {
+pub struct BlockCompressor {
     compression: Compression,
     zstd: Option<zstd::bulk::Compressor<'static>>,
     buf: Vec<u8>,
@@ -145,9 +145,11 @@ impl fmt::Debug for BlockCompressor {
 }
 
 impl BlockCompressor {
+    /// A compressor for `compression`.
+    ///
     /// # Errors
     /// `InvalidArgument` for a bad level; `Io` if zstd cannot make a context.
-    pub(crate) fn new(compression: Compression) -> Result<Self> {
+    pub fn new(compression: Compression) -> Result<Self> {
         compression.validate()?;
         let zstd = match compression {
             Compression::Zstd { level } => Some(zstd::bulk::Compressor::new(level)?),
@@ -158,7 +160,8 @@ impl BlockCompressor {
 
     /// The block to store for `raw` and its codec nibble: the compressed
     /// form if it saves at least 1/8, else `raw` itself and [`CODEC_RAW`].
-    pub(crate) fn compress<'a>(&'a mut self, raw: &'a [u8]) -> (&'a [u8], u8) {
+    #[must_use]
+    pub fn compress<'a>(&'a mut self, raw: &'a [u8]) -> (&'a [u8], u8) {
         let codec = self.compression.codec();
         if codec == CODEC_RAW || raw.len() > MAX_UNCOMPRESSED_BLOCK {
             return (raw, CODEC_RAW);

@@ -20,11 +20,11 @@ use siftdb::filter::{
 use siftdb::key::MAX_SEQ;
 use siftdb::manifest::{VersionEdit, replay};
 use siftdb::table::block::Block;
-use siftdb::table::compression::{CODEC_LZ4, CODEC_ZSTD, decompress_block};
+use siftdb::table::compression::{BlockCompressor, CODEC_LZ4, CODEC_RAW, CODEC_ZSTD, decompress_block};
 use siftdb::table::filter_block::TableFilter;
 use siftdb::table::index::Index;
 use siftdb::table::range_del_block;
-use siftdb::table::{Entry, Footer, Table, TableProperties};
+use siftdb::table::{Compression, Entry, Footer, Table, TableProperties};
 use siftdb::wal::{FrameReader, LogEnd, RecordType, RecoveryMode};
 use siftdb::{Error, WriteBatch};
 
@@ -344,6 +344,14 @@ pub fn check_table_compressed_block(data: &[u8]) -> bool {
         return false;
     };
     assert!(raw.len() <= FUZZ_BLOCK_LIMIT, "{} bytes past the limit", raw.len());
+    // What decoded re-encodes, under either codec, and decodes back to itself.
+    for c in [Compression::Lz4, Compression::Zstd { level: 1 }] {
+        let mut z = BlockCompressor::new(c).expect("a valid level");
+        let (stored, codec) = z.compress(&raw);
+        if codec != CODEC_RAW {
+            assert_eq!(decompress_block(codec, stored, raw.len()).expect("own encoding decodes"), raw);
+        }
+    }
     check_table_block(&raw)
 }
 
