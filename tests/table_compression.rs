@@ -207,6 +207,12 @@ fn version_3_holds_range_tombstones_or_none() {
 }
 
 #[test]
+fn the_hard_bound_holds_the_largest_entry_twice() {
+    let bound = siftdb::table::compression::MAX_UNCOMPRESSED_BLOCK;
+    assert!(bound >= 2 * siftdb::MAX_VALUE_BYTES + siftdb::MAX_KEY_BYTES);
+}
+
+#[test]
 fn an_old_raw_table_still_opens_and_reads() {
     let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/pre_policy_db/000006.sst");
     let t = Table::open(&StdFs, &path).unwrap();

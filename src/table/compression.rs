@@ -30,7 +30,7 @@ use std::ops::RangeInclusive;
 use std::str::FromStr;
 
 use crate::codec::{Reader, put_varint};
-use crate::{Error, MAX_KEY_BYTES, MAX_VALUE_BYTES, Result};
+use crate::{Error, Result};
 
 /// The codec nibble of a block stored raw.
 pub const CODEC_RAW: u8 = 0;
@@ -48,7 +48,9 @@ pub const ZSTD_DEFAULT_LEVEL: i32 = 3;
 /// entry past its target size, and an entry is at most a key, a value and
 /// their headers, so even a one-entry block of the largest value fits
 /// twice over. Blocks larger than this (a huge target size) are stored raw.
-pub const MAX_UNCOMPRESSED_BLOCK: usize = 2 * MAX_VALUE_BYTES + MAX_KEY_BYTES + 64;
+/// Spelled out because `MAX_VALUE_BYTES` (64 MiB) and `MAX_KEY_BYTES`
+/// live in the layer above; `tests/table_compression.rs` checks they agree.
+pub const MAX_UNCOMPRESSED_BLOCK: usize = 2 * (64 << 20) + 65_535 + 64;
 
 /// How a table's data blocks (and its index block, if it pays) are
 /// compressed.

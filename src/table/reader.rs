@@ -1,10 +1,13 @@
 //! Opening a table file and answering point lookups.
 //!
 //! The file is memory-mapped once; the index and properties blocks are
-//! checked and parsed at open as zero-copy slices of the map, and the filter
-//! block is checked and decoded into a copy on the heap. A lookup
-//! probes the filter, then reads at most one data block, verifying its
-//! checksum on every read.
+//! checked and parsed at open as zero-copy slices of the map (a compressed
+//! index is decompressed into a buffer of its own), and the filter block is
+//! checked and decoded into a copy on the heap. A lookup probes the
+//! filter, then reads at most one data block, verifying its checksum on
+//! every read; a raw block is a slice of the map, a compressed one
+//! (format version 3) is decompressed, bounded by the largest block the
+//! properties record.
 //!
 //! `Lookup { entry: Option<Entry::{Value{seq, value}, Tombstone{seq}}>, filter:
 //! NoFilter | Absent | MayContain, blocks_read, bytes_read }` gives the engine
