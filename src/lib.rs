@@ -124,8 +124,9 @@ pub use db::{
 };
 pub use error::{Error, Result};
 pub use filter::FilterKind;
-pub use policy::FilterPolicy;
+pub use policy::{CompressionPolicy, FilterPolicy};
 pub use prefix::{MAX_FIXED_PREFIX, PrefixExtractor};
+pub use table::Compression;
 pub use wal::RecoveryMode;
 
 /// What the database records about itself (the manifest's table records

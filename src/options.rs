@@ -3,7 +3,7 @@
 use std::sync::Arc;
 
 use crate::fs::{FileSystem, StdFs};
-use crate::policy::FilterPolicy;
+use crate::policy::{CompressionPolicy, FilterPolicy};
 use crate::prefix::PrefixExtractor;
 use crate::wal::RecoveryMode;
 use crate::{Error, Result};
@@ -87,6 +87,12 @@ pub struct Options {
     pub prefix_extractor: Option<PrefixExtractor>,
     /// Target size of a table's data blocks.
     pub block_bytes: usize,
+    /// The codec each level's tables are written with (default
+    /// [`CompressionPolicy::default`]: LZ4 on every level, zstd on the
+    /// tree's last). It is not stored: each table records its own codec, so
+    /// a database opened with another policy reads the tables it has and
+    /// writes new ones (flushes and compactions) with the new policy.
+    pub compression: CompressionPolicy,
     /// The file system every file goes through (tests inject faults here).
     pub fs: Arc<dyn FileSystem>,
     /// Level-0 tables that trigger a compaction into level 1.
@@ -137,6 +143,7 @@ impl Default for Options {
             filter_policy: None,
             prefix_extractor: None,
             block_bytes: 4096,
+            compression: CompressionPolicy::default(),
             fs: Arc::new(StdFs),
             l0_compaction_trigger: 4,
             l0_slowdown_trigger: 8,
@@ -215,6 +222,12 @@ impl Options {
                 other => other,
             })?;
         }
+        self.compression.validate().map_err(|e| match e {
+            Error::InvalidArgument(m) => {
+                Error::InvalidArgument(format!("option compression {}: {m}", self.compression))
+            }
+            other => other,
+        })?;
         Ok(())
     }
 

@@ -20,7 +20,7 @@ use crate::key::{SeqNo, ValueKind};
 use crate::manifest::table_file_name;
 use crate::prefix::PrefixExtractor;
 use crate::range_del::RangeTombstone;
-use crate::table::{Table, TableBuilder, TableOptions};
+use crate::table::{Compression, Table, TableBuilder, TableOptions};
 use crate::tree::TableFile;
 
 /// The database's means of writing tables, borrowed for one flush or job.
@@ -70,12 +70,18 @@ impl NewTable {
 
 impl TableSink<'_> {
     /// Starts a table for `level` with `filter` (a blocked-Bloom filter
-    /// sized with `bloom_carry_bits`, see `TableOptions`), under a fresh
-    /// file number.
+    /// sized with `bloom_carry_bits`, see `TableOptions`) and `compression`
+    /// (the policy's codec for the write), under a fresh file number.
     ///
     /// # Errors
     /// The file system's, creating the temporary file.
-    pub fn start(&self, level: usize, filter: FilterKind, bloom_carry_bits: i64) -> Result<NewTable> {
+    pub fn start(
+        &self,
+        level: usize,
+        filter: FilterKind,
+        bloom_carry_bits: i64,
+        compression: Compression,
+    ) -> Result<NewTable> {
         let number = self.next_file.fetch_add(1, Ordering::SeqCst);
         let opts = TableOptions {
             block_bytes: self.block_bytes,
@@ -86,6 +92,7 @@ impl TableSink<'_> {
             bloom_carry_bits,
             prefix_extractor: self.prefix_extractor,
             inject_filter_build_failure: self.inject_filter_build_failure,
+            compression,
             ..TableOptions::default()
         };
         let builder = TableBuilder::new(Arc::clone(self.fs), self.dir.join(table_file_name(number)), opts)?;

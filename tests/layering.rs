@@ -40,6 +40,8 @@ const ROOT_ITEMS: &[(&str, &str)] = &[
     ("MAX_FIXED_PREFIX", "prefix"),
     ("ValueKind", "key"),
     ("FilterPolicy", "policy"),
+    ("CompressionPolicy", "policy"),
+    ("Compression", "table"),
     ("RecoveryMode", "wal"),
     ("Options", "options"),
     ("MAX_KEY_BYTES", "options"),

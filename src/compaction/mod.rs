@@ -30,6 +30,7 @@ use crate::manifest::VersionEdit;
 use crate::options::Options;
 use crate::policy::{LevelFilter, Writing};
 use crate::sink::TableSink;
+use crate::table::Compression;
 use crate::tree::{TableFile, Tree};
 
 /// How far `Db::compact` lets a table's filter drift from the plan:
@@ -50,6 +51,8 @@ pub(crate) struct JobContext<'a> {
     pub budgeted: bool,
     /// The filter the policy plans for a write to a tree.
     pub filter_for: &'a dyn Fn(&Tree, Writing) -> LevelFilter,
+    /// The codec the compression policy gives a write to a tree.
+    pub compression_for: &'a dyn Fn(&Tree, Writing) -> Compression,
 }
 
 /// A job's result, for the database to install and count.

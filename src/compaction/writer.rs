@@ -11,6 +11,7 @@ use crate::policy::{BloomLedger, LevelFilter, MixLedger, Writing};
 use crate::range_del::{RangeTombstone, successor};
 use crate::sink::NewTable;
 use crate::sources::KeyVersion;
+use crate::table::Compression;
 use crate::tree::{TableFile, Tree, kinds_left};
 
 /// Builds output tables one after another, splitting between user keys.
@@ -18,6 +19,8 @@ pub(crate) struct OutputWriter<'a> {
     ctx: &'a JobContext<'a>,
     level: usize,
     planned: LevelFilter,
+    /// The codec of every output.
+    compression: Compression,
     /// On a mixed level: the keys of each kind, choosing each table's.
     ledger: Option<MixLedger>,
     /// Under a budget, where the plan writes blocked Bloom: the level's
@@ -56,6 +59,7 @@ impl<'a> OutputWriter<'a> {
         incoming: u64,
     ) -> Self {
         let planned = (ctx.filter_for)(tree, writing);
+        let compression = (ctx.compression_for)(tree, writing);
         let level = tree.level(writing.level);
         let kept = kinds_left(level, |n| replaced.iter().any(|r| r.number() == n));
         let ledger = MixLedger::new(&planned, &kept, incoming);
@@ -72,6 +76,7 @@ impl<'a> OutputWriter<'a> {
             ctx,
             level: writing.level,
             planned,
+            compression,
             ledger,
             bloom,
             table_keys,
@@ -123,7 +128,7 @@ impl<'a> OutputWriter<'a> {
                 None => self.planned.kind,
             };
             let carry = self.bloom.map_or(0, |b| b.carry_bits(filter));
-            self.current = Some((self.ctx.sink.start(self.level, filter, carry)?, filter));
+            self.current = Some((self.ctx.sink.start(self.level, filter, carry, self.compression)?, filter));
         }
         Ok(())
     }

@@ -83,7 +83,8 @@ impl DbInner {
 
     fn write_memtable(&self, imm: &MemRef, filter: crate::FilterKind) -> Result<TableFile> {
         let sink = self.sink();
-        let mut table = sink.start(0, filter, 0)?;
+        // Level 0 is never the last level, so the policy needs no shape.
+        let mut table = sink.start(0, filter, 0, self.opts.compression.for_level(0, false))?;
         // Every version and range tombstone goes to the table: a flush
         // drops nothing.
         let mut merge = Merge::new(vec![Box::new(MemSource::new(&imm.mem, b""))]);

@@ -2,7 +2,7 @@
 
 use std::path::PathBuf;
 
-use crate::table::TableRecord;
+use crate::table::{Compression, TableRecord};
 
 use super::Db;
 
@@ -22,6 +22,9 @@ pub struct TableInfo {
     /// whole, so it is a little below its kind's nominal rate); 1 without a
     /// usable filter.
     pub filter_fpr: f64,
+    /// The codec the table was written with (its properties record it;
+    /// [`Compression::None`] for a table written without).
+    pub compression: Compression,
 }
 
 impl std::ops::Deref for TableInfo {
@@ -48,6 +51,13 @@ impl Db {
                     path: t.path.clone(),
                     record: TableRecord::clone(&t.record),
                     filter_fpr: t.table.filter_fpr(),
+                    compression: t
+                        .table
+                        .properties()
+                        .compression
+                        .as_deref()
+                        .and_then(|c| c.parse().ok())
+                        .unwrap_or_default(),
                 })
             })
             .collect()

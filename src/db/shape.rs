@@ -44,6 +44,7 @@ use std::sync::Arc;
 use std::sync::atomic::Ordering::Relaxed;
 
 use crate::policy::{LevelFilter, LevelModel, TreeShape, Writing};
+use crate::table::Compression;
 
 use super::DbInner;
 use crate::tree::{TableFile, Tree};
@@ -191,6 +192,18 @@ impl DbInner {
         super::stats::bump(&self.counters.filter_plans, 1);
         *cache = Some((key, Arc::clone(&plan)));
         plan
+    }
+
+    /// The codec for tables written for `writing`: the policy's last-level
+    /// codec if `writing.level` is the last level of the shape the filter
+    /// policy plans with (the one `+skip-last` strips), so both policies
+    /// agree on which level is the last.
+    pub(crate) fn compression_for(&self, tree: &Tree, writing: Writing) -> Compression {
+        let policy = &self.opts.compression;
+        let is_last = writing.level > 0
+            && policy.last_level().is_some()
+            && writing.level + 1 >= self.shape(tree, Some(writing)).level_models().len();
+        policy.for_level(writing.level, is_last)
     }
 
     /// The filter for tables written to `level` for `writing`.

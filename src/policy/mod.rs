@@ -23,6 +23,7 @@
 //! ```
 
 mod bloom_ledger;
+mod compression_policy;
 mod cost;
 mod filter_policy;
 mod mix;
@@ -30,6 +31,7 @@ mod monkey;
 mod plan;
 mod writing;
 
+pub use compression_policy::{COMPRESSION_FORMS, CompressionPolicy};
 pub use cost::{
     TABLE_FILTER_OVERHEAD, cheapest_kind_for, filter_encoding_bytes, table_filter_bits_per_key,
     table_filter_bytes,

@@ -71,7 +71,7 @@ pub enum Compression {
     None,
     /// LZ4 block format (`lz4_flex`): fast to decode, modest ratio.
     Lz4,
-    /// Zstandard at `level` (within [`ZSTD_LEVELS`]): slower, smaller.
+    /// Zstandard at `level` (1 to 22, `ZSTD_LEVELS`): slower, smaller.
     Zstd {
         /// The compression level.
         level: i32,
@@ -82,7 +82,7 @@ impl Compression {
     /// Checks the zstd level.
     ///
     /// # Errors
-    /// `InvalidArgument` for a zstd level outside [`ZSTD_LEVELS`].
+    /// `InvalidArgument` for a zstd level outside 1 to 22 (`ZSTD_LEVELS`).
     pub fn validate(&self) -> Result<()> {
         match self {
             Compression::Zstd { level } if !ZSTD_LEVELS.contains(level) => Err(Error::InvalidArgument(
