@@ -88,8 +88,8 @@ pub struct Options {
     /// Target size of a table's data blocks.
     pub block_bytes: usize,
     /// The codec each level's tables are written with (default
-    /// [`CompressionPolicy::default`]: LZ4 on every level, zstd on the
-    /// tree's last). It is not stored: each table records its own codec, so
+    /// [`CompressionPolicy::default`]: LZ4 on every level; the figures
+    /// behind it are in its docs). It is not stored: each table records its own codec, so
     /// a database opened with another policy reads the tables it has and
     /// writes new ones (flushes and compactions) with the new policy.
     pub compression: CompressionPolicy,

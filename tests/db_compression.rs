@@ -47,7 +47,7 @@ fn check(db: &Db, model: &BTreeMap<Vec<u8>, Vec<u8>>) {
 fn reopening_under_another_policy_reads_old_tables_and_writes_new_ones() {
     let dir = tempfile::tempdir().unwrap();
     let mut model = BTreeMap::new();
-    let policies = ["none", "lz4", "zstd:1", "default", "none", "per-level:zstd:9,lz4"];
+    let policies = ["none", "lz4", "zstd:1", "lz4+last:zstd:3", "default", "none", "per-level:zstd:9,lz4"];
     let mut newest_file = 0;
     for (round, text) in (0u32..).zip(policies) {
         let policy: CompressionPolicy = text.parse().unwrap();
