@@ -7,7 +7,10 @@
 //! Both engines run their defaults (siftdb: the default filter policy,
 //! `sync: false`; fjall 3: its default keyspace, Bloom filters at 10
 //! bits/key below level 0, no fsync per write), 16-byte keys in random
-//! order, no compression. Each round fills fresh stores and settles them
+//! order, except for compression: `ENGINE_COMPRESSION` (default `none`)
+//! sets siftdb's policy (the library's grammar) and fjall's codec on every
+//! level: `none` for `none`, LZ4 (fjall's only codec, feature `lz4`) for
+//! anything else. Each round fills fresh stores and settles them
 //! (siftdb: `flush` + `compact`; fjall: `rotate_memtable_and_wait` +
 //! `major_compact`) before the reads.
 //!
@@ -24,7 +27,9 @@
 //! workload; default the keys, at most 10^6), `ENGINE_ROUNDS` (3),
 //! `ENGINE_THREADS` (reader threads, 1), `ENGINE_VALUE_BYTES` (100),
 //! `ENGINE_WORKLOADS` (comma-separated; default all), `ENGINE_DIR` (where
-//! the stores go; default a temp dir).
+//! the stores go; default a temp dir), `ENGINE_COMPRESSION` (above),
+//! `ENGINE_VALUE_COMPRESSIBILITY` (the fraction of each value that repeats,
+//! as `siftdb bench engine --value-compressibility`; default 0.5).
 
 use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -45,9 +50,11 @@ fn err(e: impl std::fmt::Display) -> String {
 }
 
 impl Fjall {
-    fn open(dir: &Path) -> Result<Self, String> {
+    fn open(dir: &Path, codec: fjall::CompressionType) -> Result<Self, String> {
         let db = fjall::Database::builder(dir).open().map_err(err)?;
-        let ks = db.keyspace("bench", fjall::KeyspaceCreateOptions::default).map_err(err)?;
+        let policy = fjall::config::CompressionPolicy::all(codec);
+        let opts = || fjall::KeyspaceCreateOptions::default().data_block_compression_policy(policy.clone());
+        let ks = db.keyspace("bench", opts).map_err(err)?;
         Ok(Fjall { db, ks })
     }
 }
@@ -219,9 +226,22 @@ fn main() -> Result<(), String> {
         // fjall is not driven through range deletes.
         Err(_) => Workload::ALL.into_iter().filter(|w| *w != Workload::DeleteRange).collect(),
     };
+    let compression: siftdb::CompressionPolicy =
+        std::env::var("ENGINE_COMPRESSION").as_deref().unwrap_or("none").parse().map_err(err)?;
+    let fjall_codec = if compression == siftdb::CompressionPolicy::uniform(siftdb::Compression::None) {
+        fjall::CompressionType::None
+    } else {
+        fjall::CompressionType::Lz4
+    };
+    let value_compressibility = std::env::var("ENGINE_VALUE_COMPRESSIBILITY")
+        .ok()
+        .and_then(|v| v.parse::<f64>().ok())
+        .filter(|f| (0.0..=1.0).contains(f))
+        .unwrap_or(0.5);
     let cfg = Config {
         keys,
         value_bytes: env("ENGINE_VALUE_BYTES", 100) as usize,
+        value_compressibility,
         ops: env("ENGINE_OPS", keys.min(1_000_000)),
         threads: env("ENGINE_THREADS", 1) as usize,
         nexts: 10,
@@ -233,17 +253,19 @@ fn main() -> Result<(), String> {
     let tmp = tempfile::tempdir().map_err(err)?;
     let root = std::env::var_os("ENGINE_DIR").map_or_else(|| tmp.path().to_path_buf(), Into::into);
     println!(
-        "engine: {} keys, {}-byte values, {} ops per read workload, {} reader thread(s), {rounds} rounds alternating",
-        cfg.keys, cfg.value_bytes, cfg.ops, cfg.threads
+        "engine: {} keys, {}-byte values ({} compressible), {} ops per read workload, {} reader thread(s), {rounds} rounds alternating; compression: siftdb {compression}, fjall {fjall_codec}",
+        cfg.keys, cfg.value_bytes, cfg.value_compressibility, cfg.ops, cfg.threads
     );
+    let sift_opts = siftdb::Options { compression, ..siftdb::Options::default() };
     let (mut sift, mut fj): (Vec<Round>, Vec<Round>) = (Vec::new(), Vec::new());
     let (sift_disk, fj_disk) = (Arc::new(Mutex::new(Vec::new())), Arc::new(Mutex::new(Vec::new())));
     for r in 0..rounds {
         let s = round(&cfg, &root.join("siftdb"), &|p: &Path| {
-            Ok(Counted::open(p, Siftdb::open(p, &siftdb::Options::default())?, &sift_disk))
+            Ok(Counted::open(p, Siftdb::open(p, &sift_opts)?, &sift_disk))
         })?;
-        let f =
-            round(&cfg, &root.join("fjall"), &|p: &Path| Ok(Counted::open(p, Fjall::open(p)?, &fj_disk)))?;
+        let f = round(&cfg, &root.join("fjall"), &|p: &Path| {
+            Ok(Counted::open(p, Fjall::open(p, fjall_codec)?, &fj_disk))
+        })?;
         println!(
             "round {}: reads began with {} tables ({} in L0) in siftdb, {} ({} in L0) in fjall",
             r + 1,

@@ -6,7 +6,7 @@
 use std::path::PathBuf;
 
 use serde_json::{Value, json};
-use siftdb::FilterPolicy;
+use siftdb::{CompressionPolicy, FilterPolicy};
 use siftdb_cli::engine::Siftdb;
 use siftdb_cli::summary::{RangeDeleteSummary, Spread, Summary, summarize};
 use siftdb_cli::workloads::{self, Config, RangeDeletes, Rate, Round, Workload};
@@ -49,6 +49,16 @@ pub struct Args {
     /// the engine's default.
     #[arg(long, value_parser = crate::policy_arg::parse)]
     policy: Option<FilterPolicy>,
+    /// Block compression, in the library's grammar: none, lz4, zstd, zstd:N, default (the
+    /// engine's: lz4), per-level:C0,C1,..., each optionally followed by +last:C (the tree's
+    /// last level); default: the engine's default.
+    #[arg(long, value_parser = parse_compression)]
+    compression: Option<CompressionPolicy>,
+    /// Fraction of each value's bytes that repeat earlier ones (0 to 1): values are 100-byte
+    /// pieces of 1 - F random bytes repeated to the piece's end, like db_bench's
+    /// --compression_ratio (which is 1 - F).
+    #[arg(long, default_value_t = 0.5, value_parser = parse_fraction)]
+    value_compressibility: f64,
     /// Memtable size in MiB (1 to 4,096): how much a flush writes; default: the engine's (64 MiB).
     #[arg(long, value_parser = numbers::count_usize(1, 4096))]
     memtable_mib: Option<usize>,
@@ -74,6 +84,23 @@ pub struct Args {
     /// Print one JSON document instead of a table.
     #[arg(long)]
     json: bool,
+}
+
+fn parse_compression(s: &str) -> Result<CompressionPolicy, String> {
+    // clap's line names the value already: keep the library's reason only.
+    s.parse::<CompressionPolicy>().map_err(|e| match e {
+        siftdb::Error::InvalidArgument(m) => {
+            m.strip_prefix(&format!("compression '{}': ", s.trim())).unwrap_or(&m).to_owned()
+        }
+        other => other.to_string(),
+    })
+}
+
+fn parse_fraction(s: &str) -> Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(f) if (0.0..=1.0).contains(&f) => Ok(f),
+        _ => Err(format!("expected a fraction from 0 to 1, got {s:?}")),
+    }
 }
 
 fn parse_workloads(s: &str) -> Result<Vec<Workload>, String> {
@@ -119,6 +146,7 @@ pub fn run(args: &Args) -> Result<Outcome, String> {
     let cfg = Config {
         keys: args.keys,
         value_bytes: args.value_bytes,
+        value_compressibility: args.value_compressibility,
         ops: args.ops.unwrap_or(args.keys.min(1_000_000)),
         threads: args.threads,
         nexts: args.nexts,
@@ -132,6 +160,7 @@ pub fn run(args: &Args) -> Result<Outcome, String> {
         table_target_bytes: args.table_mib.map_or(siftdb::Options::default().table_target_bytes, |m| m << 20),
         base_level_bytes: args.level1_mib.map_or(siftdb::Options::default().base_level_bytes, |m| m << 20),
         sync: args.sync,
+        compression: args.compression.clone().unwrap_or_default(),
         ..siftdb::Options::default()
     };
     let open = |dir: &std::path::Path| Siftdb::open(dir, &opts);
@@ -153,7 +182,8 @@ pub fn run(args: &Args) -> Result<Outcome, String> {
             text(
                 &cfg,
                 &format!(
-                    "{policy_name}, memtable {} MiB, level 1 {} MiB, tables {} MiB",
+                    "{policy_name}, compression {}, memtable {} MiB, level 1 {} MiB, tables {} MiB",
+                    opts.compression,
                     opts.memtable_bytes >> 20,
                     opts.base_level_bytes >> 20,
                     opts.table_target_bytes >> 20
@@ -195,9 +225,10 @@ fn shape_text(r: &Round) -> String {
 
 fn text(cfg: &Config, policy: &str, rounds: &[Round], summaries: &[Summary]) -> String {
     let mut out = format!(
-        "siftdb bench engine: {} keys of 16 bytes, {}-byte values, {} ops per read workload, {} reader thread(s), {} round(s), filter policy {policy}\n",
+        "siftdb bench engine: {} keys of 16 bytes, {}-byte values ({} compressible), {} ops per read workload, {} reader thread(s), {} round(s), filter policy {policy}\n",
         cfg.keys,
         cfg.value_bytes,
+        cfg.value_compressibility,
         cfg.ops,
         cfg.threads,
         rounds.len()
@@ -320,6 +351,8 @@ fn document(
         "keys": cfg.keys,
         "key_bytes": 16,
         "value_bytes": cfg.value_bytes,
+        "value_compressibility": cfg.value_compressibility,
+        "compression": opts.compression.to_string(),
         "ops": cfg.ops,
         "threads": cfg.threads,
         "nexts": cfg.nexts,

@@ -17,7 +17,9 @@ use crate::keys::{SplitMix, hex16, key};
 use crate::latency::Histogram;
 
 mod delete_range;
+mod values;
 pub use delete_range::{RANGE_KEYS, RangeDeletes, Rate};
+use values::Values;
 
 /// One of the benchmark's workloads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -93,6 +95,9 @@ pub struct Config {
     pub keys: u64,
     /// Bytes per value.
     pub value_bytes: usize,
+    /// The fraction of each value's bytes that repeat earlier ones (0 to 1,
+    /// db_bench's `compression_ratio` is 1 minus it): see `values.rs`.
+    pub value_compressibility: f64,
     /// Operations per read, seek and overwrite workload.
     pub ops: u64,
     /// Threads sharing each read workload's operations (and readers beside
@@ -148,27 +153,6 @@ pub struct Round {
     pub phases: Vec<Phase>,
     /// The store's shape when the reads began (after the fill settled).
     pub shape: Shape,
-}
-
-/// A value of `len` bytes for write number `i`: a window of one random
-/// buffer (db_bench's `RandomGenerator`), so making it costs a slice, not
-/// `len` random draws inside the timed loop.
-struct Values {
-    buf: Vec<u8>,
-    len: usize,
-}
-
-impl Values {
-    fn new(len: usize, seed: u64) -> Self {
-        let mut rng = SplitMix::new(seed ^ 0x7A1E);
-        let buf = (0..(1 << 20) + len).map(|_| b'a' + (rng.next_u64() % 26) as u8).collect();
-        Values { buf, len }
-    }
-
-    fn get(&self, i: u64) -> &[u8] {
-        let at = (i.wrapping_mul(0x9E37_79B9) % (1 << 20)) as usize;
-        &self.buf[at..at + self.len]
-    }
 }
 
 /// Key numbers `0..n` in a seeded random order (Fisher–Yates).
@@ -395,7 +379,7 @@ pub fn round<E: Engine>(
     open: &dyn Fn(&Path) -> Result<E, String>,
 ) -> Result<Round, String> {
     let wants = |w: Workload| cfg.workloads.contains(&w);
-    let values = Values::new(cfg.value_bytes, cfg.seed);
+    let values = Values::new(cfg.value_bytes, cfg.seed, cfg.value_compressibility);
     let mut phases = Vec::new();
     if wants(Workload::FillSeq) {
         let path = fresh(dir, "fillseq")?;

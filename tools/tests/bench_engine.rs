@@ -239,6 +239,7 @@ fn config(workloads: Vec<Workload>) -> Config {
     Config {
         keys: 2000,
         value_bytes: 10,
+        value_compressibility: 0.5,
         ops: 100,
         threads: 1,
         nexts: 5,
