@@ -57,3 +57,47 @@ fn info_shows_the_codec_and_the_data_bytes_raw_and_stored() {
         assert_eq!(verify.status.code(), Some(0), "{}", String::from_utf8_lossy(&verify.stdout));
     }
 }
+
+/// A database written under one compression policy and compacted under
+/// another: `db info` counts each level's tables per codec, and `sst info`
+/// names the codec of a table the policy wrote to the last level.
+#[test]
+fn db_info_counts_tables_per_codec() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("db");
+    let opts = |policy: &str| siftdb::Options {
+        memtable_bytes: 16 << 10,
+        base_level_bytes: 64 << 10,
+        table_target_bytes: 16 << 10,
+        auto_compaction: false,
+        compression: policy.parse().unwrap(),
+        ..siftdb::Options::default()
+    };
+    let put_all = |db: &siftdb::Db, round: u32| {
+        for i in 0..3000u32 {
+            let value = format!("value of key {i} in round {round}, ").repeat(3);
+            db.put(format!("key{:06}", (i * 7919) % 3000).as_bytes(), value.as_bytes()).unwrap();
+        }
+    };
+    let db = siftdb::Db::open(&dir, opts("none")).unwrap();
+    put_all(&db, 0);
+    db.compact().unwrap();
+    db.close().unwrap();
+    let db = siftdb::Db::open(&dir, opts("per-level:none,lz4+last:zstd:1")).unwrap();
+    put_all(&db, 1);
+    db.compact().unwrap();
+    let last = db.tables().into_iter().find(|t| t.compression == Compression::Zstd { level: 1 });
+    db.close().unwrap();
+    let last = last.expect("a table on the last level");
+
+    let (code, info) = run_json(&["db", "info", p(&dir), "--probes", "0", "--json"]);
+    assert_eq!(code, 0, "{info}");
+    let level = &info["levels"][last.level];
+    assert!(level["compression"]["zstd:1"].as_u64().is_some_and(|n| n > 0), "{level}");
+    let listed = level["table_list"].as_array().unwrap();
+    assert!(listed.iter().any(|t| t["compression"] == "zstd:1"), "{level}");
+    let text = String::from_utf8(siftdb(&["db", "info", p(&dir), "--probes", "0"]).stdout).unwrap();
+    assert!(text.contains(&format!("L{} zstd:1 ", last.level)), "{text}");
+    let (_, sst) = run_json(&["sst", "info", p(&last.path), "--json"]);
+    assert_eq!(sst["compression"]["codec"], "zstd:1", "{sst}");
+}

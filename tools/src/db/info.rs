@@ -176,11 +176,13 @@ fn document(i: &RecoveryScan, a: &Args) -> Result<Value, String> {
             }
             _ => (0, 0, None),
         };
-        let (prefix_extractor, range_tombstones) = match &opened {
+        let (prefix_extractor, range_tombstones, compression) = match &opened {
             Some(Ok(table)) => {
-                (table.properties().prefix_extractor.clone(), table.properties().range_tombstones)
+                let p = table.properties();
+                let codec = p.compression.clone().unwrap_or_else(|| "none".into());
+                (p.prefix_extractor.clone(), p.range_tombstones, Some(codec))
             }
-            _ => (None, 0),
+            _ => (None, 0, None),
         };
         let dropped_reason = match filter.as_ref().map(|d| &d.status) {
             Some(FilterStatus::Dropped(why)) => Some(why.clone()),
@@ -217,6 +219,7 @@ fn document(i: &RecoveryScan, a: &Args) -> Result<Value, String> {
                 "filter_keys": filter_keys,
                 "prefix_extractor": prefix_extractor,
                 "range_tombstones": range_tombstones,
+                "compression": compression,
                 "smallest_key": show(&r.smallest, a.hex),
                 "largest_key": show(&r.largest, a.hex),
                 "min_seq": r.min_seq,
@@ -284,7 +287,9 @@ fn document(i: &RecoveryScan, a: &Args) -> Result<Value, String> {
             let filter_keys = sum("filter_keys");
             let mut kinds: BTreeMap<String, u64> = BTreeMap::new();
             let mut extractors: BTreeMap<String, u64> = BTreeMap::new();
+            let mut codecs: BTreeMap<String, u64> = BTreeMap::new();
             for t in tables {
+                *codecs.entry(t["compression"].as_str().unwrap_or("?").to_string()).or_default() += 1;
                 *kinds.entry(t["filter_kind"].as_str().unwrap_or("?").to_string()).or_default() += 1;
                 let e = t["prefix_extractor"].as_str().unwrap_or("none");
                 *extractors.entry(e.to_string()).or_default() += 1;
@@ -329,6 +334,7 @@ fn document(i: &RecoveryScan, a: &Args) -> Result<Value, String> {
                 "keys": keys,
                 "filter_keys": filter_keys,
                 "prefix_extractors": extractors,
+                "compression": codecs,
                 "bytes": sum("size"),
                 "filter_bytes": filter_bytes,
                 "filter_memory_bytes": filter_memory,

@@ -132,6 +132,19 @@ pub fn print(doc: &Value, tables: bool) {
     if !tombstones.is_empty() {
         println!("range tombstones: {}", tombstones.join(", "));
     }
+    // Each table names its codec, so a level may mix them; a line only
+    // when some table is compressed.
+    let codecs: Vec<String> = levels
+        .iter()
+        .flat_map(|l| {
+            let counts = l["compression"].as_object().into_iter().flatten();
+            counts.map(move |(c, n)| (g(l, "level"), c.clone(), n.as_u64().unwrap_or(0)))
+        })
+        .map(|(level, c, n)| format!("L{level} {c} {n}"))
+        .collect();
+    if codecs.iter().any(|c| !c.contains(" none ")) {
+        println!("compression (tables per codec): {}", codecs.join(", "));
+    }
     let prefix_lines: Vec<String> = levels
         .iter()
         .filter(|l| l["prefix_probes"].as_u64().is_some_and(|n| n > 0))
