@@ -181,6 +181,10 @@ pub fn options_for(config: &Config, policy: &FilterPolicy) -> Options {
         // The loader compacts between memtables itself (see `load`), so the
         // tree is the same on every run with one seed.
         auto_compaction: false,
+        // The levels above are sized in raw entry bytes, and the values
+        // (random letters) give LZ4 nothing to shrink: raw tables keep the
+        // tree the sizing plans and spare the load a compression per block.
+        compression: siftdb::CompressionPolicy::uniform(siftdb::Compression::None),
         ..Options::default()
     }
 }
