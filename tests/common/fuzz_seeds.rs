@@ -134,6 +134,9 @@ fn engine_seeds() -> Vec<(&'static str, String, Vec<u8>)> {
         auto_compaction: false,
         sync: true,
         filter_policy: Some("per-level:blocked-bloom:10,fuse8".parse().unwrap()),
+        // Raw blocks: these seeds are for the raw decoders (table_index,
+        // table_block); compressed blocks have seeds of their own.
+        compression: siftdb::CompressionPolicy::uniform(siftdb::Compression::None),
         ..siftdb::Options::default()
     };
     let db = siftdb::Db::open(dir.path(), opts).unwrap();
