@@ -266,13 +266,17 @@ fn main() -> Result<(), String> {
         let f = round(&cfg, &root.join("fjall"), &|p: &Path| {
             Ok(Counted::open(p, Fjall::open(p, fjall_codec)?, &fj_disk))
         })?;
+        let mib =
+            |b: Option<u64>| b.map_or_else(|| "?".to_owned(), |b| format!("{:.1} MiB", b as f64 / 1048576.0));
         println!(
-            "round {}: reads began with {} tables ({} in L0) in siftdb, {} ({} in L0) in fjall",
+            "round {}: reads began with {} tables ({} in L0) in siftdb, {} ({} in L0) in fjall; on disk siftdb {}, fjall {}",
             r + 1,
             s.shape.tables,
             s.shape.l0_tables,
             f.shape.tables,
-            f.shape.l0_tables
+            f.shape.l0_tables,
+            mib(s.shape.disk_bytes),
+            mib(f.shape.disk_bytes)
         );
         sift.push(s);
         fj.push(f);
