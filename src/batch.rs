@@ -165,12 +165,6 @@ impl WriteBatch {
         }
     }
 
-    /// Whether the batch holds a range delete.
-    #[must_use]
-    pub fn has_range_deletes(&self) -> bool {
-        self.iter().any(|op| matches!(op, BatchOp::DeleteRange { .. }))
-    }
-
     /// Number of ops (and so of sequence numbers the batch consumes).
     #[must_use]
     pub fn len(&self) -> usize {

@@ -11,7 +11,7 @@ use std::ops::Bound;
 use proptest::prelude::*;
 use siftdb::{Db, Options, WriteBatch};
 
-use scan_model::{Model, model_range, pairs};
+use scan_model::{Model, model_prefix, model_range, pairs};
 
 #[derive(Debug, Clone)]
 enum Op {
@@ -125,11 +125,7 @@ fn run(ops: Vec<Op>, options: fn() -> Options) -> usize {
                 assert_eq!(got, want, "range {a:?}..{b:?}");
             }
             Op::Prefix(p) => {
-                let want: Vec<_> = model
-                    .iter()
-                    .filter(|(k, _)| k.starts_with(&p))
-                    .map(|(k, v)| (k.clone(), v.clone()))
-                    .collect();
+                let want = model_prefix(&model, &p);
                 assert_eq!(pairs(db.prefix(&p)), want, "prefix {p:?}");
             }
             Op::Snapshot => snaps.push((db.snapshot(), model.clone())),

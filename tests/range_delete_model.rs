@@ -18,7 +18,7 @@ use proptest::prelude::*;
 use siftdb::fs::{CrashMode, FaultFs, FaultOp};
 use siftdb::{Db, Options, PrefixExtractor, WriteBatch};
 
-use scan_model::{Model, model_range, pairs};
+use scan_model::{Model, model_prefix, model_range, pairs};
 
 #[derive(Debug, Clone)]
 enum Op {
@@ -199,11 +199,7 @@ fn run(ops: Vec<Op>, options: fn(&FaultFs) -> Options) {
                 }
             }
             Op::Prefix(p) => {
-                let want: Vec<_> = model
-                    .iter()
-                    .filter(|(k, _)| k.starts_with(&p))
-                    .map(|(k, v)| (k.clone(), v.clone()))
-                    .collect();
+                let want = model_prefix(&model, &p);
                 assert_eq!(pairs(db.prefix(&p)), want, "prefix {p:?}");
             }
             Op::Snapshot => snaps.push((db.snapshot(), model.clone())),
@@ -226,11 +222,7 @@ fn run(ops: Vec<Op>, options: fn(&FaultFs) -> Options) {
             Op::SnapshotPrefix(i, p, rev) => {
                 if !snaps.is_empty() {
                     let (s, m) = &snaps[i % snaps.len()];
-                    let want: Vec<_> = m
-                        .iter()
-                        .filter(|(k, _)| k.starts_with(&p))
-                        .map(|(k, v)| (k.clone(), v.clone()))
-                        .collect();
+                    let want = model_prefix(m, &p);
                     assert_eq!(scan(s.prefix(&p), rev), want, "snapshot prefix {p:?} rev {rev}");
                 }
             }

@@ -126,7 +126,6 @@ fn range_delete_golden_bytes_and_accessors() {
     assert_eq!(op, BatchOp::DeleteRange { start: b"a", end: b"c" });
     assert_eq!((op.key(), op.value(), op.kind()), (&b"a"[..], &b""[..], ValueKind::Tombstone));
     assert_eq!(b.payload_bytes(), 2);
-    assert!(b.has_range_deletes() && !sample().has_range_deletes());
     assert_eq!(WriteBatch::decode(&want).unwrap(), (7, b));
 }
 

@@ -46,13 +46,14 @@ pub(crate) fn run(ctx: &JobContext<'_>, job: &Job, tree: &Tree) -> Result<Outcom
     let rules = RangeDelRules::new(job.inputs.iter().chain(&job.next_inputs), horizon);
     // A table a range tombstone wholly deletes is removed unread (a refresh
     // keeps its table as it is).
-    let read = |t: &&Arc<TableFile>| job.refresh || !rules.drops_table(t);
-    let (upper, lower): (Vec<_>, Vec<_>) = (
-        job.inputs.iter().filter(read).cloned().collect(),
-        job.next_inputs.iter().filter(read).cloned().collect(),
-    );
-    let mut dropped_by_range: u64 =
-        job.inputs.iter().chain(&job.next_inputs).filter(|t| !read(t)).map(|t| t.record.entries).sum();
+    let mut dropped_by_range = 0;
+    let mut read = |tables: &[Arc<TableFile>]| -> Vec<Arc<TableFile>> {
+        let (kept, dropped): (Vec<_>, Vec<_>) =
+            tables.iter().cloned().partition(|t| job.refresh || !rules.drops_table(t));
+        dropped_by_range += dropped.iter().map(|t| t.record.entries).sum::<u64>();
+        kept
+    };
+    let (upper, lower) = (read(&job.inputs), read(&job.next_inputs));
     let mut sources: Vec<Box<dyn Source>> = Vec::new();
     if job.level == 0 {
         for t in upper {

@@ -16,6 +16,11 @@ pub fn pairs(
     it.map(|r| r.map(|(k, v)| (k.to_vec(), v.to_vec()))).collect::<siftdb::Result<_>>().unwrap()
 }
 
+/// The model's pairs whose keys start with `p`, ascending.
+pub fn model_prefix(m: &Model, p: &[u8]) -> Vec<(Vec<u8>, Vec<u8>)> {
+    m.iter().filter(|(k, _)| k.starts_with(p)).map(|(k, v)| (k.clone(), v.clone())).collect()
+}
+
 /// The model's pairs within `(lo, hi)`, ascending.
 pub fn model_range(m: &Model, lo: Bound<&[u8]>, hi: Bound<&[u8]>) -> Vec<(Vec<u8>, Vec<u8>)> {
     m.iter()
