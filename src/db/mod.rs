@@ -18,6 +18,7 @@
 //! Lock order (never taken in the other direction): `write` → `manifest` →
 //! `sv`. The background threads never take `write`.
 
+mod checkpoint;
 mod compact;
 mod flush;
 mod info;

@@ -127,4 +127,16 @@ pub trait FileSystem: Send + Sync + fmt::Debug {
     fn list_dir(&self, dir: &Path) -> io::Result<Vec<PathBuf>>;
     /// Whether `path` exists.
     fn exists(&self, path: &Path) -> bool;
+    /// Makes `to` a durable copy of the immutable file `from`: a hard link
+    /// where the file system allows one, else a copy, synced. The default
+    /// copies.
+    ///
+    /// # Errors
+    /// The operating system's error.
+    fn link_or_copy(&self, from: &Path, to: &Path) -> io::Result<()> {
+        let bytes = self.read(from)?;
+        let mut out = self.create(to)?;
+        out.write_all(&bytes)?;
+        out.sync()
+    }
 }

@@ -56,6 +56,17 @@ impl FileSystem for StdFs {
         fs::rename(from, to)
     }
 
+    fn link_or_copy(&self, from: &Path, to: &Path) -> io::Result<()> {
+        // A link shares the immutable table: no bytes copied, and deleting
+        // the source's name later leaves the copy's. Across file systems
+        // (or where links are refused) the bytes are copied instead.
+        if fs::hard_link(from, to).is_ok() {
+            return Ok(());
+        }
+        fs::copy(from, to)?;
+        fs::File::open(to)?.sync_all()
+    }
+
     fn remove_file(&self, path: &Path) -> io::Result<()> {
         fs::remove_file(path)
     }
