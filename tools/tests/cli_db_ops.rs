@@ -133,6 +133,28 @@ fn delete_range_deletes_a_key_range_and_refuses_a_reversed_one() {
     assert!(!missing.exists());
 }
 
+/// Issue 63: `db checkpoint` writes a copy that opens on its own; a
+/// non-empty target is refused.
+#[test]
+fn checkpoint_writes_a_copy_that_opens_on_its_own() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (dir, copy) = (tmp.path().join("db"), tmp.path().join("copy"));
+    let (d, c) = (p(&dir), p(&copy));
+    for k in ["a", "b"] {
+        assert_eq!(siftdb(&["db", "put", d, k, "v"]).status.code(), Some(0));
+    }
+    let (code, v) = run_json(&["db", "checkpoint", d, c, "--json"]);
+    assert_eq!((code, v["op"].as_str(), v["dst"].as_str()), (0, Some("checkpoint"), Some(c)));
+    assert_eq!(siftdb(&["db", "put", d, "source only", "v"]).status.code(), Some(0));
+    let (_, v) = run_json(&["db", "scan", c, "--json"]);
+    assert_eq!(v["count"], 2, "{v}");
+    assert_eq!(run_json(&["db", "verify", c, "--json"]).0, 0);
+    let out = siftdb(&["db", "checkpoint", d, c]);
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("not empty"), "{err}");
+}
+
 /// Issue 61: `db info` shows where range tombstones live, and `db compact`
 /// what they gave back.
 #[test]

@@ -33,6 +33,9 @@ pub enum Command {
     DeleteRange(ops::RangeArgs),
     /// Live keys in order.
     Scan(ops::ScanArgs),
+    /// Write a consistent copy of the database into DST, a new directory
+    /// (tables hard-linked where the file system allows).
+    Checkpoint(ops::CheckpointArgs),
     /// Write the memtable to a level-0 table.
     Flush(ops::Common),
     /// Compact until every level is within its target size.
@@ -57,6 +60,7 @@ pub fn run(cmd: &Command) -> Result<Outcome, String> {
         Command::Delete(a) => ops::delete(a),
         Command::DeleteRange(a) => ops::delete_range(a),
         Command::Scan(a) => ops::scan(a),
+        Command::Checkpoint(a) => ops::checkpoint(a),
         Command::Flush(c) => ops::maintain(c, false),
         Command::Compact(c) => ops::maintain(c, true),
         Command::Recover(a) => recover::run(a),

@@ -72,6 +72,15 @@ pub struct RangeArgs {
     end: String,
 }
 
+/// Arguments of `db checkpoint`.
+#[derive(Debug, clap::Args)]
+pub struct CheckpointArgs {
+    #[command(flatten)]
+    common: Common,
+    /// The new directory for the copy (absent or empty).
+    dst: PathBuf,
+}
+
 /// Arguments of `db put`.
 #[derive(Debug, clap::Args)]
 pub struct PutArgs {
@@ -235,6 +244,19 @@ pub fn delete_range(a: &RangeArgs) -> Result<Outcome, String> {
     db.delete_range(&start, &end).map_err(|e| describe(&c.dir, &e))?;
     close(&db, &c.dir)?;
     report(c, "delete-range", json!({ "start": show(&start, c.hex), "end": show(&end, c.hex) }));
+    Ok(Outcome::Clean)
+}
+
+/// Runs `db checkpoint`.
+///
+/// # Errors
+/// A one-line message if the database cannot be opened or the copy fails.
+pub fn checkpoint(a: &CheckpointArgs) -> Result<Outcome, String> {
+    let c = &a.common.db;
+    let db = open(&c.dir, a.common.policy.as_ref(), Mode::Write)?;
+    db.checkpoint(&a.dst).map_err(|e| describe(&a.dst, &e))?;
+    close(&db, &c.dir)?;
+    report(c, "checkpoint", json!({ "dst": a.dst.display().to_string() }));
     Ok(Outcome::Clean)
 }
 
