@@ -2,13 +2,13 @@
 //! clean, hold a prefix of each writer's acknowledged batches (every batch
 //! whole), and then live apart from the source.
 
+#[path = "common/batch_prefix.rs"]
+mod batch_prefix;
 #[path = "common/db_verify.rs"]
 mod db_verify;
 
-use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
-
-use siftdb::{Db, Error, Options, WriteBatch};
+use batch_prefix::{BatchWriters, prefix_of};
+use siftdb::{Db, Error, Options};
 
 const WRITERS: usize = 2;
 const KEYS_PER_BATCH: usize = 3;
@@ -22,71 +22,27 @@ fn opts() -> Options {
     }
 }
 
-fn key(writer: usize, batch: u64, j: usize) -> String {
-    format!("w{writer}-{batch:06}-{j}")
-}
-
-/// The batches of `writer` present in `db`: each whole or absent, and
-/// present exactly for a prefix `0..n`; returns `n`.
-fn prefix_of(db: &Db, writer: usize, up_to: u64) -> u64 {
-    let mut n = 0;
-    for batch in 0..up_to {
-        let present: Vec<bool> =
-            (0..KEYS_PER_BATCH).map(|j| db.get(key(writer, batch, j)).unwrap().is_some()).collect();
-        assert!(
-            present.iter().all(|&p| p == present[0]),
-            "writer {writer} batch {batch} half there: {present:?}"
-        );
-        if present[0] {
-            assert_eq!(n, batch, "writer {writer}: batch {batch} present after a missing one");
-            n += 1;
-        }
-    }
-    n
-}
-
 #[test]
 fn checkpoints_taken_under_writes_hold_a_prefix_of_whole_batches() {
     let tmp = tempfile::tempdir().unwrap();
     let db = Db::open(tmp.path().join("db"), opts()).unwrap();
-    let acked: Arc<Vec<AtomicU64>> = Arc::new((0..WRITERS).map(|_| AtomicU64::new(0)).collect());
-    let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
-    let writers: Vec<_> = (0..WRITERS)
-        .map(|w| {
-            let (db, acked, stop) = (db.clone(), Arc::clone(&acked), Arc::clone(&stop));
-            std::thread::spawn(move || {
-                let mut batch_no = 0;
-                while !stop.load(Ordering::Relaxed) {
-                    let mut b = WriteBatch::new();
-                    for j in 0..KEYS_PER_BATCH {
-                        b.put(key(w, batch_no, j), vec![b'v'; 40]);
-                    }
-                    db.write(b).unwrap();
-                    batch_no += 1;
-                    acked[w].store(batch_no, Ordering::Release);
-                }
-            })
-        })
-        .collect();
+    let writers = BatchWriters::start(&db, WRITERS, KEYS_PER_BATCH, 40);
     let mut copies = Vec::new();
     for i in 0..3 {
         std::thread::sleep(std::time::Duration::from_millis(150));
-        let before: Vec<u64> = acked.iter().map(|a| a.load(Ordering::Acquire)).collect();
+        let before: Vec<u64> = writers.acked();
         let dst = tmp.path().join(format!("copy{i}"));
         db.checkpoint(&dst).unwrap();
-        let after: Vec<u64> = acked.iter().map(|a| a.load(Ordering::Acquire)).collect();
+        let after: Vec<u64> = writers.acked();
         copies.push((dst, before, after));
     }
-    stop.store(true, Ordering::Relaxed);
-    for w in writers {
-        w.join().unwrap();
-    }
+    writers.stop();
     for (dst, before, after) in &copies {
         let (problems, _) = db_verify::db_problems(dst);
         assert!(problems.is_empty(), "{}: {problems:?}", dst.display());
         let copy = Db::open(dst, opts()).unwrap();
         for w in 0..WRITERS {
-            let n = prefix_of(&copy, w, after[w] + 1);
+            let n = prefix_of(&copy, w, after[w] + 1, KEYS_PER_BATCH);
             assert!(
                 (before[w]..=after[w]).contains(&n),
                 "{}: writer {w} has {n}, acked {before:?}..{after:?}",

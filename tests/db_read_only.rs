@@ -1,24 +1,17 @@
 //! `Db::open_read_only`: the state `Db::open` would recover, read without
 //! creating, changing or deleting a single file, with writes refused.
 
+#[path = "common/batch_prefix.rs"]
+mod batch_prefix;
+
 use std::path::{Path, PathBuf};
 
+use batch_prefix::dir_files as files;
 use siftdb::wal::RecoveryMode;
 use siftdb::{Db, Error, Options, WriteBatch};
 
 fn opts() -> Options {
     Options { memtable_bytes: 4096, hash_salt: Some(5), auto_compaction: false, ..Options::default() }
-}
-
-/// Every file in `dir` with its bytes, sorted by name.
-fn files(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
-    let mut v: Vec<_> = std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .map(|p| (p.clone(), std::fs::read(&p).unwrap()))
-        .collect();
-    v.sort();
-    v
 }
 
 /// 300 keys flushed to tables, then 50 more (and a delete) left in the WAL only.

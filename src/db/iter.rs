@@ -88,6 +88,7 @@ impl DbIter {
         inner: &DbInner,
         (start, end): (Bound<Bytes>, Bound<Bytes>),
         snapshot: Option<SeqNo>,
+        pinned: Option<Arc<SuperVersion>>,
     ) -> DbIter {
         let mut it = DbIter {
             sv: None,
@@ -115,7 +116,7 @@ impl DbIter {
             let (Bound::Included(start) | Bound::Excluded(start)) = &it.start else { return None };
             Some((e, start.slice(..q)))
         });
-        let sv = inner.current();
+        let sv = pinned.unwrap_or_else(|| inner.current());
         it.snapshot = snapshot.unwrap_or_else(|| inner.visible_seq());
         // Gathered after the snapshot is read: a range delete is in its
         // memtable before its sequence number is published.

@@ -28,6 +28,7 @@ mod key_range;
 mod lock;
 mod open;
 mod read;
+mod secondary;
 mod shape;
 mod snapshot;
 pub mod stats;
@@ -117,6 +118,8 @@ pub(crate) struct DbInner {
     pub(crate) failure: Mutex<Option<String>>,
     /// Opened with [`Db::open_read_only`]: nothing is ever written.
     pub read_only: bool,
+    /// Opened with [`Db::open_secondary`] (and so read-only too).
+    pub secondary: bool,
     pub closed: AtomicBool,
     /// Notified whenever background work finishes or fails.
     pub bg_changed: Condvar,
@@ -374,19 +377,19 @@ impl Db {
     /// assert_eq!(db.range(String::from("a")..=String::from("b")).count(), 2);
     /// ```
     pub fn range(&self, range: impl KeyRange) -> DbIter {
-        DbIter::new(&self.inner, range.into_bounds(), None)
+        DbIter::new(&self.inner, range.into_bounds(), None, None)
     }
 
     /// Every key-value pair, ascending.
     #[must_use]
     pub fn iter(&self) -> DbIter {
-        DbIter::new(&self.inner, (std::ops::Bound::Unbounded, std::ops::Bound::Unbounded), None)
+        DbIter::new(&self.inner, (std::ops::Bound::Unbounded, std::ops::Bound::Unbounded), None, None)
     }
 
     /// Key-value pairs whose key starts with `prefix`, ascending.
     #[must_use]
     pub fn prefix(&self, prefix: impl AsRef<[u8]>) -> DbIter {
-        DbIter::new(&self.inner, iter::prefix_bounds(prefix.as_ref()), None)
+        DbIter::new(&self.inner, iter::prefix_bounds(prefix.as_ref()), None, None)
     }
 
     /// A consistent read-only view as of now.

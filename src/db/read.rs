@@ -30,7 +30,7 @@ use crate::Result;
 use crate::filter::KeyHash;
 use crate::key::{SeqNo, ValueKind};
 use crate::table::{Entry, FilterAnswer, Lookup};
-use crate::tree::TableFile;
+use crate::tree::{SuperVersion, TableFile};
 
 use super::DbInner;
 use super::stats::{LevelCounters, bump};
@@ -45,10 +45,22 @@ impl DbInner {
     /// a compaction only drops versions shadowed at or below the visible
     /// sequence number of its time, which is then at most ours.
     pub(crate) fn get_at(&self, key: &[u8], snapshot: Option<SeqNo>) -> Result<Option<Bytes>> {
+        self.get_in(None, key, snapshot)
+    }
+
+    /// [`DbInner::get_at`] in `pinned`, if given, else in the current tree
+    /// (a secondary's snapshot keeps the state it was taken in: the
+    /// writer's compactions never heard of it).
+    pub(crate) fn get_in(
+        &self,
+        pinned: Option<&Arc<SuperVersion>>,
+        key: &[u8],
+        snapshot: Option<SeqNo>,
+    ) -> Result<Option<Bytes>> {
         self.check_open()?;
         let counts = self.counters.read_stripe();
         bump(&counts.gets, 1);
-        let sv = self.current();
+        let sv = pinned.map_or_else(|| self.current(), Arc::clone);
         let snapshot = snapshot.unwrap_or_else(|| self.visible_seq());
         let mems = std::iter::once(&sv.mem).chain(sv.imm.iter().rev());
         // The newest range tombstone seen so far that covers the key.

@@ -13,6 +13,7 @@ use super::DbInner;
 use super::iter::DbIter;
 use crate::Result;
 use crate::key::SeqNo;
+use crate::tree::SuperVersion;
 
 /// The sequence numbers of live snapshots, with a count per number.
 #[derive(Debug, Default)]
@@ -67,6 +68,10 @@ impl SnapshotList {
 pub struct Snapshot {
     inner: Arc<DbInner>,
     seq: SeqNo,
+    /// A secondary's snapshot reads the state it was taken in, whatever
+    /// [`crate::Db::refresh`] brings in later: the writer's compactions
+    /// may since have dropped versions the snapshot needs.
+    pinned: Option<Arc<SuperVersion>>,
 }
 
 impl std::fmt::Debug for Snapshot {
@@ -77,8 +82,13 @@ impl std::fmt::Debug for Snapshot {
 
 impl Snapshot {
     pub(crate) fn new(inner: Arc<DbInner>) -> Snapshot {
+        // Pinned before the sequence number is read: a refresh in between
+        // raises the number past the pinned state, which still reads as
+        // one whole state; the other way round, the newer state might lack
+        // versions the older number needs.
+        let pinned = inner.secondary.then(|| inner.current());
         let seq = inner.snapshots.acquire(&inner.visible_seq);
-        Snapshot { inner, seq }
+        Snapshot { inner, seq, pinned }
     }
 
     /// The sequence number this snapshot reads at.
@@ -92,25 +102,35 @@ impl Snapshot {
     /// # Errors
     /// `Corruption` or `Io` from a table read.
     pub fn get(&self, key: impl AsRef<[u8]>) -> Result<Option<Bytes>> {
-        self.inner.get_at(key.as_ref(), Some(self.seq))
+        self.inner.get_in(self.pinned.as_ref(), key.as_ref(), Some(self.seq))
     }
 
     /// Key-value pairs in `range`, ascending, as of this snapshot (bounds as
     /// in [`crate::Db::range`]).
     pub fn range(&self, range: impl super::KeyRange) -> DbIter {
-        DbIter::new(&self.inner, range.into_bounds(), Some(self.seq))
+        DbIter::new(&self.inner, range.into_bounds(), Some(self.seq), self.pinned.clone())
     }
 
     /// Every key-value pair, ascending, as of this snapshot.
     #[must_use]
     pub fn iter(&self) -> DbIter {
-        DbIter::new(&self.inner, (std::ops::Bound::Unbounded, std::ops::Bound::Unbounded), Some(self.seq))
+        DbIter::new(
+            &self.inner,
+            (std::ops::Bound::Unbounded, std::ops::Bound::Unbounded),
+            Some(self.seq),
+            self.pinned.clone(),
+        )
     }
 
     /// Key-value pairs whose key starts with `prefix`, ascending, as of this snapshot.
     #[must_use]
     pub fn prefix(&self, prefix: impl AsRef<[u8]>) -> DbIter {
-        DbIter::new(&self.inner, super::iter::prefix_bounds(prefix.as_ref()), Some(self.seq))
+        DbIter::new(
+            &self.inner,
+            super::iter::prefix_bounds(prefix.as_ref()),
+            Some(self.seq),
+            self.pinned.clone(),
+        )
     }
 }
 

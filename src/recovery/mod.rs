@@ -218,6 +218,18 @@ impl RecoveryScan {
 /// tables or logs is not an error here: it is recorded in the result, and
 /// [`RecoveryScan::refusal`] says whether opening refuses.
 pub fn scan(fs: &dyn FileSystem, dir: &Path, mode: RecoveryMode) -> Result<RecoveryScan> {
+    scan_reusing(fs, dir, mode, &|_| false)
+}
+
+/// [`scan`], except that a table `open` says is open already is not opened
+/// again: its [`LiveTable::table`] is `None`, with no error. A secondary
+/// catching up opens only the tables that are new since it last looked.
+pub(crate) fn scan_reusing(
+    fs: &dyn FileSystem,
+    dir: &Path,
+    mode: RecoveryMode,
+    open: &dyn Fn(u64) -> bool,
+) -> Result<RecoveryScan> {
     match std::fs::metadata(dir) {
         Ok(m) if m.is_dir() => {}
         Ok(_) => return Err(Error::InvalidArgument(format!("{}: not a directory", dir.display()))),
@@ -238,7 +250,18 @@ pub fn scan(fs: &dyn FileSystem, dir: &Path, mode: RecoveryMode) -> Result<Recov
             .err()
             .map(|e| Error::corruption_in(&manifest.path, 0, format!("stored filter policy: {e}")))
     });
-    let tables = manifest.state.version.tables().map(|(level, record)| open_table(fs, dir, level, record)).collect();
+    let tables = manifest
+        .state
+        .version
+        .tables()
+        .map(|(level, record)| {
+            if !open(record.file_number) {
+                return open_table(fs, dir, level, record);
+            }
+            let path = dir.join(table_file_name(record.file_number));
+            LiveTable { level, record: Arc::clone(record), path, actual_size: Some(record.file_size), table: None, error: None }
+        })
+        .collect();
 
     let mut files: Vec<(FileKind, u64, PathBuf)> = fs
         .list_dir(dir)?
@@ -287,12 +310,39 @@ pub fn scan(fs: &dyn FileSystem, dir: &Path, mode: RecoveryMode) -> Result<Recov
 }
 
 /// [`scan`] in the default (strict) recovery mode: what `db info` and `db
-/// verify` show.
+/// verify` show. On a database a writer holds, a scan the manifest moved
+/// under (an edit, which may delete files the scan was reading) is
+/// repeated, up to 20 times, so damage it reports is not the writer's work
+/// in progress.
 ///
 /// # Errors
 /// As [`scan`].
 pub fn inspect_db(fs: &dyn FileSystem, dir: &Path) -> Result<RecoveryScan> {
-    scan(fs, dir, RecoveryMode::default())
+    let mut attempt = 0;
+    loop {
+        // No mark (not a database, or no manifest): the scan says why.
+        let Ok(before) = manifest_mark(fs, dir) else { return scan(fs, dir, RecoveryMode::default()) };
+        let scanned = scan(fs, dir, RecoveryMode::default());
+        attempt += 1;
+        if attempt >= 20 || manifest_mark(fs, dir).is_ok_and(|after| after == before) {
+            return scanned;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(attempt.min(10)));
+    }
+}
+
+/// Where the manifest stands: `CURRENT`'s manifest number and that
+/// manifest's length. Every edit a writer publishes changes one of them,
+/// and it deletes a file only after the edit that drops it, so a scan
+/// during which the mark held saw one whole state.
+///
+/// # Errors
+/// `Io` or `Corruption` reading `CURRENT`; `Io` if its manifest is gone
+/// (a roll in between).
+pub(crate) fn manifest_mark(fs: &dyn FileSystem, dir: &Path) -> Result<(u64, u64)> {
+    let number = read_current(fs, dir)?;
+    let len = fs.open_read(&dir.join(manifest_file_name(number))).and_then(|f| f.metadata())?.len();
+    Ok((number, len))
 }
 
 fn read_manifest(fs: &dyn FileSystem, dir: &Path) -> Result<ManifestInfo> {

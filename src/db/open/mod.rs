@@ -5,10 +5,12 @@
 //! `CURRENT` at it; only after that is durable are the old manifest,
 //! tables and logs the state does not name, and temporary files deleted.
 //! A read-only open ([`open_read_only`]) recovers the same state and
-//! writes nothing.
+//! writes nothing; a secondary ([`open_secondary`]) does so without the
+//! lock, beside a writer.
 
 mod dir_check;
 mod recovery;
+mod secondary;
 
 use std::collections::HashSet;
 use std::hash::{BuildHasher, Hasher};
@@ -39,6 +41,7 @@ use crate::tree::{MemRef, SuperVersion, Tree};
 use dir_check::{Found, is_siftdb_name};
 
 pub(crate) use recovery::list_logs;
+pub(crate) use secondary::{catch_up, open_secondary};
 
 /// The opened state and the receiving ends of the background channels.
 pub(crate) type Opened = (Arc<DbInner>, Receiver<BgSignal>, Receiver<BgSignal>);
@@ -174,6 +177,7 @@ pub(crate) fn open(dir: &Path, opts: Options) -> Result<Opened> {
         manifest: ManifestState { base_len: writer.len(), writer, set },
         next_file,
         read_only: false,
+        secondary: false,
         cleanup_failures,
         policy,
         replaced_policy,
@@ -189,18 +193,7 @@ pub(crate) fn open(dir: &Path, opts: Options) -> Result<Opened> {
 pub(crate) fn open_read_only(dir: &Path, opts: Options) -> Result<Opened> {
     check_options(&opts)?;
     let fs = Arc::clone(&opts.fs);
-    match dir_check::classify(&*fs, dir)? {
-        Found::Database => {}
-        Found::Missing => {
-            return Err(Error::InvalidArgument(format!("{}: no such directory", dir.display())));
-        }
-        Found::Fresh => {
-            return Err(Error::InvalidArgument(format!(
-                "{} is not a siftdb database (no CURRENT file)",
-                dir.display()
-            )));
-        }
-    }
+    existing_database(&*fs, dir)?;
     let lock = DirLock::acquire_shared(&*fs, dir)?;
     let mut scanned = recovery::scan_to_open(&*fs, dir, opts.recovery)?;
     let manifest_number = scanned.manifest.number;
@@ -222,12 +215,26 @@ pub(crate) fn open_read_only(dir: &Path, opts: Options) -> Result<Opened> {
         next_file: set.next_file_number,
         manifest: ManifestState { base_len: 0, writer: ManifestWriter::refusing(manifest_number), set },
         read_only: true,
+        secondary: false,
         cleanup_failures,
         policy,
         replaced_policy,
         recovery: replayed.report,
     };
     Ok(assemble(dir, opts, recovered))
+}
+
+/// `InvalidArgument` unless `dir` holds a database: an open that writes
+/// nothing cannot create one.
+fn existing_database(fs: &dyn FileSystem, dir: &Path) -> Result<()> {
+    match dir_check::classify(fs, dir)? {
+        Found::Database => Ok(()),
+        Found::Missing => Err(Error::InvalidArgument(format!("{}: no such directory", dir.display()))),
+        Found::Fresh => Err(Error::InvalidArgument(format!(
+            "{} is not a siftdb database (no CURRENT file)",
+            dir.display()
+        ))),
+    }
 }
 
 /// The state an open recovered, before it becomes a [`DbInner`].
@@ -242,6 +249,8 @@ struct Recovered {
     manifest: ManifestState,
     next_file: u64,
     read_only: bool,
+    /// Opened without the lock, beside a writer.
+    secondary: bool,
     /// Shared with the tables opened, which count their own failed deletes.
     cleanup_failures: Arc<AtomicU64>,
     policy: FilterPolicy,
@@ -284,6 +293,7 @@ fn assemble(dir: &Path, opts: Options, r: Recovered) -> Opened {
         snapshots: SnapshotList::default(),
         failure: Mutex::new(None),
         read_only: r.read_only,
+        secondary: r.secondary,
         closed: AtomicBool::new(false),
         bg_changed: Condvar::new(),
         bg_epoch: Mutex::new(0),

@@ -9,7 +9,7 @@ use siftdb::manifest::NUM_LEVELS;
 use siftdb::policy::{LevelModel, TreeShape};
 use siftdb::recovery::RecoveryScan;
 use siftdb::table::{FilterStatus, Table};
-use siftdb::{Db, Options, PrefixExtractor};
+use siftdb::{Options, PrefixExtractor};
 
 use super::inspect;
 use super::report::{end_name, log_json, lost_text, lost_writes_json, recovery_json, torn_bytes};
@@ -50,9 +50,6 @@ pub struct Args {
 /// What the probes saw, per level; or why they could not run.
 enum Observed {
     Levels(Vec<LevelSeen>),
-    /// Another process holds the database: the file-by-file report stands,
-    /// without observed rates.
-    Locked,
     /// A lookup met damage: a problem found, `{offset, what}`.
     Damaged(Value),
 }
@@ -103,9 +100,8 @@ fn observe(i: &RecoveryScan, a: &Args, extractor: Option<PrefixExtractor>) -> Re
     // The stored policy: a read-only open changes nothing either way. With
     // the tables' prefix extractor, prefix scans are measured too.
     let opts = Options { prefix_extractor: extractor, ..Options::default() };
-    let db = match Db::open_read_only(&a.dir, opts) {
+    let db = match super::open_for_reading(&a.dir, opts) {
         Ok(db) => db,
-        Err(siftdb::Error::Locked(_)) => return Ok(Observed::Locked),
         Err(e) if e.is_corruption() => return Ok(Observed::Damaged(problem_json(&a.dir, &e))),
         Err(e) => return Err(super::describe(&a.dir, &e)),
     };
@@ -412,10 +408,6 @@ pub fn run(a: &Args) -> Result<Outcome, String> {
     };
     let per_level = match observed {
         Some(Observed::Levels(levels)) => Some(levels),
-        Some(Observed::Locked) => {
-            eprintln!("siftdb: {}: locked by another process; observed rates skipped", a.dir.display());
-            None
-        }
         Some(Observed::Damaged(problem)) => {
             let what = problem["what"].as_str().unwrap_or_default().to_string();
             if let Some(problems) = doc["problems"].as_array_mut() {

@@ -88,3 +88,23 @@ pub fn describe(dir: &Path, e: &Error) -> String {
 pub fn inspect(dir: &Path) -> Result<RecoveryScan, String> {
     inspect_db(&StdFs, dir).map_err(|e| describe(dir, &e))
 }
+
+/// Opens the database in `dir` for reading: read-only, or, when another
+/// process holds it (`Locked`), as a secondary that reads beside the
+/// holder without disturbing it, saying so on stderr.
+///
+/// # Errors
+/// Those of [`Db::open_read_only`], or of [`Db::open_secondary`] when held.
+pub fn open_for_reading(dir: &Path, opts: siftdb::Options) -> Result<siftdb::Db, Error> {
+    match siftdb::Db::open_read_only(dir, opts.clone()) {
+        Err(Error::Locked(_)) => {
+            eprintln!(
+                "siftdb: {}: held by another process; reading it as a secondary \
+                 (what the holder had published when this command began)",
+                dir.display()
+            );
+            siftdb::Db::open_secondary(dir, opts)
+        }
+        opened => opened,
+    }
+}

@@ -117,7 +117,8 @@ pub struct ScanArgs {
 /// How a command opens the database.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Mode {
-    /// [`Db::open_read_only`]: writes nothing.
+    /// [`Db::open_read_only`], or a secondary if another process holds
+    /// the database: writes nothing.
     Read,
     /// [`Db::open`] on an existing database.
     Write,
@@ -140,7 +141,10 @@ fn open(dir: &Path, policy: Option<&FilterPolicy>, mode: Mode) -> Result<Db, Str
         });
     }
     let opts = Options { filter_policy: policy.cloned(), ..Options::default() };
-    let db = if mode == Mode::Read { Db::open_read_only(dir, opts) } else { Db::open(dir, opts) };
+    let db = match mode {
+        Mode::Read => super::open_for_reading(dir, opts),
+        Mode::Write | Mode::Create => Db::open(dir, opts),
+    };
     db.map_err(|e| describe(dir, &e))
 }
 
