@@ -120,7 +120,8 @@ pub use batch::{BatchOp, WriteBatch};
 /// that naming it needs no dependency of one's own.
 pub use bytes::Bytes;
 pub use db::{
-    Db, DbIter, KeyRange, LevelStats, MAX_KEY_BYTES, MAX_VALUE_BYTES, Options, Snapshot, Stats, TableInfo,
+    Db, DbIter, IngestOptions, Ingested, IngestedTable, KeyRange, LevelStats, MAX_KEY_BYTES, MAX_VALUE_BYTES,
+    Options, Snapshot, Stats, TableInfo,
 };
 pub use error::{Error, Result};
 pub use filter::FilterKind;

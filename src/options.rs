@@ -54,7 +54,8 @@ pub struct Options {
     pub recovery: RecoveryMode,
     /// A fixed filter hash salt, for reproducible tests and benchmarks.
     /// `None` makes a random one when the database is created. Either way the
-    /// salt is stored in the manifest and an existing database keeps its own.
+    /// salt is stored in the manifest and an existing database keeps its own;
+    /// `Db::options()` of an open database names it.
     pub hash_salt: Option<u64>,
     /// Which filter each level's tables carry. The policy is part of the
     /// database: it is stored in the manifest and kept across opens.

@@ -41,6 +41,11 @@ impl TableFile {
         fs: Arc<dyn FileSystem>,
         cleanup_failures: Arc<AtomicU64>,
     ) -> Self {
+        // A record of one sequence number gives it to every entry: a no-op
+        // for a table written by the database (its entries have it
+        // already), and what numbers an ingested table's entries (format 9).
+        let table =
+            if record.min_seq == record.max_seq { table.with_global_seq(record.max_seq) } else { table };
         TableFile { record, table, path, fs, obsolete: AtomicBool::new(false), cleanup_failures }
     }
 

@@ -112,6 +112,13 @@ impl DbInner {
             w.wal_number
         };
         self.wake_flush();
+        self.wait_flushed(target)
+    }
+
+    /// Waits until every frozen memtable of a WAL before `target` is
+    /// flushed. Takes no lock the flush thread needs (a caller may hold
+    /// the write lock, which the flush thread never takes).
+    pub(crate) fn wait_flushed(&self, target: u64) -> Result<()> {
         loop {
             self.check_writable()?;
             let sv = self.current();

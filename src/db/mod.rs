@@ -22,6 +22,7 @@ mod checkpoint;
 mod compact;
 mod flush;
 mod info;
+mod ingest;
 mod install;
 pub(crate) mod iter;
 mod key_range;
@@ -46,6 +47,7 @@ use parking_lot::{Condvar, Mutex, RwLock};
 
 pub use crate::options::{MAX_KEY_BYTES, MAX_VALUE_BYTES, Options};
 pub use info::TableInfo;
+pub use ingest::{IngestOptions, Ingested, IngestedTable};
 pub use iter::DbIter;
 pub use key_range::KeyRange;
 pub use snapshot::Snapshot;

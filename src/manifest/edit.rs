@@ -94,10 +94,13 @@ const TAG_LOST_WRITES: u64 = 13;
 ///   as newer instead of calling it corrupt.
 /// - 7: the synced writes a point-in-time recovery lost (tag 13).
 /// - 8: range deletes (a WAL batch op an older build reads as damage).
+/// - 9: ingested tables: a table record whose `min_seq == max_seq` gives
+///   every entry of the file that number, whatever the file holds (an
+///   older build would read an ingested file's placeholder numbers).
 ///
 /// Every change to what a manifest, WAL or `CURRENT` holds that an older
 /// build would misread bumps it (DESIGN.md, "Format versions").
-pub const DB_FORMAT_VERSION: u32 = 8;
+pub const DB_FORMAT_VERSION: u32 = 9;
 
 /// A change to the database's version: tables added and removed, and new
 /// values for the counters. Fields left `None` keep their old values.

@@ -121,6 +121,7 @@ impl TableIter {
         loop {
             if let Some(it) = self.cur.as_mut().filter(|it| it.valid()) {
                 let (user, seq, kind) = parse_internal_key(it.key())?;
+                let seq = self.table.global_seq().unwrap_or(seq);
                 let entry =
                     TableEntry { user_key: Bytes::copy_from_slice(user), seq, kind, value: it.value() };
                 if let Err(e) = it.advance() {

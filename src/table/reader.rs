@@ -39,7 +39,8 @@ use std::sync::Arc;
 use bytes::Bytes;
 
 use super::block::Block;
-use super::filter_block::{FilterHeader, TableFilter};
+use super::filter_block::TableFilter;
+use super::filter_details::{FilterDetails, FilterStatus};
 use super::compression::MAX_UNCOMPRESSED_BLOCK;
 use super::format::{
     BlockHandle, BlockType, FOOTER_LEN, FORMAT_VERSION, Footer, check_range_del_version, read_block,
@@ -52,7 +53,7 @@ use super::rev_iter::TableRevIter;
 use super::properties::TableProperties;
 use super::range_del_block;
 use super::stats::{CounterSnapshot, Entry, FilterAnswer, Lookup, TableCounters};
-use crate::filter::{FilterKind, KeyHash, hash_key};
+use crate::filter::{KeyHash, hash_key};
 use crate::prefix::PrefixExtractor;
 use crate::fs::{FileSystem, StdFs};
 use crate::range_del::RangeDels;
@@ -63,6 +64,10 @@ use crate::{Error, Result};
 #[derive(Debug, Clone)]
 pub struct Table {
     inner: Arc<Inner>,
+    /// The sequence number every entry reads as, whatever the file holds:
+    /// an ingested table's entries were written before the database gave
+    /// them one ([`Table::with_global_seq`]).
+    global_seq: Option<u64>,
 }
 
 #[derive(Debug)]
@@ -83,41 +88,6 @@ struct Inner {
     /// one this build knows (an unknown name: prefixes are never probed).
     prefix_extractor: Option<PrefixExtractor>,
     counters: TableCounters,
-}
-
-/// The state of a table's filter.
-#[derive(Debug, Clone, PartialEq)]
-pub enum FilterStatus {
-    /// The table was written without a filter.
-    None,
-    /// The filter is loaded and answers lookups.
-    Loaded,
-    /// The filter's kind or version is unknown to this build: every key
-    /// reads as "may contain".
-    Unknown,
-    /// The filter block was corrupt and was dropped; lookups read data.
-    Dropped(String),
-}
-
-/// Everything the inspection tool shows about a table's filter.
-#[derive(Debug, Clone, PartialEq)]
-pub struct FilterDetails {
-    /// Whether the filter is usable.
-    pub status: FilterStatus,
-    /// The stored header, if the block could be read.
-    pub header: Option<FilterHeader>,
-    /// The kind, if known.
-    pub kind: Option<FilterKind>,
-    /// The kind the writer was asked for.
-    pub requested: String,
-    /// Bytes of the filter block (header included, trailer excluded).
-    pub block_bytes: u64,
-    /// Filter-block bits per distinct key actually spent.
-    pub bits_per_key: f64,
-    /// The false-positive rate theory predicts, if the kind is known.
-    pub theoretical_fpr: Option<f64>,
-    /// Why the writer fell back from the requested kind, if it did.
-    pub fallback_reason: Option<String>,
 }
 
 impl IntoIterator for &Table {
@@ -187,6 +157,7 @@ impl Table {
             }
         };
         Ok(Table {
+            global_seq: None,
             inner: Arc::new(Inner {
                 path: path.to_path_buf(),
                 file,
@@ -201,6 +172,24 @@ impl Table {
                 counters: TableCounters::default(),
             }),
         })
+    }
+
+    /// This table with every entry read as having sequence number `seq`
+    /// (the entries' own numbers are ignored). For an ingested table, which
+    /// holds one version per key: the database assigns the number when it
+    /// installs the file, and the manifest record carries it
+    /// (`TableRecord::min_seq == max_seq`), so the file is linked in
+    /// unchanged.
+    #[must_use]
+    pub fn with_global_seq(mut self, seq: u64) -> Table {
+        self.global_seq = Some(seq);
+        self
+    }
+
+    /// The sequence number every entry reads as, if one was set.
+    #[must_use]
+    pub fn global_seq(&self) -> Option<u64> {
+        self.global_seq
     }
 
     /// The newest version of `user_key` with a sequence number at most
@@ -248,7 +237,10 @@ impl Table {
             it.seek(user_key, trailer).map_err(at)?;
             if it.valid() {
                 let (user, seq, kind) = parse_internal_key(it.key()).map_err(at)?;
-                if user == user_key {
+                let seq = self.global_seq.unwrap_or(seq);
+                // Under a global number a table holds one version per key:
+                // newer than the snapshot, the key is not here for it.
+                if user == user_key && seq <= snapshot_seq {
                     lookup.entry = Some(match kind {
                         ValueKind::Value => Entry::Value { seq, value: it.value() },
                         ValueKind::Tombstone => Entry::Tombstone { seq },

@@ -139,9 +139,11 @@ impl TableRevIter {
         let path = self.table.path().to_path_buf();
         let in_file = |e: Error| e.at_file(&path, offset);
         self.entries.clear();
+        let global_seq = self.table.global_seq();
         cursor.seek_to_restart(r).map_err(in_file)?;
         while cursor.valid() {
             let (user, seq, kind) = parse_internal_key(cursor.key()).map_err(in_file)?;
+            let seq = global_seq.unwrap_or(seq);
             self.entries.push(TableEntry { user_key: Bytes::copy_from_slice(user), seq, kind, value: cursor.value() });
             if cursor.ends_run(r).map_err(in_file)? {
                 break;

@@ -258,7 +258,10 @@ struct Recovered {
     recovery: RecoveryReport,
 }
 
-fn assemble(dir: &Path, opts: Options, r: Recovered) -> Opened {
+fn assemble(dir: &Path, mut opts: Options, r: Recovered) -> Opened {
+    // `Db::options()` names the salt in use, so tables built elsewhere
+    // from those options (`TableWriter`) carry filters this database reads.
+    opts.hash_salt = Some(r.salt);
     let mem = Arc::new(r.mem);
     let last_seq = r.manifest.set.last_seq;
     let (flush_tx, flush_rx) = unbounded();
