@@ -95,3 +95,23 @@ fn a_checkpoint_refuses_a_directory_that_holds_anything() {
     db.checkpoint(&empty).unwrap();
     assert_eq!(Db::open(&empty, opts()).unwrap().get("k").unwrap().as_deref(), Some(&b"v"[..]));
 }
+
+#[test]
+fn a_stale_staging_directory_is_cleared_before_the_copy() {
+    let tmp = tempfile::tempdir().unwrap();
+    let db = Db::open(tmp.path().join("db"), opts()).unwrap();
+    db.put("k", "v").unwrap();
+    // What a crashed checkpoint leaves: a half-built copy whose names a
+    // copy built over it would take for its own.
+    let stage = tmp.path().join("copy.checkpoint-tmp");
+    std::fs::create_dir(&stage).unwrap();
+    std::fs::write(stage.join("000999.sst"), "torn table").unwrap();
+    std::fs::write(stage.join("CURRENT"), "MANIFEST-000999 00000000\n").unwrap();
+    let dst = tmp.path().join("copy");
+    db.checkpoint(&dst).unwrap();
+    assert!(!stage.exists(), "the staging directory is renamed or removed");
+    assert!(!dst.join("000999.sst").exists(), "nothing of the stale copy in the new one");
+    let (problems, _) = db_verify::db_problems(&dst);
+    assert!(problems.is_empty(), "{problems:?}");
+    assert_eq!(Db::open(&dst, opts()).unwrap().get("k").unwrap().as_deref(), Some(&b"v"[..]));
+}

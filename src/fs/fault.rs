@@ -255,9 +255,18 @@ impl FileSystem for FaultFs {
         StdFs.open_read(path)
     }
 
+    /// A file's rename is durable only after `sync_dir`, as on a real disk. A
+    /// directory's is durable at once, as `create_dir_all` is (directories
+    /// are not modelled), and the names under it move with it, so a crash
+    /// rebuilds them under the new name.
     fn rename(&self, from: &Path, to: &Path) -> io::Result<()> {
         self.op(FaultOp::Rename, |st| {
             let (kf, kt) = (key(from), key(to));
+            if std::fs::symlink_metadata(from).is_ok_and(|m| m.is_dir()) {
+                StdFs.rename(from, to)?;
+                st.model.rename_dir(&kf, &kt);
+                return Ok(());
+            }
             adopt(&mut st.model, &kf)?;
             adopt(&mut st.model, &kt)?;
             StdFs.rename(from, to)?;
@@ -272,6 +281,18 @@ impl FileSystem for FaultFs {
             adopt(&mut st.model, &k)?;
             StdFs.remove_file(path)?;
             st.model.remove(&k);
+            Ok(())
+        })
+    }
+
+    /// Counted and failed as a `Remove`. Durable at once, as directories
+    /// are not modelled: the names once under it are forgotten, so a crash
+    /// recreates none of them in a directory that is gone.
+    fn remove_dir(&self, path: &Path) -> io::Result<()> {
+        self.op(FaultOp::Remove, |st| {
+            let k = path.canonicalize()?;
+            StdFs.remove_dir(path)?;
+            st.model.remove_dir(&k);
             Ok(())
         })
     }

@@ -101,6 +101,8 @@ pub trait FileSystem: Send + Sync + fmt::Debug {
         Ok(buf)
     }
     /// Atomically renames `from` to `to` (durable only after [`FileSystem::sync_dir`]).
+    /// `from` may be a directory; it then replaces `to` only if `to` is
+    /// missing or an empty directory (rename(2) on Linux).
     ///
     /// # Errors
     /// The operating system's error.
@@ -110,6 +112,19 @@ pub trait FileSystem: Send + Sync + fmt::Debug {
     /// # Errors
     /// The operating system's error.
     fn remove_file(&self, path: &Path) -> io::Result<()>;
+    /// Removes an empty directory. The default refuses with
+    /// [`io::ErrorKind::Unsupported`], so implementations written before it
+    /// existed still compile; only `Db::checkpoint` needs it, to clear its
+    /// staging directory.
+    ///
+    /// # Errors
+    /// The operating system's error (the directory is not empty, or missing).
+    fn remove_dir(&self, path: &Path) -> io::Result<()> {
+        Err(io::Error::new(
+            io::ErrorKind::Unsupported,
+            format!("remove_dir({}) is not supported by this file system", path.display()),
+        ))
+    }
     /// Makes the directory's entries (creations, renames, removals) durable.
     ///
     /// # Errors

@@ -17,7 +17,7 @@ pub enum FaultOp {
     Sync,
     /// `FileSystem::rename`.
     Rename,
-    /// `FileSystem::remove_file`.
+    /// `FileSystem::remove_file` and `FileSystem::remove_dir`.
     Remove,
     /// `FileSystem::sync_dir`.
     SyncDir,

@@ -126,11 +126,32 @@ impl Model {
         }
     }
 
-    /// `from` was renamed over `to`. A `from` the model does not hold as a
-    /// file (a directory) is not modelled.
+    /// The file `from` was renamed over `to` (directories go to
+    /// [`Model::rename_dir`]).
     pub(super) fn rename(&mut self, from: &Path, to: &Path) {
         let Some(moved) = self.entry(from).live.take() else { return };
         self.entry(to).live = Some(moved);
+    }
+
+    /// The directory `from` was renamed over `to` (missing or empty), durably
+    /// at once: every name under `from` moves under `to` with its live and
+    /// durable entries, and whatever `to` once held (names removed but not
+    /// yet dir-synced) went with the directory `to` replaced.
+    pub(super) fn rename_dir(&mut self, from: &Path, to: &Path) {
+        self.remove_dir(to);
+        let under: Vec<PathBuf> =
+            self.entries.keys().filter(|p| p.starts_with(from) && p.as_path() != from).cloned().collect();
+        for old in under {
+            if let (Some(entry), Ok(rest)) = (self.entries.remove(&old), old.strip_prefix(from)) {
+                self.entries.insert(to.join(rest), entry);
+            }
+        }
+    }
+
+    /// The (empty) directory `dir` was removed, durably at once: the names
+    /// once under it cannot come back.
+    pub(super) fn remove_dir(&mut self, dir: &Path) {
+        self.entries.retain(|p, _| !p.starts_with(dir) || p.as_path() == dir);
     }
 
     /// `path` was unlinked.

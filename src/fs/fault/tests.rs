@@ -118,6 +118,42 @@ fn rename_keeps_the_file_and_its_handle_across_names() {
 }
 
 #[test]
+fn a_renamed_directory_takes_its_names_along_durable_or_not() {
+    let dir = tempfile::tempdir().unwrap();
+    let fs = FaultFs::new();
+    let (stage, dst) = (dir.path().join("stage"), dir.path().join("dst"));
+    fs.create_dir_all(&stage).unwrap();
+    durable_file(&fs, &stage, "kept", b"synced");
+    let mut f = fs.open_append(&stage.join("kept")).unwrap();
+    f.write_all(b"+unsynced").unwrap();
+    let mut g = fs.create(&stage.join("unlinked")).unwrap();
+    g.write_all(b"never dir-synced").unwrap();
+    g.sync().unwrap();
+    fs.rename(&stage, &dst).unwrap();
+    fs.crash(CrashMode::DropUnsynced).unwrap();
+    // Keyed at the old name, the files would come back under `stage`.
+    assert!(!stage.exists(), "the old directory stays gone");
+    assert_eq!(disk(&dst, "kept").unwrap(), b"synced");
+    assert_eq!(disk(&dst, "unlinked"), None);
+}
+
+#[test]
+fn a_removed_directory_brings_back_none_of_its_names() {
+    let dir = tempfile::tempdir().unwrap();
+    let fs = FaultFs::new();
+    let sub = dir.path().join("sub");
+    fs.create_dir_all(&sub).unwrap();
+    durable_file(&fs, &sub, "f", b"content");
+    fs.remove_file(&sub.join("f")).unwrap();
+    fs.remove_dir(&sub).unwrap();
+    fs.crash(CrashMode::DropUnsynced).unwrap();
+    assert!(!sub.exists());
+    fs.fail_after(FaultOp::Remove, 0);
+    fs.create_dir_all(&sub).unwrap();
+    assert!(FaultFs::is_simulated(&fs.remove_dir(&sub).unwrap_err()), "counted as a Remove");
+}
+
+#[test]
 fn remove_not_dir_synced_is_undone() {
     let dir = tempfile::tempdir().unwrap();
     let fs = FaultFs::new();
