@@ -136,6 +136,39 @@ fn delete_range_deletes_a_key_range_and_refuses_a_reversed_one() {
 /// Issue 63: `db checkpoint` writes a copy that opens on its own; a
 /// non-empty target is refused.
 #[test]
+fn ingest_installs_tables_built_outside_and_refuses_overlap() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("db");
+    let d = p(&dir);
+    assert_eq!(siftdb(&["db", "put", d, "b05", "old"]).status.code(), Some(0));
+    let table = |name: &str, keys: std::ops::Range<u32>| {
+        let path = tmp.path().join(name);
+        let mut b = TableBuilder::create(&path, TableOptions::default()).unwrap();
+        for i in keys {
+            b.add(format!("b{i:02}").as_bytes(), 0, ValueKind::Value, b"new").unwrap();
+        }
+        b.finish().unwrap();
+        path
+    };
+    let (x, y) = (table("x.sst", 0..10), table("y.sst", 5..20));
+    let out = siftdb(&["db", "ingest", d, p(&x), p(&y)]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("overlap"), "{out:?}");
+    let (code, v) = run_json(&["db", "get", d, "b05", "--json"]);
+    assert_eq!((code, v["value"].as_str()), (0, Some("old")), "a refused ingest changes nothing");
+    let (code, v) = run_json(&["db", "ingest", d, p(&x), "--move", "--json"]);
+    assert_eq!(
+        (code, v["tables"][0]["entries"].as_u64(), v["tables"][0]["rebuilt"].as_bool()),
+        (0, Some(10), Some(true))
+    );
+    assert!(!x.exists(), "--move removes the source");
+    let (_, v) = run_json(&["db", "get", d, "b05", "--json"]);
+    assert_eq!(v["value"].as_str(), Some("new"), "newer than the earlier put");
+    let (_, v) = run_json(&["db", "scan", d, "--json"]);
+    assert_eq!(v["count"], 10);
+}
+
+#[test]
 fn checkpoint_writes_a_copy_that_opens_on_its_own() {
     let tmp = tempfile::tempdir().unwrap();
     let (dir, copy) = (tmp.path().join("db"), tmp.path().join("copy"));
@@ -330,6 +363,11 @@ fn every_json_field_is_documented_in_the_reference() {
     run(&["db", "get", d, "k02", "--json"]);
     run(&["db", "scan", d, "--json"]);
     run(&["db", "info", d, "--json"]);
+    let outside = tmp.path().join("outside.sst");
+    let mut b = TableBuilder::create(&outside, TableOptions::default()).unwrap();
+    b.add(b"z1", 0, ValueKind::Value, b"v").unwrap();
+    b.finish().unwrap();
+    run(&["db", "ingest", d, p(&outside), "--json"]);
     let table = std::fs::read_dir(&dir)
         .unwrap()
         .map(|e| e.unwrap().path())

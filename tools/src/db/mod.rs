@@ -36,6 +36,9 @@ pub enum Command {
     /// Write a consistent copy of the database into DST, a new directory
     /// (tables hard-linked where the file system allows).
     Checkpoint(ops::CheckpointArgs),
+    /// Install tables built elsewhere (`siftdb sst write`) in one step:
+    /// checked whole, newer than every earlier write, all or nothing.
+    Ingest(ops::IngestArgs),
     /// Write the memtable to a level-0 table.
     Flush(ops::Common),
     /// Compact until every level is within its target size.
@@ -61,6 +64,7 @@ pub fn run(cmd: &Command) -> Result<Outcome, String> {
         Command::DeleteRange(a) => ops::delete_range(a),
         Command::Scan(a) => ops::scan(a),
         Command::Checkpoint(a) => ops::checkpoint(a),
+        Command::Ingest(a) => ops::ingest(a),
         Command::Flush(c) => ops::maintain(c, false),
         Command::Compact(c) => ops::maintain(c, true),
         Command::Recover(a) => recover::run(a),
