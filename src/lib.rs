@@ -31,6 +31,9 @@
 //!   Bloom, cuckoo, xor, binary fuse, and Ribbon, which the default policy
 //!   uses), each validated when built.
 //! - [`Error`]: every failure, typed; damage names its file and offset.
+//! - [`TableWriter`]: a table built outside the database from sorted
+//!   keys, for a bulk load, with the filter and salt of the database's
+//!   [`Options`].
 //! - [`Bytes`]: what reads return (`db.get`, iterators), a cheap,
 //!   reference-counted view of the value; `as_ref()`, `to_vec()` or
 //!   `&value[..]` give its bytes.
@@ -102,6 +105,7 @@ pub mod policy;
 mod prefix;
 mod sink;
 mod sources;
+mod table_writer;
 mod tree;
 internal_mod! {
     codec;
@@ -128,6 +132,7 @@ pub use filter::FilterKind;
 pub use policy::{CompressionPolicy, FilterPolicy};
 pub use prefix::{MAX_FIXED_PREFIX, PrefixExtractor};
 pub use table::Compression;
+pub use table_writer::{TableWriter, TableWritten};
 pub use wal::RecoveryMode;
 
 /// What the database records about itself (the manifest's table records

@@ -17,7 +17,7 @@ use source_files::rust_files;
 const LAYERS: &[&[&str]] = &[
     &["db"],
     &["compaction"],
-    &["merge", "sink"],
+    &["merge", "sink", "table_writer"],
     &["sources"],
     &["tree", "options", "recovery"],
     &["policy"],
@@ -54,6 +54,8 @@ const ROOT_ITEMS: &[(&str, &str)] = &[
     ("Stats", "db"),
     ("TableInfo", "db"),
     ("TableRecord", "table"),
+    ("TableWriter", "table_writer"),
+    ("TableWritten", "table_writer"),
 ];
 
 /// The layer of `module`, 0 at the top; `None` for `error` (beside all).

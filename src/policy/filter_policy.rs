@@ -114,6 +114,25 @@ impl FilterPolicy {
         matches!(self.rule, Rule::Monkey { .. })
     }
 
+    /// The filter for a table built outside the database to be loaded into
+    /// it (`TableWriter`): such a table lands on the last level, so a per-level
+    /// policy gives its last entry. A Monkey budget has no fixed kind
+    /// without a tree to plan for; Ribbon at the budget's bits per key
+    /// (1 to 32) is what it gives the long-lived levels, a little more than
+    /// the last level's share, so never a worse filter than planned.
+    /// Skipping the last level gives no filter.
+    pub(crate) fn last_level_kind(&self) -> FilterKind {
+        if self.skip_last_level {
+            return FilterKind::None;
+        }
+        match &self.rule {
+            Rule::PerLevel(kinds) => kinds.last().copied().unwrap_or(FilterKind::None),
+            Rule::Monkey { bits_per_key } => {
+                FilterKind::Ribbon { bits_per_key: bits_per_key.clamp(1.0, 32.0) }
+            }
+        }
+    }
+
     internal_fn! {
         /// The filter for tables written to `level` of a tree shaped `shape`
         /// (levels beyond the shape plan as if the shape reached them).
