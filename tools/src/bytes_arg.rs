@@ -67,6 +67,52 @@ pub fn show(bytes: &[u8], hex: bool) -> String {
     out
 }
 
+/// Reads back what [`show`] prints without `hex`: `\\` is a backslash,
+/// `\xNN` one byte, `\u{X…}` one character, and every other character is
+/// itself. So the keys and values `sst scan` prints can be written again
+/// (`sst write`), tabs, newlines and invalid UTF-8 included.
+///
+/// # Errors
+/// A message naming the first backslash that starts none of these.
+pub fn unescape(text: &str) -> Result<Vec<u8>, String> {
+    let bad = |at: &str| {
+        let shown: String = at.chars().take(8).collect();
+        format!(
+            r"'{shown}' is not an escape: write \\ for a backslash, \xNN for a byte, \u{{XXXX}} for a character"
+        )
+    };
+    let hex_digits = |d: &str| !d.is_empty() && d.bytes().all(|b| b.is_ascii_hexdigit());
+    let mut out = Vec::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(i) = rest.find('\\') {
+        out.extend_from_slice(&rest.as_bytes()[..i]);
+        let at = &rest[i..];
+        let after = &at[1..];
+        let used = if after.starts_with('\\') {
+            out.push(b'\\');
+            1
+        } else if let Some(h) = after.strip_prefix('x') {
+            let byte = h.get(..2).filter(|d| hex_digits(d)).and_then(|d| u8::from_str_radix(d, 16).ok());
+            out.push(byte.ok_or_else(|| bad(at))?);
+            3
+        } else if let Some(h) = after.strip_prefix("u{") {
+            let end = h.find('}').ok_or_else(|| bad(at))?;
+            let c = Some(&h[..end])
+                .filter(|d| hex_digits(d))
+                .and_then(|d| u32::from_str_radix(d, 16).ok())
+                .and_then(char::from_u32)
+                .ok_or_else(|| bad(at))?;
+            out.extend_from_slice(c.encode_utf8(&mut [0; 4]).as_bytes());
+            end + 3
+        } else {
+            return Err(bad(at));
+        };
+        rest = &after[used..];
+    }
+    out.extend_from_slice(rest.as_bytes());
+    Ok(out)
+}
+
 /// Unicode format characters (general category Cf, Unicode 15.1), which
 /// are invisible or reorder the text around them (zero-width space,
 /// bidirectional overrides, the byte-order mark, …).
@@ -142,6 +188,27 @@ mod tests {
         }
         // A C1 control is still a control: escaped byte by byte.
         assert_eq!(show("\u{85}".as_bytes(), false), "\\xc2\\x85");
+    }
+
+    #[test]
+    fn unescape_reads_back_what_show_prints() {
+        let cases: [&[u8]; 7] = [
+            b"plain",
+            b"a\tb\nc",
+            b"back\\slash\\",
+            b"\x00\xff\xc2",
+            "zw\u{200b}sp".as_bytes(),
+            "caf\u{e9}".as_bytes(),
+            b"",
+        ];
+        for bytes in cases {
+            assert_eq!(unescape(&show(bytes, false)).unwrap(), bytes, "{}", show(bytes, false));
+        }
+        assert_eq!(unescape("\\u{1F600}").unwrap(), "\u{1F600}".as_bytes());
+        for bad in ["\\", "a\\n", "\\x0", "\\xzz", "\\u{}", "\\u{d800}", "\\u{110000}", "\\u{41"] {
+            let e = unescape(bad).unwrap_err();
+            assert!(e.contains("is not an escape"), "{bad}: {e}");
+        }
     }
 
     #[test]

@@ -1,4 +1,5 @@
-//! `siftdb sst`: inspect and check one table file, read-only.
+//! `siftdb sst`: inspect and check one table file, read-only, or write
+//! one from sorted lines (`sst write`).
 
 mod filter_params;
 pub mod fpr;
@@ -9,6 +10,7 @@ mod probe;
 mod probe_prefix;
 pub mod scan;
 pub mod verify;
+mod write;
 
 use std::path::PathBuf;
 
@@ -47,6 +49,8 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Write a new table from sorted `KEY<TAB>VALUE` lines (a key alone: a deletion) on stdin.
+    Write(write::Args),
 }
 
 /// Runs one `sst` subcommand.
@@ -62,5 +66,6 @@ pub fn run(cmd: &Command) -> Result<Outcome, String> {
         Command::Fpr(a) => fpr::run(a),
         Command::Probe(a) => probe::run(a),
         Command::Layout { file, json } => layout::run(file, *json),
+        Command::Write(a) => write::run(a),
     }
 }
