@@ -324,7 +324,10 @@ pub fn inspect_db(fs: &dyn FileSystem, dir: &Path) -> Result<RecoveryScan> {
         let Ok(before) = manifest_mark(fs, dir) else { return scan(fs, dir, RecoveryMode::default()) };
         let scanned = scan(fs, dir, RecoveryMode::default());
         attempt += 1;
-        if attempt >= 20 || manifest_mark(fs, dir).is_ok_and(|after| after == before) {
+        // A file gone under the scan (one an edit already dropped, deleted
+        // after it) is no verdict either.
+        let vanished = matches!(&scanned, Err(Error::Io(e)) if e.kind() == std::io::ErrorKind::NotFound);
+        if attempt >= 20 || (!vanished && manifest_mark(fs, dir).is_ok_and(|after| after == before)) {
             return scanned;
         }
         std::thread::sleep(std::time::Duration::from_millis(attempt.min(10)));

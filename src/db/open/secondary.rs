@@ -82,7 +82,10 @@ pub(crate) fn catch_up(
         let settled = manifest_mark(&**fs, dir).is_ok_and(|after| after == before);
         let mut scanned = match scanned {
             Ok(s) => s,
-            Err(e) if settled => return Err(e),
+            // A file gone under the scan is no verdict even with the mark
+            // held: the writer deletes what an edit already dropped (an
+            // older log the scan reads for its report) after that edit.
+            Err(e) if settled && !vanished(&e) => return Err(e),
             Err(e) => {
                 last_error = Some(e);
                 continue;
@@ -121,6 +124,11 @@ pub(crate) fn catch_up(
             dir.display()
         )))
     }))
+}
+
+/// Whether `e` says a file was not found.
+pub(crate) fn vanished(e: &Error) -> bool {
+    matches!(e, Error::Io(io) if io.kind() == std::io::ErrorKind::NotFound)
 }
 
 /// Opens `dir` for [`super::super::Db::open_secondary`]: as a read-only
