@@ -13,7 +13,7 @@ use siftdb_cli::workloads::{self, Config, RangeDeletes, Rate, Round, Workload};
 
 use crate::Outcome;
 use crate::numbers;
-use crate::output::{self, RemoveOnDrop};
+use crate::output;
 
 /// Options of `siftdb bench engine`.
 #[derive(Debug, clap::Args)]
@@ -127,22 +127,7 @@ fn parse_workloads(s: &str) -> Result<Vec<Workload>, String> {
 pub fn run(args: &Args) -> Result<Outcome, String> {
     let workloads = parse_workloads(&args.workloads)?;
     let policy = args.policy.clone();
-    let (root, _cleanup) = match &args.dir {
-        Some(dir) => {
-            if std::fs::read_dir(dir).is_ok_and(|mut d| d.next().is_some()) {
-                return Err(format!(
-                    "{}: exists and is not empty; choose an empty or new directory",
-                    dir.display()
-                ));
-            }
-            (dir.clone(), None)
-        }
-        None => {
-            let dir = std::env::temp_dir().join(format!("siftdb-bench-engine-{}", std::process::id()));
-            (dir.clone(), Some(RemoveOnDrop(dir)))
-        }
-    };
-    std::fs::create_dir_all(&root).map_err(|e| format!("{}: {e}", root.display()))?;
+    let (root, _cleanup) = output::bench_dir(args.dir.as_deref(), "engine")?;
     let cfg = Config {
         keys: args.keys,
         value_bytes: args.value_bytes,

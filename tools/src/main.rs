@@ -12,6 +12,7 @@
 
 mod bench_engine;
 mod bench_filters;
+mod bench_ingest;
 mod bytes_arg;
 mod db;
 mod numbers;
@@ -65,6 +66,9 @@ enum BenchCommand {
     /// writing): op/s, latency percentiles, write amplification, the tree's shape.
     // Boxed: its many flags would make every command as large as it.
     Engine(Box<bench_engine::Args>),
+    /// Bulk loading: N keys as T tables built in parallel and one ingest, against fillrandom
+    /// of the same keys, each to a settled store.
+    Ingest(bench_ingest::Args),
 }
 
 /// How a command ended, mapped to the documented exit codes.
@@ -137,6 +141,7 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Bench { which: Some(BenchCommand::Filters(args)), .. } => bench_filters::run(&args),
         Command::Bench { which: Some(BenchCommand::Engine(args)), .. } => bench_engine::run(&args),
+        Command::Bench { which: Some(BenchCommand::Ingest(args)), .. } => bench_ingest::run(&args),
         Command::Bench { which: None, readamp } => readamp::run(&readamp),
         Command::Sst { which } => sst::run(&which),
         Command::Db { which } => db::run(&which),

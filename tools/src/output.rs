@@ -177,3 +177,30 @@ impl Drop for RemoveOnDrop {
         let _ = std::fs::remove_dir_all(&self.0);
     }
 }
+
+/// A benchmark's working directory: `dir` if given (it must be empty or
+/// absent), else a temp directory named for `name` and the process,
+/// removed when the returned guard drops. Created either way.
+///
+/// # Errors
+/// A one-line message if `dir` holds anything or cannot be created.
+pub fn bench_dir(
+    dir: Option<&std::path::Path>,
+    name: &str,
+) -> Result<(std::path::PathBuf, Option<RemoveOnDrop>), String> {
+    let (root, cleanup) = match dir {
+        Some(dir) if std::fs::read_dir(dir).is_ok_and(|mut d| d.next().is_some()) => {
+            return Err(format!(
+                "{}: exists and is not empty; choose an empty or new directory",
+                dir.display()
+            ));
+        }
+        Some(dir) => (dir.to_path_buf(), None),
+        None => {
+            let dir = std::env::temp_dir().join(format!("siftdb-bench-{name}-{}", std::process::id()));
+            (dir.clone(), Some(RemoveOnDrop(dir)))
+        }
+    };
+    std::fs::create_dir_all(&root).map_err(|e| format!("{}: {e}", root.display()))?;
+    Ok((root, cleanup))
+}

@@ -19,7 +19,7 @@ use crate::latency::Histogram;
 mod delete_range;
 mod values;
 pub use delete_range::{RANGE_KEYS, RangeDeletes, Rate};
-use values::Values;
+pub use values::Values;
 
 /// One of the benchmark's workloads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]

@@ -87,7 +87,7 @@ pub struct IngestedTable {
 }
 
 impl Db {
-    /// Installs tables built elsewhere (`TableWriter`) in one
+    /// Installs tables built elsewhere ([`crate::TableWriter`]) in one
     /// step: every key in them becomes visible at once, newer than every
     /// earlier write and older than every later one. Each file is checked
     /// whole first; a failed ingest changes nothing. See

@@ -17,8 +17,8 @@ const PIECE: usize = 100;
 /// Pieces values start at: about 1 MiB of them.
 const STARTS: usize = (1 << 20) / PIECE;
 
-/// The values of one round.
-pub(super) struct Values {
+/// The values of one round (shared by `siftdb bench engine` and `bench ingest`).
+pub struct Values {
     buf: Vec<u8>,
     len: usize,
 }
@@ -26,7 +26,8 @@ pub(super) struct Values {
 impl Values {
     /// Values of `len` bytes, a fraction `compressibility` (0 to 1) of
     /// each piece repeated.
-    pub(super) fn new(len: usize, seed: u64, compressibility: f64) -> Self {
+    #[must_use]
+    pub fn new(len: usize, seed: u64, compressibility: f64) -> Self {
         let mut rng = SplitMix::new(seed ^ 0x7A1E);
         let random = ((1.0 - compressibility.clamp(0.0, 1.0)) * PIECE as f64).round() as usize;
         let pieces = STARTS + len.div_ceil(PIECE) + 1;
@@ -45,7 +46,8 @@ impl Values {
     }
 
     /// The value of write number `i`.
-    pub(super) fn get(&self, i: u64) -> &[u8] {
+    #[must_use]
+    pub fn get(&self, i: u64) -> &[u8] {
         let at = (i.wrapping_mul(0x9E37_79B9) % STARTS as u64) as usize * PIECE;
         &self.buf[at..at + self.len]
     }
