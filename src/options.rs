@@ -69,6 +69,23 @@ pub struct Options {
     ///
     /// [`crate::Db::filter_policy`] tells which policy an open database uses.
     pub filter_policy: Option<FilterPolicy>,
+    /// The most bytes of filter the planner spends over all live tables
+    /// (stored in the manifest and kept across opens, as `filter_policy`).
+    ///
+    /// - `None` (the default): the stored budget, or none for a database
+    ///   that never stored one (filter memory then grows with the data, at
+    ///   the policy's bits per key).
+    /// - `Some(bytes)`: store and use `bytes`; `Some(u64::MAX)` lifts a
+    ///   stored budget.
+    ///
+    /// A budget caps a Monkey policy (`monkey:B`): its bits per key become
+    /// at most `bytes × 8 / keys` over the keys the tree holds once
+    /// settled, placed as Monkey places them (the deepest levels give up
+    /// bits first, down to no filter). A per-level policy has no bits to
+    /// move, so an open with a budget and such a policy is
+    /// `InvalidArgument`. What the cap allows to pass it for a while is in
+    /// the `policy` module's docs ("A memory budget").
+    pub filter_memory_bytes: Option<u64>,
     /// Which leading bytes of a key count as its prefix for prefix filters
     /// (default `None`: filters hold whole keys only).
     ///
@@ -142,6 +159,7 @@ impl Default for Options {
             recovery: RecoveryMode::default(),
             hash_salt: None,
             filter_policy: None,
+            filter_memory_bytes: None,
             prefix_extractor: None,
             block_bytes: 4096,
             compression: CompressionPolicy::default(),

@@ -183,7 +183,7 @@ fn a_format_6_database_opens_and_is_upgraded() {
 /// Format 9 gave a table record of one sequence number to every entry of
 /// its file (ingest) and changed nothing else a format 8 build wrote: a
 /// database from the build before opens, keeps its data, and is rewritten
-/// as format 9. (An older build meets format 9 first, as `Unsupported`.)
+/// as format 9 or later. (An older build meets format 9 first, as `Unsupported`.)
 #[test]
 fn a_format_8_database_opens_and_is_upgraded() {
     let tmp = tempfile::tempdir().unwrap();
@@ -196,6 +196,32 @@ fn a_format_8_database_opens_and_is_upgraded() {
     let fs = siftdb::fs::StdFs;
     let current = siftdb::manifest::read_current(&fs, tmp.path()).unwrap();
     let bytes = std::fs::read(tmp.path().join(siftdb::manifest::manifest_file_name(current))).unwrap();
-    assert_eq!(siftdb::manifest::replay(&bytes).unwrap().state.format_version, Some(9));
-    assert_eq!(DB_FORMAT_VERSION, 9);
+    assert_eq!(siftdb::manifest::replay(&bytes).unwrap().state.format_version, Some(DB_FORMAT_VERSION));
+}
+
+/// Format 10 added the filter memory budget (tag 14) and nothing else: a
+/// format-9 database (which never has one) opens, keeps its data and its
+/// unbudgeted plan, and is rewritten as format 10; a budget given then is
+/// stored. (An older build meets format 10 first, as `Unsupported`, before
+/// the tag it does not know.)
+#[test]
+fn a_format_9_database_opens_and_is_upgraded() {
+    let tmp = tempfile::tempdir().unwrap();
+    db(tmp.path());
+    set_db_version(tmp.path(), 9);
+    let db = Db::open(tmp.path(), Options::default()).unwrap();
+    assert_eq!(db.get(b"a").unwrap().as_deref(), Some(&b"1"[..]));
+    assert_eq!(db.get(b"b").unwrap().as_deref(), Some(&b"2"[..]));
+    assert_eq!(db.options().filter_memory_bytes, None);
+    db.close().unwrap();
+    let state = || {
+        let current = siftdb::manifest::read_current(&siftdb::fs::StdFs, tmp.path()).unwrap();
+        let bytes = std::fs::read(tmp.path().join(siftdb::manifest::manifest_file_name(current))).unwrap();
+        siftdb::manifest::replay(&bytes).unwrap().state
+    };
+    assert_eq!(state().format_version, Some(10));
+    assert_eq!(DB_FORMAT_VERSION, 10);
+    let db = Db::open(tmp.path(), Options { filter_memory_bytes: Some(4096), ..Options::default() }).unwrap();
+    db.close().unwrap();
+    assert_eq!(state().filter_memory_bytes, Some(4096));
 }

@@ -172,7 +172,9 @@ impl DbInner {
             l.run_keys *= per_key;
             l.table_keys *= per_key;
         }
-        TreeShape::settling(levels).with_entries_per_key(per_key)
+        TreeShape::settling(levels)
+            .with_entries_per_key(per_key)
+            .with_filter_memory_bytes(opts.filter_memory_bytes)
     }
 
     /// The policy's plan for `shape`, made once per shape: flushes,

@@ -49,12 +49,16 @@
 //!                          that lost synced writes; repeated, one per
 //!                          recovery, carried into every later manifest
 //!                          (format version 7)
+//!    14 filter memory      varint: the most bytes of filter the planner
+//!                          spends over the live tables
+//!                          (`Options::filter_memory_bytes`); the latest
+//!                          wins, absent means no budget (format version 10)
 //! ```
 //!
 //! A format version above [`DB_FORMAT_VERSION`] is [`Error::Unsupported`],
 //! found before any field the newer format added, because tag 9 comes first.
 //!
-//! Tags 1-4 and 7-10 appear at most once; 5, 6, 11, 12 and 13 repeat per edit. An unknown tag is `Corruption`: an older
+//! Tags 1-4, 7-10 and 14 appear at most once; 5, 6, 11, 12 and 13 repeat per edit. An unknown tag is `Corruption`: an older
 //! build must not silently ignore a field whose meaning it does not know.
 
 use crate::codec::{Reader, put_length_prefixed, put_varint, seal, unseal};
@@ -79,6 +83,7 @@ const TAG_WRITE_TOTALS: u64 = 10;
 const TAG_WAL_END_V4: u64 = 11;
 const TAG_WAL_END: u64 = 12;
 const TAG_LOST_WRITES: u64 = 13;
+const TAG_FILTER_MEMORY: u64 = 14;
 
 /// The database format this build writes and the newest it reads.
 ///
@@ -97,10 +102,12 @@ const TAG_LOST_WRITES: u64 = 13;
 /// - 9: ingested tables: a table record whose `min_seq == max_seq` gives
 ///   every entry of the file that number, whatever the file holds (an
 ///   older build would read an ingested file's placeholder numbers).
+/// - 10: the filter memory budget (tag 14), which an older build would
+///   read as an unknown tag and so as damage.
 ///
 /// Every change to what a manifest, WAL or `CURRENT` holds that an older
 /// build would misread bumps it (DESIGN.md, "Format versions").
-pub const DB_FORMAT_VERSION: u32 = 9;
+pub const DB_FORMAT_VERSION: u32 = 10;
 
 /// A change to the database's version: tables added and removed, and new
 /// values for the counters. Fields left `None` keep their old values.
@@ -126,6 +133,8 @@ pub struct VersionEdit {
     pub replaced_policy: Option<String>,
     /// The database format version, in the first edit of a manifest.
     pub format_version: Option<u32>,
+    /// The filter memory budget in bytes, when set (`Options::filter_memory_bytes`).
+    pub filter_memory_bytes: Option<u64>,
     /// The write totals after this edit (flushes and compactions set them).
     pub write_totals: Option<WriteTotals>,
     /// (log number, end): each WAL named was fsynced through that end.
@@ -166,6 +175,10 @@ impl VersionEdit {
                 put_varint(&mut out, tag);
                 put_length_prefixed(&mut out, text.as_bytes());
             }
+        }
+        if let Some(bytes) = self.filter_memory_bytes {
+            put_varint(&mut out, TAG_FILTER_MEMORY);
+            put_varint(&mut out, bytes);
         }
         if let Some(w) = self.write_totals {
             put_varint(&mut out, TAG_WRITE_TOTALS);
@@ -238,6 +251,7 @@ impl VersionEdit {
                     once(&mut edit.last_seq, seq)?;
                 }
                 TAG_LOG_NUMBER => once(&mut edit.log_number, r.varint()?)?,
+                TAG_FILTER_MEMORY => once(&mut edit.filter_memory_bytes, r.varint()?)?,
                 TAG_HASH_SALT => once(&mut edit.hash_salt, r.u64()?)?,
                 TAG_ADD_TABLE => edit.added.push(decode_table(&mut r, at)?),
                 TAG_REMOVE_TABLE => edit.removed.push((level(&mut r)?, r.varint()?)),

@@ -165,6 +165,8 @@ pub struct VersionSet {
     pub filter_policy: Option<String>,
     /// The policy `filter_policy` replaced when it last changed.
     pub replaced_policy: Option<String>,
+    /// The filter memory budget last recorded, in bytes; `None`: no budget.
+    pub filter_memory_bytes: Option<u64>,
     /// The database format version the manifest declares; `None` for a
     /// manifest from before versions were recorded (version 1).
     pub format_version: Option<u32>,
@@ -222,6 +224,9 @@ impl VersionSet {
         if let Some(policy) = &edit.replaced_policy {
             self.replaced_policy = Some(policy.clone());
         }
+        if let Some(bytes) = edit.filter_memory_bytes {
+            self.filter_memory_bytes = Some(bytes);
+        }
         if let Some(v) = edit.format_version {
             self.format_version = Some(v);
         }
@@ -260,6 +265,7 @@ impl VersionSet {
             hash_salt: self.hash_salt,
             filter_policy: self.filter_policy.clone(),
             replaced_policy: self.replaced_policy.clone(),
+            filter_memory_bytes: self.filter_memory_bytes,
             // The snapshot starts a manifest this build writes.
             format_version: Some(super::edit::DB_FORMAT_VERSION),
             write_totals: Some(self.write_totals),

@@ -168,10 +168,13 @@ impl FilterPolicy {
                     let filtered = &levels[..skipped.unwrap_or(levels.len())];
                     // The levels count filter entries; the budget is per key.
                     let per_entry = bits_per_key / shape.entries_per_key();
-                    let all = per_entry * filtered.iter().map(LevelModel::keys).sum::<f64>();
+                    // A memory budget caps the bits, whatever the key count.
+                    #[expect(clippy::cast_precision_loss, reason = "a budget in bits, to plan with")]
+                    let cap = shape.filter_memory_bytes().map_or(f64::INFINITY, |b| b as f64 * 8.0);
+                    let all = (per_entry * filtered.iter().map(LevelModel::keys).sum::<f64>()).min(cap);
                     if shape.is_settling() && filtered.len() > 1 {
                         let budget = per_entry * filtered.iter().skip(1).map(LevelModel::keys).sum::<f64>();
-                        monkey_plan_settling(filtered, budget)
+                        monkey_plan_settling(filtered, budget.min(cap))
                     } else if shape.is_settling() {
                         monkey_plan_flushes_only(filtered, all)
                     } else {

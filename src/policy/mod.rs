@@ -21,6 +21,20 @@
 //! assert_eq!(m.to_string(), "monkey:10");
 //! # Ok::<(), siftdb::Error>(())
 //! ```
+//!
+//! # A memory budget
+//!
+//! `monkey:B` spends B bits per key, so its filters grow with the data.
+//! `Options::filter_memory_bytes` caps them: the plan spends B bits per key
+//! or the budget, whichever is less, over the keys the tree holds once
+//! settled (levels 1 and deeper: the settling shape of `db::shape`), and
+//! Monkey places the bits it can afford as ever: the deepest levels
+//! give up bits first, down to no filter. Right after `Db::compact` the
+//! filters take the budget to within 3% (`tests/filter_budget.rs`).
+//! Between compactions it is passed by what the plan does not charge:
+//! level 0's flushes carry filters on top, and tables written under an
+//! earlier plan (for a smaller tree, at more bits per key) keep them until
+//! compaction refreshes them.
 
 mod bloom_ledger;
 mod compression_policy;

@@ -25,6 +25,9 @@ pub struct TreeShape {
     settling: bool,
     /// Filter entries per key (see [`TreeShape::with_entries_per_key`]).
     entries_per_key: f64,
+    /// The most filter bytes a budgeted plan spends
+    /// ([`TreeShape::with_filter_memory_bytes`]).
+    filter_memory_bytes: Option<u64>,
 }
 
 impl TreeShape {
@@ -34,13 +37,13 @@ impl TreeShape {
     pub fn from_level_keys(level_keys: Vec<f64>) -> Self {
         let levels =
             level_keys.into_iter().map(|n| LevelModel { run_keys: n, runs: 1.0, table_keys: n }).collect();
-        TreeShape { levels, settling: false, entries_per_key: 1.0 }
+        TreeShape { levels, settling: false, entries_per_key: 1.0, filter_memory_bytes: None }
     }
 
     /// A shape from full level models.
     #[must_use]
     pub fn from_levels(levels: Vec<LevelModel>) -> Self {
-        TreeShape { levels, settling: false, entries_per_key: 1.0 }
+        TreeShape { levels, settling: false, entries_per_key: 1.0, filter_memory_bytes: None }
     }
 
     /// A live tree's shape: `levels[1..]` hold every key of the tree as it
@@ -52,7 +55,7 @@ impl TreeShape {
     /// without filters).
     #[must_use]
     pub fn settling(levels: Vec<LevelModel>) -> Self {
-        TreeShape { levels, settling: true, entries_per_key: 1.0 }
+        TreeShape { levels, settling: true, entries_per_key: 1.0, filter_memory_bytes: None }
     }
 
     /// This shape with its levels counted in filter entries, `factor` per
@@ -75,6 +78,24 @@ impl TreeShape {
     #[must_use]
     pub fn entries_per_key(&self) -> f64 {
         self.entries_per_key
+    }
+
+    /// This shape under a filter memory budget of `bytes`
+    /// (`Options::filter_memory_bytes`): a Monkey policy spends its bits
+    /// per key or `bytes`, whichever is less, over the levels it pays for
+    /// (a live tree's levels 1 and deeper), so its bits per key fall as
+    /// the tree grows. A per-level policy ignores it. `None`: no cap.
+    #[must_use]
+    pub fn with_filter_memory_bytes(mut self, bytes: Option<u64>) -> Self {
+        self.filter_memory_bytes = bytes;
+        self
+    }
+
+    /// The filter memory budget, if any
+    /// ([`TreeShape::with_filter_memory_bytes`]).
+    #[must_use]
+    pub fn filter_memory_bytes(&self) -> Option<u64> {
+        self.filter_memory_bytes
     }
 
     /// `levels` levels whose sizes grow by `ratio`: 1, T, T², … keys.
@@ -117,7 +138,7 @@ impl TreeShape {
     /// This shape with its levels replaced by `levels` (a live tree's stays
     /// one).
     pub(crate) fn with_levels(&self, levels: Vec<LevelModel>) -> Self {
-        TreeShape { levels, settling: self.settling, entries_per_key: self.entries_per_key }
+        TreeShape { levels, ..self.clone() }
     }
 
     /// Levels in the shape.

@@ -332,6 +332,7 @@ pub fn sample_edits() -> Vec<VersionEdit> {
             hash_salt: Some(0x5eed),
             filter_policy: Some("monkey:10+skip-last".into()),
             replaced_policy: Some("per-level:blocked-bloom:10,fuse8".into()),
+            filter_memory_bytes: Some(300_000),
             format_version: Some(siftdb::manifest::DB_FORMAT_VERSION),
             ..VersionEdit::default()
         },

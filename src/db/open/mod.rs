@@ -82,6 +82,23 @@ fn resolve_policy(
     })
 }
 
+/// Makes `set`'s budget the one to plan with: the options' if they name
+/// one (`u64::MAX` lifts it), else the stored one. A budget moves a Monkey
+/// policy's bits; a per-level policy has none to move, and planning it as
+/// Monkey behind the user's back would change its filters, so it is refused.
+fn resolve_budget(set: &mut VersionSet, opts: &Options, policy: &FilterPolicy) -> Result<()> {
+    if let Some(bytes) = opts.filter_memory_bytes {
+        set.filter_memory_bytes = (bytes != u64::MAX).then_some(bytes);
+    }
+    match set.filter_memory_bytes {
+        Some(bytes) if !policy.is_budgeted() => Err(Error::InvalidArgument(format!(
+            "a filter memory budget ({bytes} bytes) needs a monkey:B filter policy, not {policy} \
+             (set filter_memory_bytes to u64::MAX to lift a stored budget)"
+        ))),
+        _ => Ok(()),
+    }
+}
+
 fn check_options(opts: &Options) -> Result<()> {
     opts.validate()
 }
@@ -116,6 +133,7 @@ pub(crate) fn open(dir: &Path, opts: Options) -> Result<Opened> {
     if superseded.is_some() {
         set.replaced_policy = superseded;
     }
+    resolve_budget(&mut set, &opts, &policy)?;
     let replaced_policy = set.replaced_policy.clone();
     let cleanup_failures = Arc::new(AtomicU64::new(0));
     let tables = recovery::table_files(&fs, scanned.as_mut(), &cleanup_failures);
@@ -200,6 +218,7 @@ pub(crate) fn open_read_only(dir: &Path, opts: Options) -> Result<Opened> {
     let mut set = scanned.manifest.state.clone();
     let (policy, superseded) = resolve_policy(&scanned.manifest.path, &set, &opts)?;
     let replaced_policy = superseded.or_else(|| set.replaced_policy.clone());
+    resolve_budget(&mut set, &opts, &policy)?;
     let cleanup_failures = Arc::new(AtomicU64::new(0));
     let tables = recovery::table_files(&fs, Some(&mut scanned), &cleanup_failures);
     let replayed = recovery::read_only(scanned);
@@ -262,6 +281,8 @@ fn assemble(dir: &Path, mut opts: Options, r: Recovered) -> Opened {
     // `Db::options()` names the salt in use, so tables built elsewhere
     // from those options (`TableWriter`) carry filters this database reads.
     opts.hash_salt = Some(r.salt);
+    // Likewise the budget in use, which the planner reads from there.
+    opts.filter_memory_bytes = r.manifest.set.filter_memory_bytes;
     let mem = Arc::new(r.mem);
     let last_seq = r.manifest.set.last_seq;
     let (flush_tx, flush_rx) = unbounded();

@@ -30,7 +30,8 @@ use crate::tree::{TableFile, Tree};
 use crate::{Error, Result};
 
 use super::{
-    ManifestState, Opened, Recovered, assemble, check_options, existing_database, recovery, resolve_policy,
+    ManifestState, Opened, Recovered, assemble, check_options, existing_database, recovery, resolve_budget,
+    resolve_policy,
 };
 
 /// Scans that may be repeated before a secondary gives up: a writer would
@@ -138,7 +139,8 @@ pub(crate) fn open_secondary(dir: &Path, opts: Options) -> Result<Opened> {
     let fs = Arc::clone(&opts.fs);
     existing_database(&*fs, dir)?;
     let cleanup_failures = Arc::new(AtomicU64::new(0));
-    let c = catch_up(&fs, dir, &opts, HashMap::new(), &cleanup_failures)?;
+    let mut c = catch_up(&fs, dir, &opts, HashMap::new(), &cleanup_failures)?;
+    resolve_budget(&mut c.set, &opts, &c.policy)?;
     let recovered = Recovered {
         lock: None,
         salt: c.set.hash_salt.unwrap_or(0),

@@ -28,6 +28,7 @@ fn full_edit() -> VersionEdit {
         hash_salt: Some(0xdead_beef_0123_4567),
         filter_policy: Some("monkey:10+skip-last".to_owned()),
         replaced_policy: Some("xor16".to_owned()),
+        filter_memory_bytes: Some(u64::MAX - 1),
         format_version: Some(DB_FORMAT_VERSION),
         write_totals: Some(WriteTotals { user_bytes: 1 << 40, flush_bytes: 12_345, compaction_bytes: 0 }),
         wal_ends: vec![
@@ -111,7 +112,7 @@ fn a_newer_format_version_is_unsupported_not_corruption() {
 
 #[test]
 fn well_sealed_nonsense_is_corruption() {
-    let cases: [&[u8]; 17] = [
+    let cases: [&[u8]; 19] = [
         &[99, 0],                                                               // unknown tag
         &[1, 5, 1, 6],                                                          // repeated scalar
         &[6, 7, 1],                                                             // level out of range
@@ -129,6 +130,8 @@ fn well_sealed_nonsense_is_corruption() {
         &[11, 8],                                                   // WAL end cut short
         &[13, 8, 100, 40, 1],                                       // lost writes cut short
         &[13, 8, 100, 100, 1, 0],                                   // nothing was lost
+        &[14, 0x80],                                                // filter memory cut short
+        &[14, 5, 14, 6],                                            // repeated filter memory
     ];
     for body in cases {
         let err = VersionEdit::decode(&seal(body.to_vec())).unwrap_err();
