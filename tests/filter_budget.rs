@@ -5,6 +5,8 @@
 
 mod common;
 
+use proptest::prelude::*;
+use siftdb::policy::table_filter_bytes;
 use siftdb::{CompressionPolicy, Db, Error, FilterKind, FilterPolicy, Options, Stats, WriteBatch};
 
 const KEYS: u64 = 400_000;
@@ -174,4 +176,73 @@ fn no_budget_plans_as_before() {
     #[expect(clippy::cast_precision_loss, reason = "a ratio")]
     let bits = filter_bytes(&stats) as f64 * 8.0 / 60_000.0;
     assert!((bits - 10.0).abs() <= 0.3, "{bits} bits/key\n{:#?}", report(&stats));
+}
+
+/// The best summed rate of the levels below level 0 that one kind on every
+/// level reaches within `bytes` for these tables (entries by level): each
+/// fixed kind that fits, and Ribbon and blocked Bloom at the most bits per
+/// key (to a hundredth) whose real filter blocks fit.
+#[expect(clippy::cast_precision_loss, reason = "a level count")]
+fn best_uniform(tables: &[(usize, u64)], bytes: u64) -> (f64, FilterKind) {
+    let levels = {
+        let mut l: Vec<usize> = tables.iter().map(|t| t.0).collect();
+        l.dedup();
+        l.len() as f64
+    };
+    let cost = |kind: FilterKind| tables.iter().map(|&(_, n)| table_filter_bytes(kind, n)).sum::<u64>();
+    let sized = |make: fn(f64) -> FilterKind, top: f64| {
+        let (mut lo, mut hi) = (100_u32, (top * 100.0) as u32);
+        if cost(make(1.0)) > bytes {
+            return None;
+        }
+        while lo < hi {
+            let mid = (lo + hi).div_ceil(2);
+            if cost(make(f64::from(mid) / 100.0)) <= bytes { lo = mid } else { hi = mid - 1 }
+        }
+        Some(make(f64::from(lo) / 100.0))
+    };
+    [FilterKind::Xor8, FilterKind::BinaryFuse8, FilterKind::Xor16, FilterKind::BinaryFuse16]
+        .into_iter()
+        .filter(|k| cost(*k) <= bytes)
+        .chain(sized(|b| FilterKind::Ribbon { bits_per_key: b }, 32.0))
+        .chain(sized(|b| FilterKind::BlockedBloom { bits_per_key: b }, 48.0))
+        .map(|k| (k.theoretical_fpr() * levels, k))
+        .fold((levels, FilterKind::None), |best, c| if c.0 < best.0 { c } else { best })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 6, ..ProptestConfig::default() })]
+
+    /// Over tree sizes and budgets (0.5 to 12 bits/key): after `compact()`
+    /// the filters take at most the budget and 3% (and from 2 bits/key at
+    /// least the budget less 3%), and the levels' summed rate is no worse than
+    /// that of any one kind on every level in the bytes they take.
+    #[test]
+    fn a_budget_is_kept_and_spent_at_least_as_well_as_uniform(
+        keys in 30_000_u64..160_000,
+        tenths in 5_u64..120,
+    ) {
+        let dir = tempfile::tempdir().unwrap();
+        let budget = keys * tenths / 80;
+        // monkey:16, so that every budget drawn binds.
+        let policy = Some(FilterPolicy::monkey(16.0).unwrap());
+        let db = Db::open(dir.path(), Options { filter_policy: policy, ..opts(Some(budget)) }).unwrap();
+        load(&db, keys, 5_000);
+        let stats = db.stats();
+        let spent = filter_bytes(&stats);
+        prop_assert!(spent * 100 <= budget * 103, "{spent} bytes for {budget}\n{:#?}", report(&stats));
+        // From 2 bits/key every level holds a filter and the plan spends
+        // the budget to within 3% the other way too.
+        prop_assert!(tenths < 20 || spent * 100 >= budget * 97, "{spent} bytes for {budget}");
+        let below_l0 = || stats.levels.iter().skip(1).filter(|l| l.tables > 0);
+        let monkey: f64 = below_l0().map(|l| l.built_fpr.unwrap_or(1.0)).sum();
+        let tables: Vec<(usize, u64)> =
+            db.tables().iter().filter(|t| t.level > 0).map(|t| (t.level, t.record.entries)).collect();
+        let (uniform, kind) = best_uniform(&tables, spent);
+        prop_assert!(
+            monkey <= uniform * 1.000_001,
+            "{keys} keys at {tenths}/10 bits/key: summed {monkey} against uniform {kind} {uniform}\n{:#?}",
+            report(&stats)
+        );
+    }
 }
