@@ -11,6 +11,11 @@ use siftdb::{CompressionPolicy, Db, Error, FilterKind, FilterPolicy, Options, St
 
 const KEYS: u64 = 400_000;
 
+/// The most the filters below level 0 may pass the budget during the fill
+/// of `the_budget_is_passed_during_a_fill_by_a_bounded_amount`: 1.0% was
+/// measured at 200,000 keys, 0.0% at 10^6 (docs/measurements.md).
+const FILL_OVER_BELOW_L0: f64 = 0.015;
+
 /// Entries of ~40 bytes, uncompressed: a flush every 10,000 keys, tables
 /// of ~2,400 keys and level targets of 384 KiB × 5^(i−1) with four levels
 /// put 400k keys in levels 1–3, the last holding most of them. No
@@ -245,4 +250,60 @@ proptest! {
             report(&stats)
         );
     }
+}
+
+/// The budget passed during a fill: `SIFTDB_BUDGET_FILL` keys (default
+/// 200,000) in flushes of 10,000 under 6 bits/key of the final count,
+/// `compact()` after every fourth flush (the level-0 trigger); the filter
+/// bytes are sampled after every flush and every compaction. Two things
+/// pass the budget: level 0's flushes, whose filters the plan carries on
+/// top (`TreeShape::settling`), so at most `l0_compaction_trigger` flushes'
+/// worth; and tables below level 0 written under an earlier plan, for a
+/// smaller tree at more bits per key, until compaction refreshes them.
+/// Measured (docs/measurements.md, 2026-12-06): see `FILL_OVER_BELOW_L0`.
+#[test]
+#[expect(clippy::cast_precision_loss, reason = "ratios")]
+fn the_budget_is_passed_during_a_fill_by_a_bounded_amount() {
+    let keys: u64 = std::env::var("SIFTDB_BUDGET_FILL").ok().and_then(|v| v.parse().ok()).unwrap_or(200_000);
+    let budget = keys * 6 / 8;
+    let dir = tempfile::tempdir().unwrap();
+    let db = Db::open(dir.path(), opts(Some(budget))).unwrap();
+    // (worst share over the budget, keys written then), for all levels and
+    // for levels 1 and deeper.
+    let (mut all, mut below) = ((0.0_f64, 0), (0.0_f64, 0));
+    let mut sample = |db: &Db, written: u64| {
+        let stats = db.stats();
+        let total = filter_bytes(&stats) as f64 / budget as f64 - 1.0;
+        let deeper = (filter_bytes(&stats) - stats.levels[0].filter_bytes) as f64 / budget as f64 - 1.0;
+        if total > all.0 {
+            all = (total, written);
+        }
+        if deeper > below.0 {
+            below = (deeper, written);
+        }
+    };
+    for (n, chunk) in (0..keys).collect::<Vec<_>>().chunks(10_000).enumerate() {
+        let mut batch = WriteBatch::new();
+        for &i in chunk {
+            batch.put(key(i), i.to_le_bytes());
+        }
+        db.write(batch).unwrap();
+        db.flush().unwrap();
+        let written = chunk[chunk.len() - 1] + 1;
+        sample(&db, written);
+        if n % 4 == 3 {
+            db.compact().unwrap();
+            sample(&db, written);
+        }
+    }
+    db.compact().unwrap();
+    sample(&db, keys);
+    println!(
+        "{keys} keys: over the budget by at most {:.1}% (at {} keys), {:.1}% below level 0 (at {} keys)",
+        all.0 * 100.0,
+        all.1,
+        below.0 * 100.0,
+        below.1
+    );
+    assert!(below.0 <= FILL_OVER_BELOW_L0, "{:.1}% over below level 0 at {} keys", below.0 * 100.0, below.1);
 }
