@@ -14,6 +14,7 @@ use siftdb::{Options, PrefixExtractor};
 use super::inspect;
 use super::report::{end_name, log_json, lost_text, lost_writes_json, recovery_json, torn_bytes};
 
+mod budget;
 mod text;
 use crate::Outcome;
 use crate::bytes_arg::show;
@@ -32,6 +33,10 @@ pub struct Args {
     /// `monkey:10+skip-last`, …); default: the policy stored in the database.
     #[arg(long, value_parser = crate::policy_arg::parse)]
     policy: Option<FilterPolicy>,
+    /// Show the plan a filter memory budget of BYTES would give this tree
+    /// (per level: kind, bits/key, target rate, filter bytes), writing nothing.
+    #[arg(long, value_name = "BYTES", value_parser = crate::numbers::count(0, u64::MAX - 1))]
+    budget: Option<u64>,
     /// List every table, not only the per-level totals (text output; JSON always lists them).
     #[arg(long)]
     tables: bool,
@@ -266,7 +271,9 @@ fn document(i: &RecoveryScan, a: &Args) -> Result<Value, String> {
             }
         })
         .collect();
-    let shape = TreeShape::settling(models);
+    // As the engine plans: under the stored budget, if any.
+    let shape = TreeShape::settling(models).with_filter_memory_bytes(i.manifest.state.filter_memory_bytes);
+    let budget_plan = budget::plan(&policy, &shape, a.budget)?;
     let mut expected_fp_reads = 0.0;
     let mut total_filter_memory = 0u64;
     let level_docs: Vec<Value> = levels
@@ -355,6 +362,8 @@ fn document(i: &RecoveryScan, a: &Args) -> Result<Value, String> {
         "policy_source": policy_source,
         "stored_policy": stored,
         "replaced_policy": i.manifest.state.replaced_policy,
+        "filter_memory_budget": i.manifest.state.filter_memory_bytes,
+        "budget_plan": budget_plan,
         "manifest": {
             "number": i.manifest.number,
             "path": i.manifest.path.display().to_string(),
@@ -437,5 +446,6 @@ pub fn run(a: &Args) -> Result<Outcome, String> {
         return Ok(outcome);
     }
     text::print(&doc, a.tables);
+    budget::print(&doc["budget_plan"]);
     Ok(outcome)
 }
