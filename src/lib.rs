@@ -101,6 +101,7 @@ pub mod filter;
 pub mod fs;
 mod merge;
 mod options;
+mod planner;
 pub mod policy;
 mod prefix;
 mod sink;

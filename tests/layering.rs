@@ -17,7 +17,7 @@ use source_files::rust_files;
 const LAYERS: &[&[&str]] = &[
     &["db"],
     &["compaction"],
-    &["merge", "sink", "table_writer"],
+    &["merge", "sink", "table_writer", "planner"],
     &["sources"],
     &["tree", "options", "recovery"],
     &["policy"],

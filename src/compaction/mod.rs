@@ -2,6 +2,9 @@
 //!
 //! - [`picker`]: which tables to compact next (L0 trigger, level targets,
 //!   least overlap below per byte, a cursor per level for ties).
+//! - [`refresh`]: which table to rewrite to the filter plan, when nothing
+//!   needs merging (drift from the plan, a mixed level's share, a Bloom
+//!   level's price).
 //! - [`executor`]: merge, drop shadowed versions and dead tombstones, return
 //!   the edit.
 //! - [`writer`]: output tables split at the target size between user keys
@@ -17,21 +20,22 @@
 pub(crate) mod executor;
 pub(crate) mod picker;
 pub(crate) mod range_dels;
+pub(crate) mod refresh;
 pub(crate) mod writer;
 
 use std::collections::HashSet;
 use std::sync::Arc;
 
 pub(crate) use executor::run;
-pub(crate) use picker::{Drift, Job, pick, pick_level0, pick_range_dels, pick_refresh};
+pub(crate) use picker::{Job, pick, pick_level0, pick_range_dels};
+pub(crate) use refresh::{Drift, pick_refresh};
 
 use crate::key::SeqNo;
 use crate::manifest::VersionEdit;
 use crate::options::Options;
-use crate::policy::{LevelFilter, Writing};
+use crate::planner::Planner;
 use crate::sink::TableSink;
-use crate::table::Compression;
-use crate::tree::{TableFile, Tree};
+use crate::tree::TableFile;
 
 /// How far `Db::compact` lets a table's filter drift from the plan:
 /// [`PLAN_DRIFT`](crate::policy::PLAN_DRIFT) of its bytes.
@@ -49,10 +53,9 @@ pub(crate) struct JobContext<'a> {
     /// Whether the filter policy is a memory budget (its Bloom levels keep
     /// an account, `policy::BloomLedger`).
     pub budgeted: bool,
-    /// The filter the policy plans for a write to a tree.
-    pub filter_for: &'a dyn Fn(&Tree, Writing) -> LevelFilter,
-    /// The codec the compression policy gives a write to a tree.
-    pub compression_for: &'a dyn Fn(&Tree, Writing) -> Compression,
+    /// The filter and codec each output gets, planned from a value the
+    /// database made before the job started (never a call back into it).
+    pub planner: &'a Planner<'a>,
 }
 
 /// A job's result, for the database to install and count.
@@ -73,7 +76,7 @@ pub(crate) struct Outcome {
 /// merge): each is refreshed at most once per shape.
 ///
 /// A refresh writes its table to the plan of the shape it sees, and leaves
-/// that shape as it was (`db::shape` counts only data and index bytes), so
+/// that shape as it was (`crate::planner` counts only data and index bytes), so
 /// it cures its drift. This is the backstop should some drift outlive its
 /// rewrite: `compact()` would otherwise rewrite the table without end,
 /// while a table refreshed under one shape is still brought to the plan of

@@ -23,30 +23,15 @@
 //! such job takes its tombstones a level deeper or drops them, so they
 //! stop at the last level.
 //!
-//! When no level needs merging, a *refresh* may run: one table below level 0
-//! whose filter no longer matches the plan for its level is rewritten in
-//! place (same entries, same level, the planned filter), published as a new
-//! table and swapped in by one manifest edit. Tables drift from the plan as
-//! the tree grows: a level that was the deepest (unfiltered under
-//! `+skip-last`, loosely filtered under Monkey) becomes a middle level. A
-//! table drifts when it has no filter and the plan wants one, or the
-//! reverse, or when it carries another kind than the planned one (blocked
-//! Bloom at other bits/key only when its bytes differ from the planned
-//! ones' by more than a tolerance). Background compaction refreshes only
-//! the first kind (no level above the last is left unfiltered);
-//! `Db::compact` refreshes all, so the whole tree ends on its plan and its
-//! budget. A table whose filter build fell back is not
-//! refreshed: the same build would fall back again.
+//! Refreshes (tables rewritten to the filter plan) are chosen in
+//! [`super::refresh`].
 
 use std::sync::Arc;
 
-use super::EXPLICIT_DRIFT;
-use crate::filter::FilterKind;
 use crate::key::SeqNo;
 use crate::options::Options;
-use crate::policy::{BloomLedger, LevelFilter, MixLedger, table_filter_bytes};
 use crate::table::TableRecord;
-use crate::tree::{TableFile, Tree, kinds_left};
+use crate::tree::{TableFile, Tree};
 
 /// One compaction: tables of `level` (and of `level + 1`) merged into
 /// `level + 1`; or, for a refresh, one table of `level` rewritten there.
@@ -244,127 +229,10 @@ fn widen_to_target(
     *chosen = run.get(a..b).map(<[_]>::to_vec).unwrap_or_default();
 }
 
-/// How far a table may drift from its level's plan before it is refreshed.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub(crate) enum Drift {
-    /// Only a filter where the plan has none, or none where it has one.
-    Presence,
-    /// That, or another kind than the planned one (a small table's xor8
-    /// costs about what blocked Bloom at 15 bits/key does, at 4× its rate),
-    /// or blocked Bloom or Ribbon whose bytes are off the planned
-    /// bits/key's by more than this fraction.
-    Bytes(f64),
-}
-
-/// Whether `t`, on a level planned `planned`, should be rewritten.
-pub(crate) fn drifted(t: &TableFile, planned: &LevelFilter, drift: Drift) -> bool {
-    if t.table.filter_fell_back() {
-        return false;
-    }
-    let has = t.record.filter != FilterKind::None;
-    let wants = planned.kind != FilterKind::None;
-    if has != wants {
-        return true;
-    }
-    let Drift::Bytes(tolerance) = drift else { return false };
-    if !has {
-        return false;
-    }
-    if planned.writes(t.record.filter) {
-        return false;
-    }
-    // A mixed level keeps its share by counting exact kinds (`MixLedger`).
-    if planned.mix.is_some() {
-        return true;
-    }
-    // A kind sized by bits per key (blocked Bloom, Ribbon) drifts only by
-    // its bytes: a budget moves its bits a little with every plan.
-    let Some(planned_sized) = planned.sized_like(t.record.filter) else {
-        return true;
-    };
-    let keys = t.table.filter_keys();
-    #[expect(clippy::cast_precision_loss, reason = "a relative difference of sizes")]
-    let (built, want) =
-        (table_filter_bytes(t.record.filter, keys) as f64, table_filter_bytes(planned_sized, keys) as f64);
-    (built - want).abs() > tolerance * want
-}
-
-/// Whether `t`, on a mixed level of `tables` planned `planned`, is one the
-/// level's share wants rewritten as its other kind: the kind a write
-/// replacing it would choose ([`MixLedger`]) is not its own.
-fn off_share(t: &TableFile, tables: &[Arc<TableFile>], planned: &LevelFilter) -> bool {
-    if !planned.writes(t.record.filter) {
-        return false;
-    }
-    let kept = kinds_left(tables, |n| n == t.number());
-    MixLedger::new(planned, &kept, t.record.entries)
-        .is_some_and(|ledger| ledger.next_kind(planned, t.record.entries) != t.record.filter)
-}
-
-/// The blocked-Bloom account ([`BloomLedger`]) of a level of `tables`
-/// planned `planned`, but for the table numbered `leave_out`: only tables
-/// that stay count, not those `Db::compact` will rewrite for drifting from
-/// the plan (paying for a table that is about to be rewritten would leave
-/// its level off once it is).
-pub(crate) fn bloom_account(
-    tables: &[Arc<TableFile>],
-    planned: &LevelFilter,
-    leave_out: impl Fn(u64) -> bool,
-) -> Option<BloomLedger> {
-    let stay = tables.iter().filter(|t| !leave_out(t.number()) && !drifted(t, planned, EXPLICIT_DRIFT));
-    BloomLedger::new(planned, stay.map(|t| (t.record.filter, t.table.filter_keys(), t.record.filter_bytes)))
-}
-
-/// Whether `t`, a blocked-Bloom table on a level of `tables` planned
-/// `planned` under a budget, should be rewritten to bring its level back to
-/// its price: the level is more than a block off it, and a rewrite sized by
-/// the other tables' balance ([`BloomLedger`]) moves it that way. Each
-/// rewrite moves the balance toward zero, so a level settles after about
-/// one rewrite per block it was off.
-fn off_budget(t: &TableFile, tables: &[Arc<TableFile>], planned: &LevelFilter) -> bool {
-    if !matches!(t.record.filter, FilterKind::BlockedBloom { .. }) {
-        return false;
-    }
-    let Some(level) = bloom_account(tables, planned, |_| false) else { return false };
-    let owed = level.owed_bits();
-    if owed.abs() <= 512.0 {
-        return false;
-    }
-    let Some(others) = bloom_account(tables, planned, |n| n == t.number()) else { return false };
-    let (was, would) = (t.record.filter_bytes, others.next_filter_bytes(t.table.filter_keys()));
-    if owed > 0.0 { would > was } else { would < was }
-}
-
-/// The first table below level 0 that drifted from `plan`, as a refresh.
-/// Tables for which `skip` is true (refreshed already under this shape) are
-/// passed over: a rewrite that did not cure a drift would not cure it the
-/// second time either.
-/// Under a budget (`budgeted`), an explicit refresh also rewrites
-/// blocked-Bloom tables to keep each level on its price ([`off_budget`]).
-pub(crate) fn pick_refresh(
-    tree: &Tree,
-    plan: &[LevelFilter],
-    drift: Drift,
-    budgeted: bool,
-    skip: &dyn Fn(u64) -> bool,
-) -> Option<Job> {
-    tree.levels.iter().enumerate().skip(1).find_map(|(level, tables)| {
-        let planned = plan.get(level)?;
-        let explicit = matches!(drift, Drift::Bytes(_));
-        let t = tables.iter().find(|t| {
-            !skip(t.number())
-                && !t.table.filter_fell_back()
-                && (drifted(t, planned, drift)
-                    || (explicit && off_share(t, tables, planned))
-                    || (explicit && budgeted && off_budget(t, tables, planned)))
-        })?;
-        Some(Job { level, inputs: vec![Arc::clone(t)], next_inputs: Vec::new(), refresh: true })
-    })
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::filter::FilterKind;
 
     fn rec(number: u64, smallest: &str, largest: &str, size: u64) -> TableRecord {
         TableRecord {

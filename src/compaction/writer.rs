@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use super::JobContext;
-use super::picker::bloom_account;
+use super::refresh::bloom_account;
 use crate::Result;
 use crate::filter::FilterKind;
 use crate::policy::{BloomLedger, LevelFilter, MixLedger, Writing};
@@ -58,8 +58,8 @@ impl<'a> OutputWriter<'a> {
         replaced: &[Arc<TableFile>],
         incoming: u64,
     ) -> Self {
-        let planned = (ctx.filter_for)(tree, writing);
-        let compression = (ctx.compression_for)(tree, writing);
+        let planned = ctx.planner.filter_for(tree, writing);
+        let compression = ctx.planner.compression_for(tree, writing);
         let level = tree.level(writing.level);
         let kept = kinds_left(level, |n| replaced.iter().any(|r| r.number() == n));
         let ledger = MixLedger::new(&planned, &kept, incoming);

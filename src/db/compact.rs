@@ -12,7 +12,6 @@ use super::{BgSignal, DbInner};
 use crate::Result;
 use crate::compaction::{self, Drift, Job, JobContext};
 use crate::manifest::WriteTotals;
-use crate::policy::Writing;
 use crate::tree::Tree;
 
 impl DbInner {
@@ -136,15 +135,13 @@ impl DbInner {
 
     /// Runs `job` on `tree` and installs its outputs in one manifest edit.
     fn run_job(&self, job: &Job, tree: &Tree) -> Result<()> {
-        let filter_for = |tree: &Tree, writing: Writing| self.filter_for(tree, writing);
-        let compression_for = |tree: &Tree, writing: Writing| self.compression_for(tree, writing);
+        let planner = self.planner();
         let ctx = JobContext {
             opts: &self.opts,
             sink: self.sink(),
             horizon: self.snapshots.horizon(&self.visible_seq),
             budgeted: self.policy.is_budgeted(),
-            filter_for: &filter_for,
-            compression_for: &compression_for,
+            planner: &planner,
         };
         let done = compaction::run(&ctx, job, tree)?;
         if job.refresh {

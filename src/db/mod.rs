@@ -112,7 +112,7 @@ pub(crate) struct DbInner {
     pub replaced_policy: Option<String>,
     /// What this open's recovery replayed from the WALs and lost.
     pub recovery: crate::recovery::RecoveryReport,
-    pub plan_cache: shape::PlanCache,
+    pub plan_cache: crate::planner::PlanCache,
     /// Tables refreshed since the tree last changed shape.
     pub refreshed: Mutex<crate::compaction::Refreshed>,
     pub snapshots: SnapshotList,

@@ -27,7 +27,7 @@
 //! `monkey:B` spends B bits per key, so its filters grow with the data.
 //! `Options::filter_memory_bytes` caps them: the plan spends B bits per key
 //! or the budget, whichever is less, over the keys the tree holds once
-//! settled (levels 1 and deeper: the settling shape of `db::shape`), and
+//! settled (levels 1 and deeper: the settling shape of `crate::planner`), and
 //! Monkey places the bits it can afford as ever: the deepest levels
 //! give up bits first, down to no filter. Right after `Db::compact` the
 //! filters take the budget to within 3% (`tests/filter_budget.rs`).
