@@ -7,10 +7,14 @@ use std::path::{Path, PathBuf};
 #[path = "common/format_patch.rs"]
 mod format_patch;
 
-use format_patch::{set_db_version, set_table_version};
+use format_patch::{as_table_version_3, set_db_version, set_table_version};
+use siftdb::fs::StdFs;
 use siftdb::manifest::DB_FORMAT_VERSION;
-use siftdb::table::FORMAT_VERSION;
+use siftdb::table::{
+    Entry, FORMAT_VERSION, FilterAnswer, FilterStatus, Table, TableBuilder, TableOptions, verify_table,
+};
 use siftdb::{Db, Error, Options};
+use siftdb::{FilterKind, ValueKind};
 
 /// A database with one table (holding `a`) and `b` in the live WAL.
 fn db(dir: &Path) -> PathBuf {
@@ -58,6 +62,36 @@ fn a_table_from_a_newer_build_is_unsupported() {
     b[f + 36] = 7; // version 7, crc not recomputed
     std::fs::write(&table, b).unwrap();
     assert!(Db::open(tmp.path(), Options::default()).unwrap_err().is_corruption());
+}
+
+/// A table of format 3, from before filter blocks were aligned (issue 66):
+/// it opens, its filter (copied, not read in place) answers, and it
+/// verifies clean, with no gap before its filter block.
+#[test]
+fn a_version_3_table_still_opens_with_its_filter() {
+    let tmp = tempfile::tempdir().unwrap();
+    let path = tmp.path().join("000001.sst");
+    let opts =
+        TableOptions { filter: FilterKind::BlockedBloom { bits_per_key: 10.0 }, ..TableOptions::default() };
+    let mut b = TableBuilder::create(&path, opts).unwrap();
+    for i in 0..100u32 {
+        b.add(format!("k{i:03}").as_bytes(), 1, ValueKind::Value, b"v").unwrap();
+    }
+    b.finish().unwrap();
+    let before = std::fs::metadata(&path).unwrap().len();
+    as_table_version_3(&path);
+    let t = Table::open_path(&path).unwrap();
+    assert_eq!(t.footer().version, 3);
+    assert!(std::fs::metadata(&path).unwrap().len() <= before);
+    assert_eq!(t.filter_details().status, FilterStatus::Loaded);
+    assert!((0..100u32).all(|i| t.filter_answer(format!("k{i:03}").as_bytes()) == FilterAnswer::MayContain));
+    let absent = (0..100u32).filter(|i| t.filter_answer(format!("x{i}").as_bytes()) == FilterAnswer::Absent);
+    assert!(absent.count() > 80, "the old table's filter rules keys out");
+    assert_eq!(
+        t.get(b"k042", 5).unwrap().entry,
+        Some(Entry::Value { seq: 1, value: bytes::Bytes::from_static(b"v") })
+    );
+    assert!(verify_table(&StdFs, &path).unwrap().is_clean());
 }
 
 #[test]

@@ -12,8 +12,8 @@ use proptest::prelude::*;
 use siftdb::fs::StdFs;
 use siftdb::range_del::RangeTombstone;
 use siftdb::table::{
-    BlockHandle, Compression, Entry, FORMAT_VERSION, FORMAT_VERSION_PLAIN, Footer, Table, TableBuilder,
-    TableOptions, verify_table,
+    BlockHandle, Compression, Entry, FORMAT_VERSION, FORMAT_VERSION_COMPRESSED, FORMAT_VERSION_PLAIN, Footer,
+    Table, TableBuilder, TableOptions, verify_table,
 };
 use siftdb::{Error, ValueKind};
 
@@ -65,6 +65,12 @@ fn sample(n: u64, compressible: bool) -> Model {
 
 fn opts(compression: Compression, block_bytes: usize) -> TableOptions {
     TableOptions { compression, block_bytes, seed: 3, ..TableOptions::default() }
+}
+
+/// [`opts`] without a filter: a table with an aligned filter block is
+/// format 4 whether compressed or not, and these tables are about 1 and 3.
+fn unfiltered(compression: Compression, block_bytes: usize) -> TableOptions {
+    TableOptions { filter: siftdb::FilterKind::None, ..opts(compression, block_bytes) }
 }
 
 /// Reads everything back through get, iter and reverse iter.
@@ -131,7 +137,12 @@ proptest! {
         prop_assert_eq!(p.compression.clone(), (compression != Compression::None).then(|| compression.to_string()));
         let file = std::fs::read(&path).unwrap();
         let any = p.compressed_data_blocks > 0 || codec_of(&file, table.footer().index) != 0;
-        prop_assert_eq!(table.footer().version == FORMAT_VERSION, any);
+        let want = match (table.footer().filter.is_null(), any) {
+            (false, _) => FORMAT_VERSION,
+            (true, true) => FORMAT_VERSION_COMPRESSED,
+            (true, false) => FORMAT_VERSION_PLAIN,
+        };
+        prop_assert_eq!(table.footer().version, want);
     }
 }
 
@@ -140,22 +151,25 @@ fn incompressible_blocks_stay_raw_and_compressible_tables_shrink() {
     let dir = tempfile::tempdir().unwrap();
     for c in &CODECS[1..] {
         let noise = sample(200, false);
-        let t = build(&dir.path().join("noise.sst"), &noise, opts(*c, 4096), &[]);
+        let t = build(&dir.path().join("noise.sst"), &noise, unfiltered(*c, 4096), &[]);
         // No data block paid: each is read as a slice of the map. The
         // index block (mostly the zero high bytes of its handles) still
         // pays, and is why the table is version 3.
         let file = std::fs::read(t.path()).unwrap();
         assert_eq!(t.properties().compressed_data_blocks, 0, "{c}");
         assert!(t.data_block_handles().unwrap().iter().all(|h| codec_of(&file, *h) == 0), "{c}");
-        assert_eq!((t.footer().version, codec_of(&file, t.footer().index)), (FORMAT_VERSION, c.codec()));
+        assert_eq!(
+            (t.footer().version, codec_of(&file, t.footer().index)),
+            (FORMAT_VERSION_COMPRESSED, c.codec())
+        );
         assert_eq!(t.properties().data_raw_bytes, t.properties().data_bytes);
         assert_reads_back(&t, &noise);
 
         let text = sample(200, true);
-        let raw = build(&dir.path().join("raw.sst"), &text, opts(Compression::None, 4096), &[]);
-        let t = build(&dir.path().join("text.sst"), &text, opts(*c, 4096), &[]);
+        let raw = build(&dir.path().join("raw.sst"), &text, unfiltered(Compression::None, 4096), &[]);
+        let t = build(&dir.path().join("text.sst"), &text, unfiltered(*c, 4096), &[]);
         let p = t.properties();
-        assert_eq!(t.footer().version, FORMAT_VERSION, "{c}");
+        assert_eq!(t.footer().version, FORMAT_VERSION_COMPRESSED, "{c}");
         assert_eq!(p.compressed_data_blocks, p.data_blocks, "{c}");
         assert_eq!(p.data_raw_bytes, raw.properties().data_bytes, "{c}");
         assert!(p.data_bytes * 3 < p.data_raw_bytes, "{c}: {} of {}", p.data_bytes, p.data_raw_bytes);
@@ -184,7 +198,7 @@ fn a_table_whose_blocks_all_stay_raw_is_the_plain_format() {
         (Compression::Zstd { level: 3 }, Model::new()),
         (Compression::Zstd { level: 3 }, noise),
     ] {
-        let t = build(&dir.path().join("n.sst"), &model, opts(c, 4096), &[]);
+        let t = build(&dir.path().join("n.sst"), &model, unfiltered(c, 4096), &[]);
         assert_eq!(t.footer().version, FORMAT_VERSION_PLAIN, "{c}");
         assert_eq!(t.properties().compression, Some(c.to_string()));
         assert_reads_back(&t, &model);
@@ -200,8 +214,13 @@ fn version_3_holds_range_tombstones_or_none() {
         end: bytes::Bytes::from_static(b"key-000020"),
         seq: 500,
     };
-    let t = build(&dir.path().join("d.sst"), &text, opts(Compression::Lz4, 1024), std::slice::from_ref(&del));
-    assert_eq!(t.footer().version, FORMAT_VERSION);
+    let t = build(
+        &dir.path().join("d.sst"),
+        &text,
+        unfiltered(Compression::Lz4, 1024),
+        std::slice::from_ref(&del),
+    );
+    assert_eq!(t.footer().version, FORMAT_VERSION_COMPRESSED);
     assert_eq!(t.range_dels().unwrap().len(), 1);
     assert!(verify_table(&StdFs, t.path()).unwrap().is_clean());
 }

@@ -404,6 +404,10 @@ impl FilterCodec for BlockedBloom {
         Some(FRAME_BYTES + Self::blocks_for(expected_keys, bits_per_key) * 64)
     }
 
+    fn array_offset(&self) -> Option<usize> {
+        Some(HEADER_LEN)
+    }
+
     fn parameters(&self) -> Vec<(&'static str, u64)> {
         vec![
             ("probes", u64::from(self.k)),

@@ -374,6 +374,10 @@ impl FilterCodec for Bloom {
         Some(FRAME_BYTES + words_for(scaled_size(expected_keys, bits_per_key).max(64)) * 8)
     }
 
+    fn array_offset(&self) -> Option<usize> {
+        Some(HEADER_LEN)
+    }
+
     fn parameters(&self) -> Vec<(&'static str, u64)> {
         vec![("probes", u64::from(self.k)), ("bits", self.bits), ("keys_inserted", self.keys)]
     }

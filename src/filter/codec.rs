@@ -44,12 +44,21 @@ pub trait FilterCodec: Filter + Sized {
     /// The filter's own parameters by name (probes, bits, cells, seed...),
     /// for inspection tools: `siftdb sst info` shows them as they are.
     fn parameters(&self) -> Vec<(&'static str, u64)>;
+
+    /// Where the array a table reader may view in place (fingerprints,
+    /// words, blocks) starts in [`FilterCodec::encode`]'s bytes, so that a
+    /// table writer can put it on a cache-line boundary of the file; `None`
+    /// for a filter that is only ever copied.
+    fn array_offset(&self) -> Option<usize> {
+        None
+    }
 }
 
 /// The object-safe part of [`FilterCodec`], for [`AnyFilter`].
 pub(crate) trait StoredFilter: Filter + Send + Sync + fmt::Debug {
     fn encode(&self) -> Vec<u8>;
     fn parameters(&self) -> Vec<(&'static str, u64)>;
+    fn array_offset(&self) -> Option<usize>;
 }
 
 impl<T: FilterCodec + Send + Sync + fmt::Debug> StoredFilter for T {
@@ -59,6 +68,10 @@ impl<T: FilterCodec + Send + Sync + fmt::Debug> StoredFilter for T {
 
     fn parameters(&self) -> Vec<(&'static str, u64)> {
         FilterCodec::parameters(self)
+    }
+
+    fn array_offset(&self) -> Option<usize> {
+        FilterCodec::array_offset(self)
     }
 }
 
@@ -100,6 +113,12 @@ impl AnyFilter {
     #[must_use]
     pub fn parameters(&self) -> Vec<(&'static str, u64)> {
         self.inner.parameters()
+    }
+
+    /// [`FilterCodec::array_offset`] of the filter's kind.
+    #[must_use]
+    pub fn array_offset(&self) -> Option<usize> {
+        self.inner.array_offset()
     }
 }
 

@@ -295,6 +295,10 @@ impl<F: Fingerprint, L: Geometry> FilterCodec for ThreeWise<F, L> {
         Some(Self::encoded_bytes(L::for_keys(distinct_keys).ok()?.cells_len()))
     }
 
+    fn array_offset(&self) -> Option<usize> {
+        Some(COMMON_HEADER_LEN + L::LEN)
+    }
+
     fn parameters(&self) -> Vec<(&'static str, u64)> {
         let mut out = vec![
             ("fingerprint_bits", u64::from(F::BITS)),

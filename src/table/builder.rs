@@ -19,11 +19,11 @@ use std::sync::Arc;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use super::block_builder::BlockBuilder;
-use super::filter_block::{BuiltFilter, build_filter_block};
+use super::filter_block::{BuiltFilter, FILTER_ARRAY_ALIGN, build_filter_block};
 use super::compression::{BlockCompressor, CODEC_RAW, Compression};
 use super::options::TableOptions;
 use super::format::{
-    BLOCK_TRAILER_LEN, BlockHandle, BlockType, FORMAT_VERSION, FORMAT_VERSION_PLAIN, FORMAT_VERSION_RANGE_DEL, Footer,
+    BLOCK_TRAILER_LEN, BlockHandle, BlockType, FORMAT_VERSION, FORMAT_VERSION_COMPRESSED, FORMAT_VERSION_PLAIN, FORMAT_VERSION_RANGE_DEL, Footer,
     append_coded_block,
 };
 use super::index::IndexBuilder;
@@ -346,7 +346,7 @@ impl TableBuilder {
 
     fn finish_inner(&mut self) -> Result<TableRecord> {
         self.flush_data_block()?;
-        let BuiltFilter { kind, block: filter_block, fallback_reason } = build_filter_block(
+        let BuiltFilter { kind, block: filter_block, fallback_reason, array_at } = build_filter_block(
             self.opts.filter,
             self.opts.seed,
             &mut self.hashes,
@@ -358,6 +358,13 @@ impl TableBuilder {
         let filter = if filter_block.is_empty() {
             BlockHandle::default()
         } else {
+            if let Some(at) = array_at {
+                // The mapping is page-aligned, so an aligned file offset is
+                // an aligned address: the reader views the array in place.
+                let misfit = (self.offset() + at as u64) % FILTER_ARRAY_ALIGN;
+                let pad = (FILTER_ARRAY_ALIGN - misfit) % FILTER_ARRAY_ALIGN;
+                self.pending.resize(self.pending.len() + pad as usize, 0);
+            }
             self.append(&filter_block, BlockType::Filter)?
         };
         let dels = RangeDels::new(std::mem::take(&mut self.range_tombstones));
@@ -385,7 +392,8 @@ impl TableBuilder {
         let props_block = p.encode();
         let properties = self.append(&props_block, BlockType::Properties)?;
         let version = match (self.any_compressed, range_del.is_some()) {
-            (true, _) => FORMAT_VERSION,
+            _ if array_at.is_some() && !filter.is_null() => FORMAT_VERSION,
+            (true, _) => FORMAT_VERSION_COMPRESSED,
             (false, true) => FORMAT_VERSION_RANGE_DEL,
             (false, false) => FORMAT_VERSION_PLAIN,
         };

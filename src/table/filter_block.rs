@@ -29,6 +29,10 @@ use crate::{Error, Result};
 pub const FILTER_FORMAT_VERSION: u8 = 1;
 /// Bytes before the filter's own encoding.
 pub const FILTER_HEADER_LEN: usize = 26;
+/// The file alignment a table writer gives a filter's array (format
+/// version 4): a cache line, which a blocked Bloom block must not straddle
+/// and which covers every kind's element alignment.
+pub const FILTER_ARRAY_ALIGN: u64 = 64;
 
 /// The parsed header of a filter block.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -156,6 +160,10 @@ pub struct BuiltFilter {
     pub block: Vec<u8>,
     /// Why the requested kind was not used, if it was not.
     pub fallback_reason: Option<String>,
+    /// Where in `block` the array a reader views in place starts, which the
+    /// table writer aligns to [`FILTER_ARRAY_ALIGN`]; `None` if no kind's
+    /// array is read in place.
+    pub array_at: Option<usize>,
 }
 
 /// Builds, encodes and validates the filter block for `hashes` (one per
@@ -175,34 +183,40 @@ pub fn build_filter_block(
     hashes.sort_unstable();
     hashes.dedup();
     if kind == FilterKind::None || hashes.is_empty() {
-        return BuiltFilter { kind: FilterKind::None, block: Vec::new(), fallback_reason: None };
+        return BuiltFilter { kind: FilterKind::None, block: Vec::new(), fallback_reason: None, array_at: None };
     }
     let first = try_build(kind, seed, hashes, inject_failure && kind.is_static(), carry_bits);
     let reason = match first {
-        Ok(block) => return BuiltFilter { kind, block, fallback_reason: None },
+        Ok((block, array_at)) => return BuiltFilter { kind, block, fallback_reason: None, array_at },
         Err(e) => format!("{kind}: {e}"),
     };
     if kind.is_static() {
         let fallback = FilterKind::BlockedBloom { bits_per_key: kind.nominal_bits_per_key() };
         match try_build(fallback, seed, hashes, false, 0) {
-            Ok(block) => BuiltFilter { kind: fallback, block, fallback_reason: Some(reason) },
+            Ok((block, array_at)) => BuiltFilter { kind: fallback, block, fallback_reason: Some(reason), array_at },
             Err(e) => BuiltFilter {
                 kind: FilterKind::None,
                 block: Vec::new(),
                 fallback_reason: Some(format!("{reason}; fallback {fallback}: {e}")),
+                array_at: None,
             },
         }
     } else {
-        BuiltFilter { kind: FilterKind::None, block: Vec::new(), fallback_reason: Some(reason) }
+        BuiltFilter { kind: FilterKind::None, block: Vec::new(), fallback_reason: Some(reason), array_at: None }
     }
 }
 
-fn try_build(kind: FilterKind, seed: u64, hashes: &[u64], inject: bool, carry: i64) -> Result<Vec<u8>, String> {
+/// The filter block and where its array starts in it.
+type Block = (Vec<u8>, Option<usize>);
+
+fn try_build(kind: FilterKind, seed: u64, hashes: &[u64], inject: bool, carry: i64) -> Result<Block, String> {
     if inject {
         return Err(BuildError::Injected.to_string());
     }
-    let Some(tag) = kind.tag() else { return Ok(Vec::new()) };
-    let body = kind.build_with_carry(hashes, carry).map_err(|e| e.to_string())?.encode();
+    let Some(tag) = kind.tag() else { return Ok((Vec::new(), None)) };
+    let built = kind.build_with_carry(hashes, carry).map_err(|e| e.to_string())?;
+    let array_at = built.array_offset().map(|at| FILTER_HEADER_LEN + at);
+    let body = built.encode();
     let header = FilterHeader {
         tag,
         version: FILTER_FORMAT_VERSION,
@@ -220,7 +234,7 @@ fn try_build(kind: FilterKind, seed: u64, hashes: &[u64], inject: bool, carry: i
     if let Some(&hash) = hashes.iter().find(|&&h| !decoded.may_contain(h)) {
         return Err(BuildError::ValidationFailed { hash }.to_string());
     }
-    Ok(block)
+    Ok((block, array_at))
 }
 
 #[cfg(test)]

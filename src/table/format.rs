@@ -16,6 +16,17 @@
 //! Version 3 means some data or index block is compressed
 //! ([`compression`](super::compression)), with or without range
 //! tombstones; a table whose blocks all stay raw is written as 1 or 2.
+//! Version 4 means the filter block is aligned: up to 63 zero bytes follow
+//! the index block so that the filter's array (its fingerprints, words or
+//! blocks) starts on a 64-byte file offset, which the page-aligned mapping
+//! keeps, and a reader views it in place instead of copying it
+//! ([`FILTER_ARRAY_ALIGN`]).
+//! Every table with such a filter is version 4, compressed, with range
+//! tombstones or neither; a table without one is written as 1, 2 or 3.
+//!
+//! ```text
+//! ... | index block | zeros (0..=63) | filter header (26) | kind's header | array @ 64·k | ...
+//! ```
 //!
 //! Block trailer (5 bytes), after every block's contents:
 //!
@@ -43,7 +54,8 @@
 //! offset  0: index handle       (12)
 //! offset 12: filter handle      (12)   offset 0 + size 0 = no filter block
 //! offset 24: properties handle  (12)
-//! offset 36: format version     u32 LE: 1; 2 with range tombstones; 3 with a compressed block
+//! offset 36: format version     u32 LE: 1; 2 with range tombstones; 3 with a compressed block;
+//!                                4 with an aligned filter block
 //! offset 40: reserved           u32 LE, zero (covered by the crc)
 //! offset 44: crc32 LE of bytes 0..44
 //! offset 48: magic              u64 LE = 0x5349_4654_5353_5401 ("SIFTSST" + 1)
@@ -52,14 +64,19 @@
 use bytes::Bytes;
 
 use super::compression::{CODEC_RAW, decompress_block};
+use super::filter_block::FILTER_ARRAY_ALIGN;
 use crate::codec::Reader;
 use crate::{Error, Result};
 
 /// The last eight bytes of every table file.
 pub const TABLE_MAGIC: u64 = 0x5349_4654_5353_5401;
-/// The newest table format this code writes and reads: a table with a
-/// compressed data or index block, and range tombstones or not.
-pub const FORMAT_VERSION: u32 = 3;
+/// The newest table format this code writes and reads: a table whose
+/// filter block is aligned for reading in place (zero padding before it),
+/// compressed or not, with range tombstones or not.
+pub const FORMAT_VERSION: u32 = 4;
+/// The format of a table with a compressed data or index block, range
+/// tombstones or not, and no aligned filter block.
+pub const FORMAT_VERSION_COMPRESSED: u32 = 3;
 /// The format of a table with a range-tombstone block
 /// ([`BlockType::RangeDel`]) and no compressed block.
 pub const FORMAT_VERSION_RANGE_DEL: u32 = 2;
@@ -219,6 +236,28 @@ impl Footer {
             }
         }
         Ok(footer)
+    }
+}
+
+/// Checks the zeros a format-4 writer puts between the index and the
+/// filter block: no checksum covers them, so a flipped one would otherwise
+/// go unnoticed. Offsets in errors are file offsets.
+///
+/// # Errors
+/// `Corruption` if the gap is not fewer than 64 zero bytes.
+pub fn check_filter_padding(file: &[u8], footer: &Footer) -> Result<()> {
+    if footer.version < FORMAT_VERSION || footer.filter.is_null() {
+        return Ok(());
+    }
+    let start = footer.index.offset.saturating_add(footer.index.size_with_trailer());
+    let short = footer.filter.offset.checked_sub(start).is_some_and(|gap| gap < FILTER_ARRAY_ALIGN);
+    let gap = usize::try_from(start).ok().zip(usize::try_from(footer.filter.offset).ok());
+    match gap.and_then(|(s, e)| file.get(s..e)) {
+        Some(pad) if short && pad.iter().all(|&b| b == 0) => Ok(()),
+        _ => Err(Error::corruption(
+            start,
+            format!("the filter block at {} is not aligned by zeros after the index block", footer.filter.offset),
+        )),
     }
 }
 

@@ -47,7 +47,7 @@ pub use builder::TableBuilder;
 pub use options::TableOptions;
 pub use filter_block::FilterHeader;
 pub use compression::Compression;
-pub use format::{BlockHandle, FORMAT_VERSION, FORMAT_VERSION_PLAIN, FORMAT_VERSION_RANGE_DEL, Footer};
+pub use format::{BlockHandle, FORMAT_VERSION, FORMAT_VERSION_COMPRESSED, FORMAT_VERSION_PLAIN, FORMAT_VERSION_RANGE_DEL, Footer};
 pub use iter::{TableEntry, TableIter};
 pub use properties::TableProperties;
 pub use filter_details::{FilterDetails, FilterStatus};

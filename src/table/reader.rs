@@ -43,7 +43,7 @@ use super::filter_block::TableFilter;
 use super::filter_details::{FilterDetails, FilterStatus};
 use super::compression::MAX_UNCOMPRESSED_BLOCK;
 use super::format::{
-    BlockHandle, BlockType, FOOTER_LEN, FORMAT_VERSION, Footer, check_range_del_version, read_block,
+    BlockHandle, BlockType, FOOTER_LEN, FORMAT_VERSION_COMPRESSED, Footer, check_filter_padding, check_range_del_version, read_block,
     read_block_decoded,
 };
 use super::index::Index;
@@ -145,6 +145,7 @@ impl Table {
         let index_block =
             read_block_decoded(&file, footer.index, BlockType::Index, block_limit).map_err(in_file(0))?;
         let index = Index::new(index_block).map_err(in_file(footer.index.offset))?;
+        check_filter_padding(&file, &footer).map_err(in_file(0))?;
         let range_dels = load_range_dels(path, &file, &footer, &properties)?;
         let (filter, filter_dropped) = if footer.filter.is_null() {
             (None, None)
@@ -455,11 +456,11 @@ impl Table {
     }
 }
 
-/// The largest uncompressed block a table of format version 3 may claim:
+/// The largest uncompressed block a table of format version 3 or later may claim:
 /// what its properties record, never more than any table may hold; `None`
 /// for older formats, which hold no compressed block.
 pub(super) fn block_limit(footer: &Footer, p: &TableProperties) -> Option<usize> {
-    (footer.version >= FORMAT_VERSION).then(|| {
+    (footer.version >= FORMAT_VERSION_COMPRESSED).then(|| {
         let recorded = usize::try_from(p.max_block_bytes).unwrap_or(usize::MAX);
         if recorded == 0 { MAX_UNCOMPRESSED_BLOCK } else { recorded.min(MAX_UNCOMPRESSED_BLOCK) }
     })

@@ -99,3 +99,24 @@ pub fn fixture_copy(name: &str) -> (tempfile::TempDir, PathBuf) {
     }
     (tmp, dir)
 }
+
+/// Rewrites a format-4 table without range tombstones as format 3 wrote
+/// it: the zeros that aligned its filter block removed, the filter and
+/// properties handles moved down with their blocks, the footer's crc
+/// recomputed. (No block's checksum covers its offset.)
+pub fn as_table_version_3(path: &Path) {
+    let b = std::fs::read(path).unwrap();
+    let f = b.len() - 56;
+    let footer = |at: usize| u64::from_le_bytes(b[f + at..f + at + 8].try_into().unwrap());
+    let size = |at: usize| u64::from(u32::from_le_bytes(b[f + at + 8..f + at + 12].try_into().unwrap()));
+    let (index_end, filter_at, props_at) = (footer(0) + size(0) + 5, footer(12), footer(24));
+    assert_eq!(u32::from_le_bytes(b[f + 36..f + 40].try_into().unwrap()), 4, "not a format-4 table");
+    let pad = usize::try_from(filter_at - index_end).unwrap();
+    let mut out = b[..index_end as usize].to_vec();
+    out.extend_from_slice(&b[filter_at as usize..]);
+    let f = out.len() - 56;
+    out[f + 12..f + 20].copy_from_slice(&(filter_at - pad as u64).to_le_bytes());
+    out[f + 24..f + 32].copy_from_slice(&(props_at - pad as u64).to_le_bytes());
+    std::fs::write(path, out).unwrap();
+    set_table_version(path, 3);
+}

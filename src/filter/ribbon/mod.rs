@@ -434,6 +434,10 @@ impl FilterCodec for Ribbon {
         Some(Self::encoded_bytes(&Self::layout_for(keys, bits_per_key)?, 0))
     }
 
+    fn array_offset(&self) -> Option<usize> {
+        Some(HEADER_LEN)
+    }
+
     fn parameters(&self) -> Vec<(&'static str, u64)> {
         vec![
             ("filter_seed", self.seed),
