@@ -84,6 +84,7 @@ fn a_version_3_table_still_opens_with_its_filter() {
     assert_eq!(t.footer().version, 3);
     assert!(std::fs::metadata(&path).unwrap().len() <= before);
     assert_eq!(t.filter_details().status, FilterStatus::Loaded);
+    assert_eq!(t.filter_in_place(), None, "a format-3 filter is copied");
     assert!((0..100u32).all(|i| t.filter_answer(format!("k{i:03}").as_bytes()) == FilterAnswer::MayContain));
     let absent = (0..100u32).filter(|i| t.filter_answer(format!("x{i}").as_bytes()) == FilterAnswer::Absent);
     assert!(absent.count() > 80, "the old table's filter rules keys out");

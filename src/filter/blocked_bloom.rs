@@ -66,6 +66,7 @@ use super::zeroed_buf::{Plain, ZeroedBuf};
 use super::{Filter, FilterCodec};
 use crate::codec::seal;
 use crate::{Error, Result};
+use bytes::Bytes;
 use rate::{MAX_BITS_PER_KEY, blocked_fpr, optimal_probes, probes_for};
 
 mod rate;
@@ -365,6 +366,31 @@ impl BlockedBloom {
     }
 }
 
+impl BlockedBloom {
+    /// [`FilterCodec::decode`], the blocks viewed in place in `shared`
+    /// (holding `bytes`) where they are aligned.
+    fn decode_in(bytes: &[u8], shared: Option<&Bytes>) -> Result<Self> {
+        let (h, mut r) =
+            read_header(bytes, Variant::Blocked, |blocks| usize::try_from(blocks).ok()?.checked_mul(64))?;
+        if h.size == 0 {
+            return Err(Error::corruption(8, "a blocked Bloom filter needs at least one block"));
+        }
+        let payload = r.bytes(r.remaining())?;
+        debug_assert_eq!(payload.len() % 64, 0);
+        let blocks = shared.and_then(|s| ZeroedBuf::view(s, payload)).unwrap_or_else(|| {
+            let mut blocks = ZeroedBuf::<Block>::kept(payload.len() / 64);
+            for (block, chunk) in blocks.iter_mut().zip(payload.chunks_exact(64)) {
+                for (w, bytes) in block.0.iter_mut().zip(chunk.chunks_exact(8)) {
+                    *w = u64::from_le_bytes(bytes.try_into().unwrap_or_default());
+                }
+            }
+            blocks
+        });
+        debug_assert!(HEADER_LEN + payload.len() + 4 == bytes.len());
+        Ok(BlockedBloom { blocks, k: h.k, keys: h.keys })
+    }
+}
+
 impl FilterCodec for BlockedBloom {
     /// Serialises the filter (format in the module doc).
     fn encode(&self) -> Vec<u8> {
@@ -381,21 +407,15 @@ impl FilterCodec for BlockedBloom {
     /// # Errors
     /// `Corruption` for bytes that are not a valid encoding.
     fn decode(bytes: &[u8]) -> Result<Self> {
-        let (h, mut r) =
-            read_header(bytes, Variant::Blocked, |blocks| usize::try_from(blocks).ok()?.checked_mul(64))?;
-        if h.size == 0 {
-            return Err(Error::corruption(8, "a blocked Bloom filter needs at least one block"));
-        }
-        let payload = r.bytes(r.remaining())?;
-        debug_assert_eq!(payload.len() % 64, 0);
-        let mut blocks = ZeroedBuf::<Block>::kept(payload.len() / 64);
-        for (block, chunk) in blocks.iter_mut().zip(payload.chunks_exact(64)) {
-            for (w, bytes) in block.0.iter_mut().zip(chunk.chunks_exact(8)) {
-                *w = u64::from_le_bytes(bytes.try_into().unwrap_or_default());
-            }
-        }
-        debug_assert!(HEADER_LEN + payload.len() + 4 == bytes.len());
-        Ok(BlockedBloom { blocks, k: h.k, keys: h.keys })
+        Self::decode_in(bytes, None)
+    }
+
+    fn decode_shared(shared: &Bytes) -> Result<Self> {
+        Self::decode_in(shared, Some(shared))
+    }
+
+    fn in_place(&self) -> Option<&[u8]> {
+        self.blocks.shared()
     }
 
     /// The length of `BlockedBloom::new(expected_keys, bits_per_key).encode()`,

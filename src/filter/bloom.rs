@@ -36,6 +36,7 @@ use super::zeroed_buf::{Plain, ZeroedBuf};
 use super::{Filter, FilterCodec};
 use crate::codec::{Reader, seal, unseal};
 use crate::{Error, Result};
+use bytes::Bytes;
 
 /// Largest probe count any Bloom variant accepts.
 pub(super) const MAX_PROBES: u32 = 30;
@@ -333,6 +334,34 @@ impl Bloom {
     }
 }
 
+impl Bloom {
+    /// [`FilterCodec::decode`], the words viewed in place in `shared`
+    /// (holding `bytes`) where they are aligned.
+    fn decode_in(bytes: &[u8], shared: Option<&Bytes>) -> Result<Self> {
+        let (h, mut r) = read_header(bytes, Variant::Classic, |bits| {
+            usize::try_from(bits.div_ceil(64)).ok()?.checked_mul(8)
+        })?;
+        if h.size < 64 {
+            return Err(Error::corruption(8, format!("{} bits is below the 64-bit minimum", h.size)));
+        }
+        // `read_header` checked that the bytes hold exactly these words.
+        let stored = r.bytes(usize::try_from(h.size.div_ceil(64)).unwrap_or(0) * 8)?;
+        let words = shared.and_then(|s| ZeroedBuf::view(s, stored)).unwrap_or_else(|| {
+            let mut words = ZeroedBuf::kept(stored.len() / 8);
+            for (w, b) in words.iter_mut().zip(stored.chunks_exact(8)) {
+                *w = u64::from_le_bytes(b.try_into().unwrap_or_default());
+            }
+            words
+        });
+        let tail = h.size % 64;
+        if tail != 0 && words.last().is_some_and(|&w| w >> tail != 0) {
+            return Err(Error::corruption(r.position() as u64 - 8, "bits set past the end of the array"));
+        }
+        r.finish()?;
+        Ok(Bloom { words, bits: h.size, k: h.k, keys: h.keys })
+    }
+}
+
 impl FilterCodec for Bloom {
     /// Serialises the filter (format in the module doc).
     fn encode(&self) -> Vec<u8> {
@@ -349,23 +378,15 @@ impl FilterCodec for Bloom {
     /// # Errors
     /// `Corruption` for bytes that are not a valid encoding.
     fn decode(bytes: &[u8]) -> Result<Self> {
-        let (h, mut r) = read_header(bytes, Variant::Classic, |bits| {
-            usize::try_from(bits.div_ceil(64)).ok()?.checked_mul(8)
-        })?;
-        if h.size < 64 {
-            return Err(Error::corruption(8, format!("{} bits is below the 64-bit minimum", h.size)));
-        }
-        // `read_header` checked that the bytes hold exactly these words.
-        let mut words = ZeroedBuf::kept(usize::try_from(h.size.div_ceil(64)).unwrap_or(0));
-        for w in words.iter_mut() {
-            *w = r.u64()?;
-        }
-        let tail = h.size % 64;
-        if tail != 0 && words.last().is_some_and(|&w| w >> tail != 0) {
-            return Err(Error::corruption(r.position() as u64 - 8, "bits set past the end of the array"));
-        }
-        r.finish()?;
-        Ok(Bloom { words, bits: h.size, k: h.k, keys: h.keys })
+        Self::decode_in(bytes, None)
+    }
+
+    fn decode_shared(shared: &Bytes) -> Result<Self> {
+        Self::decode_in(shared, Some(shared))
+    }
+
+    fn in_place(&self) -> Option<&[u8]> {
+        self.words.shared()
     }
 
     /// The length of `Bloom::new(expected_keys, bits_per_key).encode()`,

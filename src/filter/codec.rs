@@ -10,6 +10,8 @@
 
 use std::fmt;
 
+use bytes::Bytes;
+
 use super::{Filter, FilterKind};
 use crate::Result;
 
@@ -52,6 +54,22 @@ pub trait FilterCodec: Filter + Sized {
     fn array_offset(&self) -> Option<usize> {
         None
     }
+
+    /// [`FilterCodec::decode`] of bytes held in `shared` (a table's
+    /// mapping), the array viewed there in place where it is aligned
+    /// rather than copied.
+    ///
+    /// # Errors
+    /// As [`FilterCodec::decode`].
+    fn decode_shared(shared: &Bytes) -> Result<Self> {
+        Self::decode(shared)
+    }
+
+    /// The bytes the filter's array views in place, if it was decoded by
+    /// [`FilterCodec::decode_shared`] without a copy.
+    fn in_place(&self) -> Option<&[u8]> {
+        None
+    }
 }
 
 /// The object-safe part of [`FilterCodec`], for [`AnyFilter`].
@@ -59,6 +77,7 @@ pub(crate) trait StoredFilter: Filter + Send + Sync + fmt::Debug {
     fn encode(&self) -> Vec<u8>;
     fn parameters(&self) -> Vec<(&'static str, u64)>;
     fn array_offset(&self) -> Option<usize>;
+    fn in_place(&self) -> Option<&[u8]>;
 }
 
 impl<T: FilterCodec + Send + Sync + fmt::Debug> StoredFilter for T {
@@ -72,6 +91,10 @@ impl<T: FilterCodec + Send + Sync + fmt::Debug> StoredFilter for T {
 
     fn array_offset(&self) -> Option<usize> {
         FilterCodec::array_offset(self)
+    }
+
+    fn in_place(&self) -> Option<&[u8]> {
+        FilterCodec::in_place(self)
     }
 }
 
@@ -119,6 +142,12 @@ impl AnyFilter {
     #[must_use]
     pub fn array_offset(&self) -> Option<usize> {
         self.inner.array_offset()
+    }
+
+    /// [`FilterCodec::in_place`] of the filter.
+    #[must_use]
+    pub fn in_place(&self) -> Option<&[u8]> {
+        self.inner.in_place()
     }
 }
 

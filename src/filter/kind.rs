@@ -3,6 +3,8 @@
 use std::fmt;
 use std::str::FromStr;
 
+use bytes::Bytes;
+
 use super::codec::StoredFilter;
 use super::{AnyFilter, BuildError, FilterCodec};
 use crate::{Error, Result};
@@ -150,9 +152,14 @@ pub(crate) struct KindSpec {
     /// Builds from distinct hashes at a parameter, with a carry of filter
     /// bits its level is owed ([`FilterKind::build_with_carry`]).
     pub(crate) build: fn(&[u64], f64, i64) -> Built,
-    /// [`FilterCodec::decode`].
-    pub(crate) decode: fn(&[u8]) -> Result<Box<dyn StoredFilter>>,
+    /// [`FilterCodec::decode`], or [`FilterCodec::decode_shared`] of the
+    /// same bytes held in the `Bytes`.
+    pub(crate) decode: Decoder,
 }
+
+/// [`KindSpec::decode`]: the bytes, and the `Bytes` holding them when the
+/// filter may view its array there.
+pub(crate) type Decoder = fn(&[u8], Option<&Bytes>) -> Result<Box<dyn StoredFilter>>;
 
 /// What [`KindSpec::build`] returns.
 pub(crate) type Built = std::result::Result<Box<dyn StoredFilter>, BuildError>;
@@ -160,8 +167,12 @@ pub(crate) type Built = std::result::Result<Box<dyn StoredFilter>, BuildError>;
 /// `T`'s decoder as a [`KindSpec::decode`].
 pub(crate) fn decoder<T: FilterCodec + Send + Sync + fmt::Debug + 'static>(
     bytes: &[u8],
+    shared: Option<&Bytes>,
 ) -> Result<Box<dyn StoredFilter>> {
-    Ok(Box::new(T::decode(bytes)?))
+    Ok(Box::new(match shared {
+        Some(shared) => T::decode_shared(shared)?,
+        None => T::decode(bytes)?,
+    }))
 }
 
 /// The fewest bits per key a Bloom-family filter (classic, blocked,
@@ -315,7 +326,20 @@ impl FilterKind {
         let spec = self
             .spec()
             .ok_or_else(|| Error::InvalidArgument("filter kind none has no encoding".to_owned()))?;
-        Ok(AnyFilter::from_boxed(*self, (spec.decode)(bytes)?))
+        Ok(AnyFilter::from_boxed(*self, (spec.decode)(bytes, None)?))
+    }
+
+    /// [`FilterKind::decode`] of bytes held in `shared` (a table's
+    /// mapping), viewing the filter's array there where it is aligned
+    /// ([`FilterCodec::decode_shared`]).
+    ///
+    /// # Errors
+    /// As [`FilterKind::decode`].
+    pub fn decode_shared(&self, shared: &Bytes) -> Result<AnyFilter> {
+        let spec = self
+            .spec()
+            .ok_or_else(|| Error::InvalidArgument("filter kind none has no encoding".to_owned()))?;
+        Ok(AnyFilter::from_boxed(*self, (spec.decode)(shared, Some(shared))?))
     }
 }
 

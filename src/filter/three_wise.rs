@@ -19,6 +19,8 @@
 
 use std::fmt;
 
+use bytes::Bytes;
+
 use super::fingerprint::Fingerprint;
 use super::kind::{KindSpec, decoder};
 use super::peel::{self, Constructed, LOOKAHEAD, Layout};
@@ -241,24 +243,10 @@ impl<F: Fingerprint, L: Geometry> Filter for ThreeWise<F, L> {
     }
 }
 
-impl<F: Fingerprint, L: Geometry> FilterCodec for ThreeWise<F, L> {
-    /// Serialises the filter (format in the layout's module docs).
-    fn encode(&self) -> Vec<u8> {
-        let mut out = Vec::with_capacity(Self::encoded_bytes(self.fingerprints.len()));
-        out.push(Self::KIND);
-        out.push(VERSION);
-        out.extend_from_slice(&self.seed.to_le_bytes());
-        out.extend_from_slice(&self.keys.to_le_bytes());
-        self.layout.write(&mut out);
-        F::write_all_le(&self.fingerprints, &mut out);
-        seal(out)
-    }
-
-    /// Parses an encoding of this type.
-    ///
-    /// # Errors
-    /// `Corruption` for bytes that are not a valid encoding of this type.
-    fn decode(bytes: &[u8]) -> Result<Self> {
+impl<F: Fingerprint, L: Geometry> ThreeWise<F, L> {
+    /// [`FilterCodec::decode`], the fingerprints viewed in place in
+    /// `shared` (holding `bytes`) where they are aligned.
+    fn decode_in(bytes: &[u8], shared: Option<&Bytes>) -> Result<Self> {
         let mut r = Reader::new(unseal(bytes)?);
         let found = r.u8()?;
         if found != Self::KIND {
@@ -283,9 +271,43 @@ impl<F: Fingerprint, L: Geometry> FilterCodec for ThreeWise<F, L> {
                 format!("fingerprints take {} bytes, the geometry needs {expected}", r.remaining()),
             ));
         }
-        let mut fingerprints = ZeroedBuf::kept(cells);
-        F::read_all_le(r.bytes(expected)?, &mut fingerprints);
+        let stored = r.bytes(expected)?;
+        let fingerprints = shared.and_then(|s| ZeroedBuf::view(s, stored)).unwrap_or_else(|| {
+            let mut fingerprints = ZeroedBuf::kept(cells);
+            F::read_all_le(stored, &mut fingerprints);
+            fingerprints
+        });
         Ok(ThreeWise { seed, keys, layout, fingerprints })
+    }
+}
+
+impl<F: Fingerprint, L: Geometry> FilterCodec for ThreeWise<F, L> {
+    /// Serialises the filter (format in the layout's module docs).
+    fn encode(&self) -> Vec<u8> {
+        let mut out = Vec::with_capacity(Self::encoded_bytes(self.fingerprints.len()));
+        out.push(Self::KIND);
+        out.push(VERSION);
+        out.extend_from_slice(&self.seed.to_le_bytes());
+        out.extend_from_slice(&self.keys.to_le_bytes());
+        self.layout.write(&mut out);
+        F::write_all_le(&self.fingerprints, &mut out);
+        seal(out)
+    }
+
+    /// Parses an encoding of this type.
+    ///
+    /// # Errors
+    /// `Corruption` for bytes that are not a valid encoding of this type.
+    fn decode(bytes: &[u8]) -> Result<Self> {
+        Self::decode_in(bytes, None)
+    }
+
+    fn decode_shared(shared: &Bytes) -> Result<Self> {
+        Self::decode_in(shared, Some(shared))
+    }
+
+    fn in_place(&self) -> Option<&[u8]> {
+        self.fingerprints.shared()
     }
 
     /// The length of [`FilterCodec::encode`] for `distinct_keys` keys,

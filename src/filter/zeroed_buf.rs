@@ -20,8 +20,14 @@
 //! Only whole huge pages of the buffer are advised; the part past the last
 //! one is advised against them, so a long-lived array holds no more memory
 //! than its length rounded to a small page.
+//!
+//! A filter decoded from a table's mapping instead views its array there
+//! ([`ZeroedBuf::view`]): no copy at open and no heap, and the kernel may
+//! drop a cold filter's clean pages under memory pressure (issue 66).
 
 use std::ops::{Deref, DerefMut};
+
+use bytes::Bytes;
 
 /// Integers, for which every bit pattern (all zeros included) is a value.
 ///
@@ -66,6 +72,11 @@ enum Storage<T> {
         map: memmap2::MmapMut,
         len: usize,
     },
+    /// Bytes the filter was decoded from, checked by [`ZeroedBuf::view`]
+    /// to be aligned for `T` and a whole number of them. Little-endian
+    /// targets only: the encodings are little-endian.
+    #[cfg(target_endian = "little")]
+    Shared(Bytes),
 }
 
 /// What a buffer is for, which decides its last, partial huge page.
@@ -125,6 +136,33 @@ impl<T: Plain> ZeroedBuf<T> {
         buf
     }
 
+    /// `part` of `shared` viewed in place as `[T]`, without a copy, when it
+    /// lies inside `shared`, starts aligned for `T` and holds a whole number
+    /// of them, on a little-endian target; else `None`, and the caller
+    /// copies (an old table, a misaligned block, a big-endian target).
+    pub(crate) fn view(shared: &Bytes, part: &[u8]) -> Option<Self> {
+        let size = std::mem::size_of::<T>();
+        let start = (part.as_ptr() as usize).checked_sub(shared.as_ptr() as usize)?;
+        let fits = start.checked_add(part.len()).is_some_and(|end| end <= shared.len());
+        let aligned = part.as_ptr().align_offset(std::mem::align_of::<T>()) == 0;
+        if !(fits && aligned && size > 0 && part.len().is_multiple_of(size)) {
+            return None;
+        }
+        #[cfg(target_endian = "little")]
+        return Some(ZeroedBuf { storage: Storage::Shared(shared.slice(start..start + part.len())) });
+        #[cfg(not(target_endian = "little"))]
+        None
+    }
+
+    /// The bytes this buffer views in place, if it is such a view.
+    pub(crate) fn shared(&self) -> Option<&[u8]> {
+        match &self.storage {
+            #[cfg(target_endian = "little")]
+            Storage::Shared(b) => Some(b),
+            _ => None,
+        }
+    }
+
     /// Whether the buffer is an advised mapping rather than heap memory.
     #[cfg(test)]
     pub(crate) fn is_mapped(&self) -> bool {
@@ -167,7 +205,11 @@ fn map_huge(bytes: usize, lifetime: Lifetime) -> Option<memmap2::MmapMut> {
 
 impl<T: Plain> Clone for ZeroedBuf<T> {
     fn clone(&self) -> Self {
-        Self::from_slice(self)
+        match &self.storage {
+            #[cfg(target_endian = "little")]
+            Storage::Shared(b) => ZeroedBuf { storage: Storage::Shared(b.clone()) },
+            _ => Self::from_slice(self),
+        }
     }
 }
 
@@ -199,12 +241,26 @@ impl<T: Plain> Deref for ZeroedBuf<T> {
             Storage::Mapped { map, len } => unsafe {
                 std::slice::from_raw_parts(map.as_ptr().cast::<T>(), *len)
             },
+            #[cfg(target_endian = "little")]
+            // SAFETY: `view` checked that the bytes start aligned for `T`
+            // and hold `len / size_of::<T>()` whole `T`s (a `Plain` size is
+            // never 0), and every bit pattern is a valid `T`, read as
+            // little-endian on a little-endian target. `Bytes` is immutable
+            // and its owner (a read-only map of a table, which siftdb never
+            // writes once published) lives as long as this borrow of `self`.
+            Storage::Shared(b) => unsafe {
+                std::slice::from_raw_parts(b.as_ptr().cast::<T>(), b.len() / std::mem::size_of::<T>())
+            },
         }
     }
 }
 
 impl<T: Plain> DerefMut for ZeroedBuf<T> {
     fn deref_mut(&mut self) -> &mut [T] {
+        // A view of read-only bytes is copied before its first write.
+        if self.shared().is_some() {
+            *self = Self::from_slice(self);
+        }
         match &mut self.storage {
             Storage::Heap(v) => v,
             #[cfg(target_os = "linux")]
@@ -213,6 +269,8 @@ impl<T: Plain> DerefMut for ZeroedBuf<T> {
             Storage::Mapped { map, len } => unsafe {
                 std::slice::from_raw_parts_mut(map.as_mut_ptr().cast::<T>(), *len)
             },
+            #[cfg(target_endian = "little")]
+            Storage::Shared(_) => unreachable!("copied above"),
         }
     }
 }

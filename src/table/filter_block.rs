@@ -21,6 +21,8 @@
 //! fails to peel or to validate is replaced by a blocked Bloom filter of
 //! about the same size, and the reason is kept for the properties block.
 
+use bytes::Bytes;
+
 use crate::codec::Reader;
 use crate::filter::{AnyFilter, BuildError, Filter, FilterKind};
 use crate::{Error, Result};
@@ -77,6 +79,20 @@ impl TableFilter {
     /// unknown kind tag or version is not an error: the result answers
     /// "may contain" for every key.
     pub fn decode(block: &[u8]) -> Result<Self> {
+        Self::decode_in(block, None)
+    }
+
+    /// [`TableFilter::decode`] of a block held in `shared` (a slice of a
+    /// table's mapping): with `in_place` (format 4), the filter's array is
+    /// viewed there where it is aligned, not copied.
+    ///
+    /// # Errors
+    /// As [`TableFilter::decode`].
+    pub fn decode_mapped(shared: &Bytes, in_place: bool) -> Result<Self> {
+        Self::decode_in(shared, in_place.then_some(shared))
+    }
+
+    fn decode_in(block: &[u8], shared: Option<&Bytes>) -> Result<Self> {
         let mut r = Reader::new(block);
         let header = FilterHeader {
             tag: r.u8()?,
@@ -88,7 +104,12 @@ impl TableFilter {
         let body = block.get(FILTER_HEADER_LEN..).unwrap_or_default();
         let filter = match FilterKind::of_tag(header.tag, header.bits_per_key) {
             Some(kind) if header.version == FILTER_FORMAT_VERSION => {
-                Some(kind.decode(body).map_err(|e| rebase(e, FILTER_HEADER_LEN))?)
+                let body_shared = shared.filter(|s| s.len() >= FILTER_HEADER_LEN).map(|s| s.slice(FILTER_HEADER_LEN..));
+                let decoded = match body_shared {
+                    Some(b) => kind.decode_shared(&b),
+                    None => kind.decode(body),
+                };
+                Some(decoded.map_err(|e| rebase(e, FILTER_HEADER_LEN))?)
             }
             _ => None,
         };
@@ -115,6 +136,16 @@ impl TableFilter {
         if let Some(f) = &self.filter {
             f.prefetch(hash);
         }
+    }
+
+    /// The file offsets of the filter's array when it is viewed in place in
+    /// `file` (the table's mapping) rather than copied; `None` for a copy.
+    #[must_use]
+    pub fn in_place_within(&self, file: &[u8]) -> Option<std::ops::Range<u64>> {
+        let array = self.filter.as_ref()?.in_place()?;
+        let start = (array.as_ptr() as usize).checked_sub(file.as_ptr() as usize)?;
+        let end = start + array.len();
+        (end <= file.len()).then_some(start as u64..end as u64)
     }
 
     /// The stored header.
@@ -269,6 +300,46 @@ mod tests {
         let built = build_filter_block(kind, 1, &mut hashes, false, -600);
         assert_eq!(built.kind, kind);
         assert_eq!(built.block.len(), FILTER_HEADER_LEN + BlockedBloom::encoded_len(1000, 2.7).unwrap() - 64);
+    }
+
+    /// A block read in place views its array where the array is aligned
+    /// for its elements, copies it where not (and when not asked to read in
+    /// place), answers the same either way, and a truncated one is
+    /// `Corruption`.
+    #[test]
+    fn mapped_blocks_are_viewed_when_aligned_and_copied_when_not() {
+        let mut hashes: Vec<u64> = (0..3000u64).map(|i| i.wrapping_mul(0x9e37_79b9_7f4a_7c15)).collect();
+        let kinds = [
+            (FilterKind::Bloom { bits_per_key: 10.0 }, 8),
+            (FilterKind::BlockedBloom { bits_per_key: 10.0 }, 64),
+            (FilterKind::Xor8, 1),
+            (FilterKind::Xor16, 2),
+            (FilterKind::BinaryFuse8, 1),
+            (FilterKind::BinaryFuse16, 2),
+        ];
+        for (kind, align) in kinds {
+            let built = build_filter_block(kind, 7, &mut hashes, false, 0);
+            let (block, at) = (&built.block, built.array_at.expect("an aligned kind"));
+            for shift in 0..64 {
+                let mut buf = bytes::BytesMut::zeroed(block.len() + 128);
+                let o = (128 + shift - (buf.as_ptr() as usize + at) % 64) % 64;
+                buf[o..o + block.len()].copy_from_slice(block);
+                let mapped = buf.freeze().slice(o..o + block.len());
+                let f = TableFilter::decode_mapped(&mapped, true).unwrap();
+                let viewed = f.in_place_within(&mapped);
+                assert_eq!(viewed.is_some(), shift % align == 0, "{kind} at shift {shift}");
+                if let Some(range) = viewed {
+                    assert_eq!(range, at as u64..block.len() as u64 - 4, "{kind}: the array, to the crc");
+                }
+                assert!(hashes.iter().all(|&h| f.may_contain(h)), "{kind} at shift {shift}");
+                assert!(TableFilter::decode_mapped(&mapped, false).unwrap().in_place_within(&mapped).is_none());
+            }
+            let mapped = bytes::Bytes::copy_from_slice(block);
+            for len in [0, 1, 25, 26, at, at + 1, block.len() - 5, block.len() - 1] {
+                let cut = TableFilter::decode_mapped(&mapped.slice(..len), true);
+                assert!(cut.unwrap_err().is_corruption(), "{kind} cut to {len}");
+            }
+        }
     }
 
     #[test]

@@ -43,7 +43,7 @@ use super::filter_block::TableFilter;
 use super::filter_details::{FilterDetails, FilterStatus};
 use super::compression::MAX_UNCOMPRESSED_BLOCK;
 use super::format::{
-    BlockHandle, BlockType, FOOTER_LEN, FORMAT_VERSION_COMPRESSED, Footer, check_filter_padding, check_range_del_version, read_block,
+    BlockHandle, BlockType, FOOTER_LEN, FORMAT_VERSION, FORMAT_VERSION_COMPRESSED, Footer, check_filter_padding, check_range_del_version, read_block,
     read_block_decoded,
 };
 use super::index::Index;
@@ -151,7 +151,10 @@ impl Table {
             (None, None)
         } else {
             match read_block(&file, footer.filter, BlockType::Filter)
-                .and_then(|b| TableFilter::decode(&b).map_err(|e| e.at_file(path, footer.filter.offset)))
+                .and_then(|b| {
+                    let in_place = footer.version >= FORMAT_VERSION;
+                    TableFilter::decode_mapped(&b, in_place).map_err(|e| e.at_file(path, footer.filter.offset))
+                })
             {
                 Ok(f) => (Some(f), None),
                 Err(e) => (None, Some(e.at_file(path, 0).to_string())),
@@ -365,6 +368,12 @@ impl Table {
                     .map_err(|e| e.at_file(&self.inner.path, self.inner.footer.index.offset))
             })
             .collect()
+    }
+
+    /// File offsets of the filter's array if read in place from the mapping (format 4), not copied.
+    #[must_use]
+    pub fn filter_in_place(&self) -> Option<std::ops::Range<u64>> {
+        self.inner.filter.as_ref()?.in_place_within(&self.inner.file)
     }
 
     /// What the filter is and whether it is usable.

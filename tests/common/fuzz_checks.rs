@@ -413,14 +413,40 @@ pub fn check_table_range_del(data: &[u8]) -> bool {
 
 /// A filter block's contents: decode, then probe.
 pub fn check_table_filter_block(data: &[u8]) -> bool {
-    let Some(f) = expect_corruption(TableFilter::decode(data)) else { return false };
-    for key in table_probe_keys() {
-        let _ = f.may_contain(siftdb::filter::hash_key(f.seed(), &key));
+    let Some(f) = expect_corruption(TableFilter::decode(data)) else {
+        for shift in 0..8 {
+            assert!(expect_corruption(TableFilter::decode_mapped(&shifted(data, shift), true)).is_none());
+        }
+        return false;
+    };
+    let answers: Vec<bool> =
+        table_probe_keys().map(|key| f.may_contain(siftdb::filter::hash_key(f.seed(), &key))).collect();
+    // Read in place at every offset from a cache line (a few for a long
+    // block): a view where aligned, else a copy, and the same answers.
+    let shifts = if data.len() <= 1 << 16 { 0..64 } else { 0..2 };
+    for shift in shifts {
+        let mapped = shifted(data, shift);
+        let g = TableFilter::decode_mapped(&mapped, true).expect("decodes as the copy did");
+        if let Some(range) = g.in_place_within(&mapped) {
+            assert!(range.end <= mapped.len() as u64 && g.kind().is_some(), "{range:?}");
+        }
+        let again: Vec<bool> =
+            table_probe_keys().map(|key| g.may_contain(siftdb::filter::hash_key(g.seed(), &key))).collect();
+        assert_eq!(again, answers, "in place at shift {shift}");
     }
     if let Some(fpr) = f.theoretical_fpr() {
         assert!(fpr.is_nan() || (0.0..=1.0).contains(&fpr), "fpr {fpr}");
     }
     true
+}
+
+/// `data` in a buffer of its own starting `shift` bytes past a 64-byte
+/// boundary.
+fn shifted(data: &[u8], shift: usize) -> Bytes {
+    let mut buf = bytes::BytesMut::zeroed(data.len() + 128);
+    let at = (shift + 64 - buf.as_ptr() as usize % 64) % 64;
+    buf[at..at + data.len()].copy_from_slice(data);
+    buf.freeze().slice(at..at + data.len())
 }
 
 /// Opens arbitrary bytes as a table, then gets every probe key and
