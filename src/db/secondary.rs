@@ -53,8 +53,8 @@ impl Db {
     /// - `InvalidArgument` if `path` is missing or not a siftdb database,
     ///   or for bad options.
     /// - `Corruption` and `Io` as for [`Db::open_read_only`]; `Io` too if
-    ///   the writer changed the manifest during each of 20 attempts to read
-    ///   it whole.
+    ///   the writer changed the database under every attempt to read it
+    ///   whole for `recovery::SCAN_RETRY_TIME` (10 s).
     pub fn open_secondary(path: impl AsRef<Path>, opts: Options) -> Result<Db> {
         let (inner, _flush_rx, _compact_rx) = open::open_secondary(path.as_ref(), opts)?;
         let workers = Arc::new(Workers::idle(&inner));

@@ -5,11 +5,13 @@
 //! manifest edits, rolls to a new manifest, and deletes the tables and logs
 //! an edit has dropped. Each deletion comes only after the edit that makes
 //! it safe is in the manifest, and every edit grows the manifest or moves
-//! `CURRENT` (`crate::recovery::manifest_mark`). So a scan during which
-//! the mark held saw one state: every table that manifest names was
-//! there, and every log from its log number on. A scan the manifest moved
-//! under is repeated, reusing the tables it opened, so a busy writer costs
-//! the repeats only its new tables.
+//! `CURRENT` (`crate::recovery::manifest_mark`). A scan that found every
+//! file its manifest names (tables opened, logs read) holds that manifest's
+//! state whole, whatever the writer did next. A scan that found one
+//! missing is damage only if the mark held through it; else the writer
+//! deleted the file after a newer edit, and the scan is repeated, reusing
+//! the tables it opened, so a busy writer costs the repeats only its new
+//! tables.
 //!
 //! The logs are read as they stand: a batch being appended is a torn tail
 //! and left out (it was not acknowledged before the scan began).
@@ -18,14 +20,14 @@ use std::collections::HashMap;
 use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::AtomicU64;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use crate::fs::{FileSystem, RefuseWrites};
 use crate::manifest::{ManifestWriter, VersionSet};
 use crate::memtable::Memtable;
 use crate::options::Options;
 use crate::policy::FilterPolicy;
-use crate::recovery::{RecoveryReport, manifest_mark, scan_reusing};
+use crate::recovery::{RecoveryReport, SCAN_RETRY_TIME, manifest_mark, scan_reusing};
 use crate::tree::{TableFile, Tree};
 use crate::{Error, Result};
 
@@ -33,10 +35,6 @@ use super::{
     ManifestState, Opened, Recovered, assemble, check_options, existing_database, recovery, resolve_budget,
     resolve_policy,
 };
-
-/// Scans that may be repeated before a secondary gives up: a writer would
-/// have to publish an edit during every one of them.
-const ATTEMPTS: u32 = 20;
 
 /// One whole state of a database, read without its lock.
 pub(crate) struct CaughtUp {
@@ -58,7 +56,8 @@ pub(crate) struct CaughtUp {
 ///
 /// # Errors
 /// What opening read-only returns, when a scan the manifest did not move
-/// under finds it; `Io` if the manifest moved under every attempt.
+/// under finds it; `Io` if the manifest moved under every attempt for
+/// [`SCAN_RETRY_TIME`].
 pub(crate) fn catch_up(
     fs: &Arc<dyn FileSystem>,
     dir: &Path,
@@ -67,9 +66,13 @@ pub(crate) fn catch_up(
     cleanup_failures: &Arc<AtomicU64>,
 ) -> Result<CaughtUp> {
     let mut last_error = None;
-    for attempt in 0..ATTEMPTS {
+    let started = Instant::now();
+    for attempt in 0u64.. {
         if attempt > 0 {
-            std::thread::sleep(Duration::from_millis(u64::from(attempt.min(10))));
+            if started.elapsed() >= SCAN_RETRY_TIME {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(attempt.min(10)));
         }
         let before = match manifest_mark(&**fs, dir) {
             Ok(mark) => mark,
@@ -94,11 +97,15 @@ pub(crate) fn catch_up(
         };
         // Kept whatever this attempt's verdict: the next one reuses them.
         open.extend(recovery::table_files(fs, Some(&mut scanned), cleanup_failures));
-        if !settled {
-            continue;
-        }
+        // A clean scan is one whole state even if the manifest moved on:
+        // every file its manifest named was there, open or read whole. A
+        // refusal is damage only if the manifest held still meanwhile.
         if let Some(e) = scanned.refusal() {
-            return Err(e);
+            if settled {
+                return Err(e);
+            }
+            last_error = Some(e);
+            continue;
         }
         let mut set = scanned.manifest.state.clone();
         let (policy, superseded) = resolve_policy(&scanned.manifest.path, &set, opts)?;
@@ -121,8 +128,9 @@ pub(crate) fn catch_up(
     }
     Err(last_error.unwrap_or_else(|| {
         Error::Io(std::io::Error::other(format!(
-            "{}: the manifest changed during each of {ATTEMPTS} attempts to read the database",
-            dir.display()
+            "{}: the writer changed the database during every attempt to read it, for {} s",
+            dir.display(),
+            SCAN_RETRY_TIME.as_secs()
         )))
     }))
 }

@@ -170,7 +170,10 @@ fn document(i: &RecoveryScan, a: &Args) -> Result<Value, String> {
     for t in &i.tables {
         let r = &t.record;
         let missing = t.actual_size.is_none();
-        let opened = if missing { None } else { Some(Table::open_path(&t.path)) };
+        // The scan's own open, where it made one: a writer holding the
+        // database may have deleted the file since (its mapping still reads).
+        let opened =
+            if missing { None } else { Some(t.table.clone().map_or_else(|| Table::open_path(&t.path), Ok)) };
         let (distinct, filter_keys, filter) = match &opened {
             Some(Ok(table)) => {
                 (table.properties().distinct_keys, table.filter_keys(), Some(table.filter_details()))
