@@ -117,6 +117,15 @@ fn a_compacted_tree_spends_its_budget() {
     #[expect(clippy::cast_precision_loss, reason = "a ratio")]
     let ratio = spent as f64 / budget as f64;
     assert!((ratio - 1.0).abs() <= 0.03, "{spent} bytes for a budget of {budget}\n{:#?}", report(&stats));
+    assert_eq!(stats.filter_memory_budget, Some(budget));
+    assert_eq!(stats.filter_bytes(), spent);
+    assert_eq!(stats.filter_budget_share(), Some(ratio));
+    let text = stats.to_string();
+    let line = format!("filter memory {spent} bytes (");
+    assert!(text.contains(&line) && text.contains(&format!("of a budget of {budget}: ")), "{text}");
+    for l in stats.levels.iter().filter(|l| l.filter_bytes > 0) {
+        assert!(text.contains(&format!("L{} {}", l.level, l.filter_bytes)), "{text}");
+    }
     db.close().unwrap();
 
     let tight = bytes_at(1);
@@ -124,6 +133,7 @@ fn a_compacted_tree_spends_its_budget() {
     db.compact().unwrap();
     let stats = db.stats();
     let spent = filter_bytes(&stats);
+    assert_eq!(stats.filter_memory_budget, Some(tight), "the budget in use, not the first");
     println!("1 bit/key: {spent} of {tight} bytes\n{:#?}", report(&stats));
     assert!(spent * 100 <= tight * 103, "{spent} bytes for a budget of {tight}\n{:#?}", report(&stats));
     let deepest = stats.levels.iter().rfind(|l| l.tables > 0).unwrap();
@@ -178,6 +188,10 @@ fn no_budget_plans_as_before() {
     load(&db, 60_000, 10_000);
     let stats = db.stats();
     assert_eq!(db.options().filter_memory_bytes, None);
+    assert_eq!((stats.filter_memory_budget, stats.filter_budget_share()), (None, None));
+    let text = stats.to_string();
+    assert!(text.contains(&format!("filter memory {} bytes", filter_bytes(&stats))), "{text}");
+    assert!(!text.contains("budget"), "{text}");
     #[expect(clippy::cast_precision_loss, reason = "a ratio")]
     let bits = filter_bytes(&stats) as f64 * 8.0 / 60_000.0;
     assert!((bits - 10.0).abs() <= 0.3, "{bits} bits/key\n{:#?}", report(&stats));
@@ -274,6 +288,9 @@ fn the_budget_is_passed_during_a_fill_by_a_bounded_amount() {
     let mut sample = |db: &Db, written: u64| {
         let stats = db.stats();
         let total = filter_bytes(&stats) as f64 / budget as f64 - 1.0;
+        // Level 0's flushes count in the share the stats report.
+        let share = stats.filter_budget_share().unwrap();
+        assert!((share - (total + 1.0)).abs() < 1e-9, "{share} at {written} keys");
         let deeper = (filter_bytes(&stats) - stats.levels[0].filter_bytes) as f64 / budget as f64 - 1.0;
         if total > all.0 {
             all = (total, written);

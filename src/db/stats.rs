@@ -226,6 +226,10 @@ pub struct Stats {
     /// [`LostWrites::KEPT`]): a loss is remembered after the open that
     /// took it. [`Stats::since`] keeps the later snapshot's.
     pub lost_writes: Vec<LostWrites>,
+    /// The filter memory budget the policy plans under
+    /// ([`crate::Options::filter_memory_bytes`], as stored), `None` without
+    /// one: compare [`Stats::filter_bytes`] ([`Stats::filter_budget_share`]).
+    pub filter_memory_budget: Option<u64>,
     /// One entry per level, level 0 first.
     pub levels: Vec<LevelStats>,
 }
@@ -270,6 +274,7 @@ impl Stats {
             lifetime_writes: self.lifetime_writes,
             recovery: self.recovery.clone(),
             lost_writes: self.lost_writes.clone(),
+            filter_memory_budget: self.filter_memory_budget,
             levels,
         }
     }
@@ -290,6 +295,24 @@ impl Stats {
             compaction_bytes: self.compaction_bytes_written,
         }
         .write_amplification()
+    }
+
+    /// Bytes of the filter blocks of every live table, level 0's included
+    /// (per level: [`LevelStats::filter_bytes`]).
+    #[must_use]
+    pub fn filter_bytes(&self) -> u64 {
+        self.levels.iter().map(|l| l.filter_bytes).sum()
+    }
+
+    /// [`Stats::filter_bytes`] over the budget (1.0 spends it exactly),
+    /// `None` without a budget (or with a budget of 0 bytes). Level 0 is
+    /// counted, though the plan does not charge it: its flushes carry
+    /// filters planned before the tree grew, so during a fill this passes
+    /// 1.0 by up to `l0_compaction_trigger` flushes' worth.
+    #[must_use]
+    #[expect(clippy::cast_precision_loss, reason = "a ratio for display")]
+    pub fn filter_budget_share(&self) -> Option<f64> {
+        self.filter_memory_budget.filter(|&b| b > 0).map(|b| self.filter_bytes() as f64 / b as f64)
     }
 
     /// Filter probes, negatives and false positives summed over all levels.

@@ -165,6 +165,7 @@ impl Counters {
             lifetime_writes: super::WriteTotals::default(),
             recovery: crate::recovery::RecoveryReport::default(),
             lost_writes: Vec::new(),
+            filter_memory_budget: None,
             levels,
         }
     }

@@ -92,6 +92,40 @@ impl Stats {
     }
 }
 
+impl Stats {
+    /// The filter memory line: bytes in all and per level holding filters,
+    /// against the budget when there is one.
+    #[expect(clippy::cast_precision_loss, reason = "a share for display")]
+    fn fmt_budget(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let levels: Vec<String> = self
+            .levels
+            .iter()
+            .filter(|l| l.filter_bytes > 0)
+            .map(|l| format!("L{} {}", l.level, l.filter_bytes))
+            .collect();
+        write!(f, "filter memory {} bytes", self.filter_bytes())?;
+        if !levels.is_empty() {
+            write!(f, " ({})", levels.join(", "))?;
+        }
+        match (self.filter_memory_budget, self.filter_budget_share()) {
+            // Level 0 is named apart: the plan does not charge its
+            // flushes, so a reader seeing the total pass the budget knows
+            // whether the planned levels did.
+            (Some(budget), Some(share)) => {
+                let below = self.filter_bytes() - self.levels.first().map_or(0, |l| l.filter_bytes);
+                writeln!(
+                    f,
+                    " of a budget of {budget}: {:.1}% ({:.1}% in levels 1+, which the plan charges)",
+                    share * 100.0,
+                    below as f64 * 100.0 / budget as f64
+                )
+            }
+            (Some(budget), None) => writeln!(f, " of a budget of {budget}"),
+            _ => writeln!(f),
+        }
+    }
+}
+
 impl std::fmt::Display for Stats {
     /// A per-level table for humans (the CLI's `stats`), levels with no
     /// tables and no probes left out.
@@ -134,6 +168,7 @@ impl std::fmt::Display for Stats {
             write!(f, " (replaced {old}, whose filters older tables may still carry)")?;
         }
         writeln!(f, "; filter refreshes {}, plans {}", self.filter_refreshes, self.filter_plans)?;
+        self.fmt_budget(f)?;
         writeln!(
             f,
             "{:<5} {:>6} {:>10} {:>12} {:<22} {:>6} {:>6} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9}",

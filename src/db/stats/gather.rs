@@ -34,6 +34,7 @@ impl crate::db::DbInner {
             stats.lost_writes.clone_from(&manifest.set.lost_writes);
         }
         stats.recovery.clone_from(&self.recovery);
+        stats.filter_memory_budget = self.opts.filter_memory_bytes;
         let shape = self.shape(&sv.tree, None);
         let plan = self.plan(&shape);
         let used = sv.tree.levels.iter().rposition(|l| !l.is_empty()).map_or(0, |i| i + 1);

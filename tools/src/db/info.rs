@@ -279,6 +279,10 @@ fn document(i: &RecoveryScan, a: &Args) -> Result<Value, String> {
     let budget_plan = budget::plan(&policy, &shape, a.budget)?;
     let mut expected_fp_reads = 0.0;
     let mut total_filter_memory = 0u64;
+    let mut total_filter_bytes = 0u64;
+    let stored_budget = i.manifest.state.filter_memory_bytes;
+    #[expect(clippy::cast_precision_loss, reason = "a share for display")]
+    let of_budget = |bytes: u64| stored_budget.filter(|&b| b > 0).map(|b| bytes as f64 / b as f64);
     let level_docs: Vec<Value> = levels
         .iter()
         .enumerate()
@@ -286,6 +290,7 @@ fn document(i: &RecoveryScan, a: &Args) -> Result<Value, String> {
         .map(|(n, tables)| {
             let sum = |f: &str| tables.iter().filter_map(|t| t[f].as_u64()).sum::<u64>();
             let filter_bytes = sum("filter_bytes");
+            total_filter_bytes += filter_bytes;
             let fallbacks = tables.iter().filter(|t| !t["fallback_reason"].is_null()).count();
             let filter_memory = sum("filter_memory_bytes");
             total_filter_memory += filter_memory;
@@ -343,6 +348,7 @@ fn document(i: &RecoveryScan, a: &Args) -> Result<Value, String> {
                 "compression": codecs,
                 "bytes": sum("size"),
                 "filter_bytes": filter_bytes,
+                "budget_share": of_budget(filter_bytes),
                 "filter_memory_bytes": filter_memory,
                 "range_tombstones": sum("range_tombstones"),
                 "filter_kinds": kinds,
@@ -390,6 +396,8 @@ fn document(i: &RecoveryScan, a: &Args) -> Result<Value, String> {
         },
         "tables": i.tables.len(),
         "filter_memory_bytes": total_filter_memory,
+        "filter_bytes": total_filter_bytes,
+        "filter_budget_share": of_budget(total_filter_bytes),
         "expected_false_positive_reads": expected_fp_reads,
         "levels": level_docs,
         "wal": i.logs.iter().map(log_json).collect::<Vec<_>>(),

@@ -54,6 +54,19 @@ pub fn print(doc: &Value, tables: bool) {
         ),
     }
     println!("filter memory   {} bytes (filters loaded in memory)", g(doc, "filter_memory_bytes"));
+    if let (Some(share), Some(budget)) =
+        (doc["filter_budget_share"].as_f64(), doc["filter_memory_budget"].as_u64())
+    {
+        // Level 0 apart: the plan does not charge its flushes, so the
+        // levels it does charge may be within the budget when all are not.
+        let l0 = doc["levels"][0]["budget_share"].as_f64().unwrap_or(0.0);
+        println!(
+            "filter budget   {} bytes written, {:.1}% of the budget of {budget} ({:.1}% in levels 1+, which the plan charges)",
+            g(doc, "filter_bytes"),
+            share * 100.0,
+            (share - l0) * 100.0
+        );
+    }
     println!(
         "expected false-positive reads per absent lookup: {:.5}",
         doc["expected_false_positive_reads"].as_f64().unwrap_or(0.0)
