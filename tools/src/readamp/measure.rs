@@ -26,6 +26,9 @@ pub struct Config {
     pub hit_ratio: f64,
     /// Draw progress bars (stderr).
     pub show_progress: bool,
+    /// The filter memory budget, in bytes, the budgeted policies plan under
+    /// (the others cannot take one: `Db::open` refuses it).
+    pub filter_memory_bytes: Option<u64>,
 }
 
 /// One level of a loaded tree.
@@ -171,6 +174,7 @@ pub fn options_for(config: &Config, policy: &FilterPolicy) -> Options {
     let table = (base / 2).min(8 << 20);
     Options {
         filter_policy: Some(policy.clone()),
+        filter_memory_bytes: config.filter_memory_bytes.filter(|_| policy.is_budgeted()),
         hash_salt: Some(config.seed),
         sync: false,
         memtable_bytes: usize::try_from((data / 32).clamp(16 << 10, 16 << 20)).unwrap_or(16 << 20),

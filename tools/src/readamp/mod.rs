@@ -89,6 +89,14 @@ pub struct Args {
     /// Directory for the chart, siftdb-bench.svg (created if missing; default: the current one).
     #[arg(long, default_value = ".")]
     out: PathBuf,
+    /// A filter memory budget in bytes for the budgeted policies (monkey:B), which plan their
+    /// bits under it (`Options::filter_memory_bytes`); the report shows every policy's filter
+    /// bytes against it, so uniform policies can be matched to it.
+    #[arg(long, value_name = "BYTES", conflicts_with = "filter_budget_bits", value_parser = numbers::count(1, u64::MAX - 1))]
+    filter_memory_bytes: Option<u64>,
+    /// The same budget as bits per loaded key: --keys × B / 8 bytes.
+    #[arg(long, value_name = "B", value_parser = numbers::bits_per_key)]
+    filter_budget_bits: Option<f64>,
     /// Every column of the text report (mean, p50 and p99.9 latencies, their
     /// ratios, load throughput); the default fits 120 columns.
     #[arg(long)]
@@ -228,6 +236,13 @@ fn files_written(svg: Option<&Path>, csv: Option<&Path>, dir: Option<&Path>) -> 
     }
 }
 
+/// The budget `--filter-memory-bytes` or `--filter-budget-bits` gives, in
+/// bytes (bits rounded down to a whole byte).
+#[expect(clippy::cast_possible_truncation, clippy::cast_sign_loss, reason = "a positive byte count")]
+fn budget_bytes(args: &Args) -> Option<u64> {
+    args.filter_memory_bytes.or_else(|| args.filter_budget_bits.map(|b| (args.keys as f64 * b / 8.0) as u64))
+}
+
 /// Runs the benchmark.
 pub fn run(args: &Args) -> Result<Outcome, String> {
     let policies = &args.policies.0;
@@ -261,6 +276,7 @@ pub fn run(args: &Args) -> Result<Outcome, String> {
         threads: args.threads,
         hit_ratio: args.hit_ratio,
         show_progress: !args.json,
+        filter_memory_bytes: budget_bytes(args),
     };
     let cores = std::thread::available_parallelism().map_or(1, std::num::NonZero::get);
     let load_start = report::Machine::load_average();

@@ -3,7 +3,16 @@
 use super::*;
 
 fn config(keys: u64, value_bytes: usize) -> Config {
-    Config { keys, lookups: 1, value_bytes, seed: 1, threads: 1, hit_ratio: 0.5, show_progress: false }
+    Config {
+        keys,
+        lookups: 1,
+        value_bytes,
+        seed: 1,
+        threads: 1,
+        hit_ratio: 0.5,
+        show_progress: false,
+        filter_memory_bytes: None,
+    }
 }
 
 #[test]

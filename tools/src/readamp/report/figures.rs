@@ -192,6 +192,12 @@ pub(super) fn filter_bytes(r: &PolicyResult) -> u64 {
     r.levels.iter().map(|l| l.filter_bytes).sum()
 }
 
+/// `r`'s filter bytes over the run's filter memory budget (1 spends it
+/// exactly), `None` without one.
+pub fn budget_share(c: &Config, r: &PolicyResult) -> Option<f64> {
+    c.filter_memory_bytes.filter(|&b| b > 0).map(|b| filter_bytes(r) as f64 / b as f64)
+}
+
 pub(super) fn bits_per_key(r: &PolicyResult) -> f64 {
     let keys: u64 = r.levels.iter().map(|l| l.keys).sum();
     if keys == 0 { 0.0 } else { filter_bytes(r) as f64 * 8.0 / keys as f64 }

@@ -51,6 +51,7 @@ impl Report {
                     "settle_seconds": load_figures(c, r).settle_seconds,
                     "filter_bytes": filter_bytes(r),
                     "filter_bits_per_key": bits_per_key(r),
+                    "filter_budget_share": budget_share(c, r),
                     "table_bytes": table_bytes(r),
                     "vs_baseline": {
                         "filter_bytes": x.filter_bytes,
@@ -76,6 +77,7 @@ impl Report {
             "config": {
                 "keys": c.keys, "lookups": c.lookups, "value_bytes": c.value_bytes,
                 "seed": c.seed, "threads": c.threads, "hit_ratio": c.hit_ratio,
+                "filter_memory_bytes": c.filter_memory_bytes,
             },
             "machine": {
                 "cores": self.machine.cores,

@@ -299,7 +299,36 @@ fn config() -> Config {
         threads: 1,
         hit_ratio: 0.5,
         show_progress: false,
+        filter_memory_bytes: None,
     }
+}
+
+/// Under a budget the report gives each policy's filter bytes over it, in
+/// the text's tree table and the JSON; without one, neither.
+#[test]
+fn a_budget_shows_each_policys_filter_bytes_against_it() {
+    let mut monkey = policy("monkey:10", &[(1, 1, 0.01), (2, 2, 0.02)]);
+    monkey.levels[0].filter_bytes = 300;
+    monkey.levels[1].filter_bytes = 325;
+    let mut fuse = policy("fuse8", &[(1, 1, 0.004), (2, 2, 0.004)]);
+    fuse.levels[1].filter_bytes = 250;
+    let mut c = Config { filter_memory_bytes: Some(500), ..config() };
+    let report = |c: &Config| Report {
+        config: c.clone(),
+        results: vec![monkey.clone(), fuse.clone()],
+        machine: Machine::default(),
+    };
+    assert_eq!(budget_share(&c, &monkey), Some(1.25));
+    let doc = report(&c).to_json();
+    assert_eq!(doc["config"]["filter_memory_bytes"], 500);
+    assert_eq!(doc["policies"][0]["filter_budget_share"], 1.25);
+    assert_eq!(doc["policies"][1]["filter_budget_share"], 0.5);
+    let text = report(&c).to_text(false);
+    assert!(text.contains("filter budget 500 bytes (4.00 bits/key)"), "{text}");
+    assert!(text.contains("vs budget") && text.contains("125.0%") && text.contains("50.0%"), "{text}");
+    c.filter_memory_bytes = None;
+    assert_eq!(report(&c).to_json()["policies"][0]["filter_budget_share"], serde_json::Value::Null);
+    assert!(!report(&c).to_text(false).contains("budget"), "{}", report(&c).to_text(false));
 }
 
 #[test]

@@ -187,6 +187,14 @@ impl Report {
             );
         }
         s.push_str("\nFilter memory, build and tree (after load and compaction):\n");
+        if let Some(budget) = c.filter_memory_bytes {
+            let _ = writeln!(
+                s,
+                "  filter budget {budget} bytes ({:.2} bits/key), planned under by the budgeted (monkey) policies; \
+                 vs budget: each policy's filter bytes over it",
+                budget as f64 * 8.0 / c.keys.max(1) as f64
+            );
+        }
         let rows: Vec<Vec<String>> = self
             .results
             .iter()
@@ -196,10 +204,13 @@ impl Report {
                     r.name.clone(),
                     format!("{:.2}", filter_bytes(r) as f64 / (1 << 20) as f64),
                     format!("{:.2}", bits_per_key(r)),
+                ];
+                row.extend(budget_share(c, r).map(|x| format!("{:.1}%", x * 100.0)));
+                row.extend([
                     format!("{:.3}%", probed_fpr_sum(r) * 100.0),
                     timed(format!("{:.1}", r.build.as_secs_f64())),
                     timed(vs(x.build_seconds)),
-                ];
+                ]);
                 if wide {
                     row.extend([
                         vs(x.table_bytes),
@@ -220,7 +231,11 @@ impl Report {
                 row
             })
             .collect();
-        let mut header = vec!["policy", "filter MiB", "bits/key", "sum probed fpr", "build s", "vs none"];
+        let mut header = vec!["policy", "filter MiB", "bits/key"];
+        if c.filter_memory_bytes.is_some() {
+            header.push("vs budget");
+        }
+        header.extend(["sum probed fpr", "build s", "vs none"]);
         if wide {
             header.extend(["bytes vs none", "load keys/s", "load MB/s", "settle s"]);
         }
