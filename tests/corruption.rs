@@ -385,9 +385,11 @@ fn table_sweep() {
         let footer = Footer::decode(&file).unwrap();
         let block_end = |h: BlockHandle| usize::try_from(h.offset + h.size_with_trailer()).unwrap();
         let start = |h: BlockHandle| usize::try_from(h.offset).unwrap();
+        // Format 4 pads before the filter block (zeros, checked at open).
         let regions = [
             ("data", 0, start(footer.index)),
             ("index", start(footer.index), block_end(footer.index)),
+            ("padding", block_end(footer.index), start(footer.filter)),
             ("filter", start(footer.filter), block_end(footer.filter)),
             ("properties", start(footer.properties), block_end(footer.properties)),
             ("footer", file.len() - 56, file.len()),
