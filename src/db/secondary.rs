@@ -52,9 +52,9 @@ impl Db {
     /// # Errors
     /// - `InvalidArgument` if `path` is missing or not a siftdb database,
     ///   or for bad options.
-    /// - `Corruption` and `Io` as for [`Db::open_read_only`]; `Io` too if
-    ///   the writer changed the database under every attempt to read it
-    ///   whole for `recovery::SCAN_RETRY_TIME` (10 s).
+    /// - `Corruption` and `Io` as for [`Db::open_read_only`]; if the writer
+    ///   changed the database under every attempt to read it whole for
+    ///   `recovery::SCAN_RETRY_TIME` (10 s), the last attempt's error.
     pub fn open_secondary(path: impl AsRef<Path>, opts: Options) -> Result<Db> {
         let (inner, _flush_rx, _compact_rx) = open::open_secondary(path.as_ref(), opts)?;
         let workers = Arc::new(Workers::idle(&inner));
@@ -96,7 +96,7 @@ impl DbInner {
         let _one = self.compaction.lock();
         let open: HashMap<u64, Arc<TableFile>> =
             self.current().tree.tables().map(|(_, t)| (t.record.file_number, Arc::clone(t))).collect();
-        let c = open::catch_up(&self.fs, &self.dir, &self.opts, open, &self.counters.cleanup_failures)?;
+        let c = open::catch_up(&self.fs, &self.dir, &self.opts, &open, &self.counters.cleanup_failures)?;
         let mem = Arc::new(c.mem);
         let mut write = self.write.lock();
         let mut manifest = self.manifest.lock();

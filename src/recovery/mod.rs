@@ -38,6 +38,7 @@
 
 mod cut;
 mod logs;
+mod whole;
 #[cfg(test)]
 mod tests;
 
@@ -58,6 +59,8 @@ use crate::{Error, Result};
 
 pub use cut::{RecoveryReport, WalCut};
 pub use logs::LogInfo;
+pub use whole::SCAN_RETRY_TIME;
+pub(crate) use whole::scan_whole;
 
 /// The manifest named by `CURRENT`, replayed.
 #[derive(Debug, Clone, PartialEq)]
@@ -320,67 +323,13 @@ pub(crate) fn scan_reusing(
 }
 
 /// [`scan`] in the default (strict) recovery mode: what `db info` and `db
-/// verify` show. On a database a writer holds, a scan that found damage
-/// while the manifest moved under it (an edit, after which the writer
-/// deletes the files it dropped) is repeated, so damage it
-/// reports is not the writer's work in progress (for up to
-/// [`SCAN_RETRY_TIME`]). A clean scan stands even
-/// if the manifest moved: every file its manifest named was read whole, so
-/// it shows that manifest's state.
+/// verify` show, repeated beside a writer as `recovery::whole` says, so damage
+/// it reports is not the writer's work in progress.
 ///
 /// # Errors
 /// As [`scan`].
 pub fn inspect_db(fs: &dyn FileSystem, dir: &Path) -> Result<RecoveryScan> {
-    let started = std::time::Instant::now();
-    let mut attempt: u64 = 0;
-    // Tables opened by earlier attempts, reused: a repeat opens only new
-    // ones, so it is short enough for a busy writer to leave alone.
-    let mut opened: std::collections::HashMap<u64, Table> = std::collections::HashMap::new();
-    loop {
-        // No mark (not a database, or no manifest): the scan says why.
-        let Ok(before) = manifest_mark(fs, dir) else { return scan(fs, dir, RecoveryMode::default()) };
-        let mut scanned = scan_reusing(fs, dir, RecoveryMode::default(), &|n| opened.contains_key(&n));
-        if let Ok(s) = &mut scanned {
-            for t in &mut s.tables {
-                match (&t.table, opened.get(&t.record.file_number)) {
-                    (None, Some(known)) if t.error.is_none() => t.table = Some(known.clone()),
-                    (Some(fresh), _) => {
-                        opened.insert(t.record.file_number, fresh.clone());
-                    }
-                    _ => {}
-                }
-            }
-        }
-        attempt += 1;
-        // A file gone under the scan (one an edit already dropped, deleted
-        // after it) is no verdict either.
-        let vanished = matches!(&scanned, Err(Error::Io(e)) if e.kind() == std::io::ErrorKind::NotFound);
-        let clean = scanned.as_ref().is_ok_and(|s| !s.refuses());
-        let out_of_time = started.elapsed() >= SCAN_RETRY_TIME;
-        if out_of_time || clean || (!vanished && manifest_mark(fs, dir).is_ok_and(|after| after == before)) {
-            return scanned;
-        }
-        std::thread::sleep(std::time::Duration::from_millis(attempt.min(10)));
-    }
-}
-
-/// How long a scan of a database a writer is changing is repeated before
-/// its last verdict stands: a writer whose every edit lands inside a scan
-/// would otherwise keep a reader out for ever.
-pub const SCAN_RETRY_TIME: std::time::Duration = std::time::Duration::from_secs(10);
-
-/// Where the manifest stands: `CURRENT`'s manifest number and that
-/// manifest's length. Every edit a writer publishes changes one of them,
-/// and it deletes a file only after the edit that drops it, so a scan
-/// during which the mark held saw one whole state.
-///
-/// # Errors
-/// `Io` or `Corruption` reading `CURRENT`; `Io` if its manifest is gone
-/// (a roll in between).
-pub(crate) fn manifest_mark(fs: &dyn FileSystem, dir: &Path) -> Result<(u64, u64)> {
-    let number = read_current(fs, dir)?;
-    let len = fs.open_read(&dir.join(manifest_file_name(number))).and_then(|f| f.metadata())?.len();
-    Ok((number, len))
+    scan_whole(fs, dir, RecoveryMode::default(), &mut std::collections::HashMap::new())
 }
 
 fn read_manifest(fs: &dyn FileSystem, dir: &Path) -> Result<ManifestInfo> {
