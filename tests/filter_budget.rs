@@ -107,8 +107,9 @@ fn bytes_at(bits_per_key: u64) -> u64 {
 /// 6 bits/key of 400k keys under the default `monkey:10`: the filters of
 /// the compacted tree take the budget to within 3%. Reopened at 1 bit/key,
 /// `compact()` rewrites the filters to the new plan: the deepest level
-/// carries none, the others still fit, every key is found and absent keys
-/// are not. The budget is kept by an open that names none, and lifted by
+/// keeps the fewest bits (a share of its tables filtered), at 0.4 bits/key
+/// none; the others still fit, every key is found and absent keys are not.
+/// The budget is kept by an open that names none, and lifted by
 /// `u64::MAX`.
 #[test]
 fn a_compacted_tree_spends_its_budget() {
@@ -139,26 +140,59 @@ fn a_compacted_tree_spends_its_budget() {
     }
     db.close().unwrap();
 
-    let tight = bytes_at(1);
-    let db = Db::open(dir.path(), opts(Some(tight))).unwrap();
-    db.compact().unwrap();
-    let stats = db.stats();
-    let spent = filter_bytes(&stats);
-    assert_eq!(stats.filter_memory_budget, Some(tight), "the budget in use, not the first");
-    println!("1 bit/key: {spent} of {tight} bytes\n{:#?}", report(&stats));
-    assert!(spent * 100 <= tight * 103, "{spent} bytes for a budget of {tight}\n{:#?}", report(&stats));
-    let deepest = stats.levels.iter().rfind(|l| l.tables > 0).unwrap();
-    assert!(stats.levels.iter().all(|l| l.keys <= deepest.keys), "{:#?}", report(&stats));
-    assert_eq!(deepest.filter_bytes, 0, "{:#?}", report(&stats));
-    assert!(deepest.filter_kinds.iter().all(|k| *k == FilterKind::None), "{:#?}", report(&stats));
-    assert!(stats.levels.iter().any(|l| l.filter_bytes > 0), "the budget pays for some filter");
-    for i in 0..KEYS {
-        assert_eq!(db.get(key(i)).unwrap().as_deref(), Some(&i.to_le_bytes()[..]), "key {i}");
+    // 1 bit/key: the deepest level gives up bits first. It keeps the
+    // fewest bits per key and the highest rate, and only a share of its
+    // tables carry a filter (1-column Ribbon, the most rate a bit buys
+    // from none): summed 0.94 where leaving it bare, as the planner did
+    // before, summed 1.034 in the same bytes. 0.4 bits/key: bare.
+    let mut tight = 0;
+    for (tenths, bare) in [(10, false), (4, true)] {
+        tight = KEYS * tenths / 80;
+        let db = Db::open(dir.path(), opts(Some(tight))).unwrap();
+        db.compact().unwrap();
+        let stats = db.stats();
+        let spent = filter_bytes(&stats);
+        assert_eq!(stats.filter_memory_budget, Some(tight), "the budget in use, not the first");
+        let summed: f64 = stats.levels.iter().filter_map(|l| l.built_fpr).sum();
+        println!(
+            "{tenths}/10 bits/key: {spent} of {tight} bytes, summed rate {summed:.4}\n{:#?}",
+            report(&stats)
+        );
+        assert!(spent * 100 <= tight * 103, "{spent} bytes for a budget of {tight}\n{:#?}", report(&stats));
+        let used: Vec<_> = stats.levels.iter().filter(|l| l.tables > 0).collect();
+        let deepest = used.last().unwrap();
+        assert!(used.iter().all(|l| l.keys <= deepest.keys), "{:#?}", report(&stats));
+        let bits = |l: &siftdb::LevelStats| l.filter_bytes as f64 * 8.0 / l.keys as f64;
+        for l in &used[..used.len() - 1] {
+            assert!(
+                bits(l) > bits(deepest),
+                "L{} has fewer bits than the deepest\n{:#?}",
+                l.level,
+                report(&stats)
+            );
+            assert!(l.built_fpr < deepest.built_fpr, "{:#?}", report(&stats));
+        }
+        assert!(deepest.filter_kinds.contains(&FilterKind::None), "{:#?}", report(&stats));
+        assert_eq!(deepest.filter_bytes == 0, bare, "{:#?}", report(&stats));
+        assert!(stats.levels.iter().any(|l| l.filter_bytes > 0), "the budget pays for some filter");
+        // The plan holds: after a small write and flush, compact() rewrites
+        // at most the few tables the moved plan asks for (2 measured). A
+        // filtered table on a partly filtered level was once taken for
+        // drift, and all 45 were rewritten whenever the tree changed.
+        db.put(b"z-one more", b"").unwrap();
+        db.flush().unwrap();
+        db.compact().unwrap();
+        let again = db.stats().filter_refreshes - stats.filter_refreshes;
+        println!("{tenths}/10: refreshed after one more key: {again}");
+        assert!(again <= 3, "{again} refreshes\n{:#?}", report(&db.stats()));
+        for i in 0..KEYS {
+            assert_eq!(db.get(key(i)).unwrap().as_deref(), Some(&i.to_le_bytes()[..]), "key {i}");
+        }
+        for i in KEYS..KEYS + 20_000 {
+            assert_eq!(db.get(key(i)).unwrap(), None, "absent key {i}");
+        }
+        db.close().unwrap();
     }
-    for i in KEYS..KEYS + 20_000 {
-        assert_eq!(db.get(key(i)).unwrap(), None, "absent key {i}");
-    }
-    db.close().unwrap();
 
     let db = Db::open(dir.path(), opts(None)).unwrap();
     assert_eq!(db.options().filter_memory_bytes, Some(tight), "the stored budget is kept");
@@ -277,12 +311,11 @@ proptest! {
         let tables: Vec<(usize, u64)> =
             db.tables().iter().filter(|t| t.level > 0).map(|t| (t.level, t.record.entries)).collect();
         let (uniform, kind) = best_uniform(&tables, spent);
-        // Below 2 bits/key the plan is not yet as good as uniform Ribbon
-        // (30,000 keys at 1.2 bits/key summed 1.000 against ribbon:1.04's
-        // 0.990; at 1.3, 0.978 against 0.951): a known gap, left open in
-        // issue 65. From 2 bits/key the plan must be no worse at all.
+        // At every budget (below 2 bits/key the deepest level used to be
+        // left bare where uniform Ribbon filtered it: 30,000 keys at 1.2
+        // bits/key summed 1.000 against ribbon:1.04's 0.990).
         prop_assert!(
-            tenths < 20 || monkey <= uniform * 1.000_001,
+            monkey <= uniform * 1.000_001,
             "{keys} keys at {tenths}/10 bits/key: summed {monkey} against uniform {kind} {uniform}\n{:#?}",
             report(&stats)
         );

@@ -37,6 +37,11 @@ pub(crate) fn drifted(t: &TableFile, planned: &LevelFilter, drift: Drift) -> boo
     if t.table.filter_fell_back() {
         return false;
     }
+    // A kind the plan writes is on plan, the bare tables of a level whose
+    // plan filters only a share of them (a mix over no filter) included.
+    if planned.writes(t.record.filter) {
+        return false;
+    }
     let has = t.record.filter != FilterKind::None;
     let wants = planned.kind != FilterKind::None;
     if has != wants {
@@ -44,9 +49,6 @@ pub(crate) fn drifted(t: &TableFile, planned: &LevelFilter, drift: Drift) -> boo
     }
     let Drift::Bytes(tolerance) = drift else { return false };
     if !has {
-        return false;
-    }
-    if planned.writes(t.record.filter) {
         return false;
     }
     // A mixed level keeps its share by counting exact kinds (`MixLedger`).

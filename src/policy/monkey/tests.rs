@@ -140,6 +140,33 @@ fn a_level_of_one_table_may_still_move_whole() {
     assert!(sum < 0.02, "{sum}: {plan:?}");
 }
 
+/// `tests/filter_budget.rs`'s tree at 1 bit/key: the bits left after the
+/// upper levels go to a share of the deepest level's tables (1-column
+/// Ribbon, the most rate a bit buys from none) rather than to stronger
+/// upper levels; left bare, the deepest level summed more in the same bits
+/// (1.034 against 0.941 built).
+#[test]
+fn a_bare_deepest_level_takes_a_share_when_that_sums_less() {
+    let level = |n: f64, runs: f64| LevelModel { run_keys: n, runs, table_keys: n.min(2_400.0) };
+    let levels = [level(10_000.0, 2.0), level(9_056.0, 1.0), level(54_975.0, 1.0), level(335_969.0, 1.0)];
+    let held: f64 = levels[1..].iter().map(LevelModel::keys).sum();
+    let budget = 1.0 * held;
+    let p = planned(&levels, budget, 1, 1);
+    let deepest = p.chosen[3];
+    assert_eq!(deepest.kind, FilterKind::None, "{:?}", p.chosen);
+    let mix = deepest.mix.expect("a share of the deepest level filtered");
+    assert!(matches!(mix.kind, FilterKind::Ribbon { .. }) && mix.share > 0.1 && mix.share < 0.9, "{mix:?}");
+    assert!(spent(&p.chosen[1..], &levels[1..]) <= budget, "{:?}", p.chosen);
+    // The same bits with the deepest level bare: the best of the plans
+    // that leave it so (a plan for the levels above it alone).
+    let upper = planned(&levels[..3], budget, 1, 1).chosen;
+    assert!(
+        runs_fpr(&p.chosen[1..], &levels[1..]) < runs_fpr(&upper[1..], &levels[1..3]) + 1.0,
+        "{:?}",
+        p.chosen
+    );
+}
+
 fn geometric(ratio: f64, levels: usize) -> Vec<f64> {
     (0..levels).map(|i| ratio.powi(i32::try_from(i).unwrap())).collect()
 }
