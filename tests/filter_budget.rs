@@ -3,9 +3,10 @@
 //! budget strips the deepest level first and reads stay correct, the
 //! budget is stored like the policy, and without one nothing changes;
 //! `Stats` gives the filter bytes against it; and during a fill the
-//! budget is passed by at most 1.5% + level 0's flushes
-//! (`the_budget_is_passed_during_a_fill_by_a_bounded_amount` states the
-//! bound; `SIFTDB_BUDGET_FILL=10000000` runs it to 10^7 keys).
+//! budget is passed by at most 1.5% (6% under background compaction) +
+//! level 0's flushes (`the_budget_is_passed_during_a_fill_by_a_bounded_amount`
+//! states the bound; `SIFTDB_BUDGET_FILL=10000000` runs both fills to 10^7
+//! keys).
 
 mod common;
 
@@ -20,6 +21,13 @@ const KEYS: u64 = 400_000;
 /// measured at 200,000 keys, 0.0% at 10^6, 1.1% at 10^7
 /// (docs/measurements.md).
 const FILL_OVER_BELOW_L0: f64 = 0.015;
+
+/// As `FILL_OVER_BELOW_L0`, with the tree kept as the background thread
+/// keeps it (`compact_due()` after every flush): past the background's
+/// 5% slack (`BACKGROUND_BUDGET_SLACK`) by the table a flush adds before
+/// the refresh that follows it. 4.8% was measured at 200,000 keys and 5.0%
+/// at 10^6 (19.7% and 7.7% before background refreshes looked at bytes).
+const DUE_OVER_BELOW_L0: f64 = 0.06;
 
 /// The most filter bits per key a level-0 table takes in that fill: its
 /// flushes are planned on top of the budget at the rate Monkey gives a
@@ -340,8 +348,33 @@ proptest! {
 /// Measured (docs/measurements.md, 2026-12-06): 43.6% at 200,000 keys,
 /// 13.2% at 10^6, and the 10^7 run's figure there.
 #[test]
-#[expect(clippy::cast_precision_loss, reason = "ratios")]
 fn the_budget_is_passed_during_a_fill_by_a_bounded_amount() {
+    fill(Settle::CompactEveryTrigger, FILL_OVER_BELOW_L0);
+}
+
+/// As `the_budget_is_passed_during_a_fill_by_a_bounded_amount`, but the
+/// tree is kept as the background thread keeps it: after every flush,
+/// `compact_due()` runs the merges past their triggers and targets and
+/// the refreshes where a level's plan and its tables disagree on having a
+/// filter, and no more (tables written under an earlier plan keep their
+/// bytes until a merge rewrites them). Bound: levels 1 and deeper within
+/// `DUE_OVER_BELOW_L0` of the budget.
+#[test]
+fn the_budget_is_passed_under_background_compaction_by_a_bounded_amount() {
+    fill(Settle::Due, DUE_OVER_BELOW_L0);
+}
+
+/// How a fill keeps its tree.
+#[derive(Clone, Copy, Debug)]
+enum Settle {
+    /// `compact()` after every fourth flush (the level-0 trigger).
+    CompactEveryTrigger,
+    /// `compact_due()` after every flush: what the background thread runs.
+    Due,
+}
+
+#[expect(clippy::cast_precision_loss, reason = "ratios")]
+fn fill(settle: Settle, over_below_l0: f64) {
     const PER_FLUSH: u64 = 10_000;
     let keys: u64 = std::env::var("SIFTDB_BUDGET_FILL").ok().and_then(|v| v.parse().ok()).unwrap_or(200_000);
     let budget = keys * 6 / 8;
@@ -361,11 +394,12 @@ fn the_budget_is_passed_during_a_fill_by_a_bounded_amount() {
         let l0 = &stats.levels[0];
         let deeper = (filter_bytes(&stats) - l0.filter_bytes) as f64 / budget as f64 - 1.0;
         assert!(l0.tables <= trigger, "{} level-0 tables at {written} keys", l0.tables);
-        assert!(deeper <= FILL_OVER_BELOW_L0, "{:.2}% over below level 0 at {written} keys", deeper * 100.0);
+        assert!(deeper <= over_below_l0, "{:.2}% over below level 0 at {written} keys", deeper * 100.0);
         assert!(
-            total <= FILL_OVER_BELOW_L0 + l0_bound,
-            "{:.2}% over at {written} keys, past 1.5% + {:.2}%\n{:#?}",
+            total <= over_below_l0 + l0_bound,
+            "{:.2}% over at {written} keys, past {:.1}% + {:.2}%\n{:#?}",
             total * 100.0,
+            over_below_l0 * 100.0,
             l0_bound * 100.0,
             report(&stats)
         );
@@ -388,16 +422,18 @@ fn the_budget_is_passed_during_a_fill_by_a_bounded_amount() {
         db.flush().unwrap();
         let written = chunk[chunk.len() - 1] + 1;
         sample(&db, written);
-        if n % 4 == 3 {
-            db.compact().unwrap();
-            sample(&db, written);
+        match settle {
+            Settle::CompactEveryTrigger if n % 4 == 3 => db.compact().unwrap(),
+            Settle::CompactEveryTrigger => continue,
+            Settle::Due => db.compact_due().unwrap(),
         }
+        sample(&db, written);
     }
     db.compact().unwrap();
     sample(&db, keys);
     let end = db.stats();
     println!(
-        "{keys} keys: over the budget by at most {:.1}% (at {} keys), {:.1}% below level 0 (at {} keys); \
+        "{settle:?}, {keys} keys: over the budget by at most {:.1}% (at {} keys), {:.1}% below level 0 (at {} keys); \
          level-0 tables at most {l0_bits:.2} bits/key; after compact {:.2}% of it, write amplification {:.2}",
         all.0 * 100.0,
         all.1,

@@ -28,7 +28,7 @@ use std::sync::Arc;
 
 pub(crate) use executor::run;
 pub(crate) use picker::{Job, pick, pick_level0, pick_range_dels};
-pub(crate) use refresh::{Drift, pick_refresh};
+pub(crate) use refresh::{Drift, pick_over_budget, pick_refresh};
 
 use crate::key::SeqNo;
 use crate::manifest::VersionEdit;

@@ -48,8 +48,10 @@ impl DbInner {
                 let plan = self.plan(&self.shape(tree, None));
                 let mut refreshed = self.refreshed.lock();
                 let done = refreshed.since(self.counters.flushes.load(Relaxed));
-                compaction::pick_refresh(tree, &plan, drift, self.policy.is_budgeted(), &|n| {
-                    done.contains(&n)
+                let skip = |n| done.contains(&n);
+                compaction::pick_refresh(tree, &plan, drift, self.policy.is_budgeted(), &skip).or_else(|| {
+                    let budget = self.opts.filter_memory_bytes.filter(|_| self.policy.is_budgeted())?;
+                    compaction::pick_over_budget(tree, &plan, budget, &skip)
                 })
             })
     }
