@@ -61,6 +61,7 @@ use super::{BuildError, Filter, FilterCodec};
 use crate::codec::{Reader, seal, unseal};
 use crate::{Error, Result};
 use bumped::{Bumped, max_bumped};
+use bytes::Bytes;
 pub use layout::RibbonLayout;
 use layout::{MARGIN, MAX_COLUMNS, WIDTH, remix};
 use solve::Banding;
@@ -92,9 +93,9 @@ pub const MAX_KEYS: usize = 1 << 31;
 /// assert!(hashes.iter().all(|&h| again.contains(h)));
 /// ```
 ///
-/// Invariant (relied on by the unchecked reads of `contains`):
-/// `words.len() == layout.words() + MAX_COLUMNS`, the tail zero (the
-/// padding a query in the last block reads past its window).
+/// Invariant: `words.len() ≥ layout.words()`; a built or copied solution
+/// has `MAX_COLUMNS` zero words more, which queries read past a block's
+/// window unchecked (one read in place from its table copies the tail).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Ribbon {
     seed: u64,
@@ -303,6 +304,66 @@ impl Ribbon {
         HEADER_LEN + 16 * layout.words() + 4 + 8 * bumped + 4
     }
 
+    /// Parses an encoding, viewing the solution in place inside `shared`
+    /// where it lies there aligned (see [`ZeroedBuf::view`]), else copying it
+    /// with the zero padding queries read past the last block.
+    fn decode_in(bytes: &[u8], shared: Option<&Bytes>) -> Result<Self> {
+        let mut r = Reader::new(unseal(bytes)?);
+
+        let found = r.u8()?;
+        if found != KIND_BYTE {
+            return Err(Error::corruption(0, format!("kind {found:#04x} is not ribbon")));
+        }
+        let version = r.u8()?;
+        if version != 1 && version != VERSION {
+            return Err(Error::corruption(1, format!("unknown ribbon filter version {version}")));
+        }
+        let seed = r.u64()?;
+        let keys = r.u32()?;
+        let blocks = r.u32()?;
+        let lower = r.u8()?;
+        let upper_start = r.u32()?;
+        let layout = RibbonLayout::new(blocks, u32::from(lower), upper_start).ok_or_else(|| {
+            Error::corruption(
+                14,
+                format!("impossible geometry: {blocks} blocks, {lower} columns, upper from {upper_start}"),
+            )
+        })?;
+        if keys as usize > layout.slots() {
+            return Err(Error::corruption(10, format!("{keys} keys cannot fit {} slots", layout.slots())));
+        }
+        // Every build stores at least about one column (1 bit/key at the
+        // least): fewer than half a word a block is damage, and refusing it
+        // keeps what decoding allocates (the bumped keys' block bits) in
+        // proportion to the bytes it was given.
+        if 2 * layout.words() < layout.blocks as usize {
+            return Err(Error::corruption(
+                18,
+                format!("{} solution words for {blocks} blocks: under half a column", layout.words()),
+            ));
+        }
+        let at = r.position() as u64;
+        let expected = 16 * layout.words();
+        let tail = if version == 1 { 0 } else { 4 };
+        if r.remaining() < expected + tail || (version == 1 && r.remaining() != expected) {
+            return Err(Error::corruption(
+                at,
+                format!("solution takes {} bytes, the geometry needs {expected}", r.remaining()),
+            ));
+        }
+        let solution = r.bytes(expected)?;
+        let words = shared.and_then(|s| ZeroedBuf::view(s, solution)).unwrap_or_else(|| {
+            let mut words = ZeroedBuf::kept(layout.words() + MAX_COLUMNS as usize);
+            for (w, c) in words.iter_mut().zip(solution.chunks_exact(16)) {
+                *w = u128::from_le_bytes(c.try_into().unwrap_or([0; 16]));
+            }
+            words
+        });
+        let bumped = if version == 1 { Vec::new() } else { Self::read_bumped(&mut r, keys)? };
+        let bumped = Bumped::new(bumped, &layout);
+        Ok(Ribbon { seed, keys, layout, words, bumped })
+    }
+
     /// Flips a solution bit that `hash`'s query reads (tests of validation).
     #[cfg(test)]
     pub(crate) fn damage_for(&mut self, hash: u64) {
@@ -376,55 +437,17 @@ impl FilterCodec for Ribbon {
     /// # Errors
     /// `Corruption` for bytes that are not a valid encoding of this type.
     fn decode(bytes: &[u8]) -> Result<Self> {
-        let mut r = Reader::new(unseal(bytes)?);
-        let found = r.u8()?;
-        if found != KIND_BYTE {
-            return Err(Error::corruption(0, format!("kind {found:#04x} is not ribbon")));
-        }
-        let version = r.u8()?;
-        if version != 1 && version != VERSION {
-            return Err(Error::corruption(1, format!("unknown ribbon filter version {version}")));
-        }
-        let seed = r.u64()?;
-        let keys = r.u32()?;
-        let blocks = r.u32()?;
-        let lower = r.u8()?;
-        let upper_start = r.u32()?;
-        let layout = RibbonLayout::new(blocks, u32::from(lower), upper_start).ok_or_else(|| {
-            Error::corruption(
-                14,
-                format!("impossible geometry: {blocks} blocks, {lower} columns, upper from {upper_start}"),
-            )
-        })?;
-        if keys as usize > layout.slots() {
-            return Err(Error::corruption(10, format!("{keys} keys cannot fit {} slots", layout.slots())));
-        }
-        // Every build stores at least about one column (1 bit/key at the
-        // least): fewer than half a word a block is damage, and refusing it
-        // keeps what decoding allocates (the bumped keys' block bits) in
-        // proportion to the bytes it was given.
-        if 2 * layout.words() < layout.blocks as usize {
-            return Err(Error::corruption(
-                18,
-                format!("{} solution words for {blocks} blocks: under half a column", layout.words()),
-            ));
-        }
-        let at = r.position() as u64;
-        let expected = 16 * layout.words();
-        let tail = if version == 1 { 0 } else { 4 };
-        if r.remaining() < expected + tail || (version == 1 && r.remaining() != expected) {
-            return Err(Error::corruption(
-                at,
-                format!("solution takes {} bytes, the geometry needs {expected}", r.remaining()),
-            ));
-        }
-        let mut words = ZeroedBuf::kept(layout.words() + MAX_COLUMNS as usize);
-        for (w, c) in words.iter_mut().zip(r.bytes(expected)?.chunks_exact(16)) {
-            *w = u128::from_le_bytes(c.try_into().unwrap_or([0; 16]));
-        }
-        let bumped = if version == 1 { Vec::new() } else { Self::read_bumped(&mut r, keys)? };
-        let bumped = Bumped::new(bumped, &layout);
-        Ok(Ribbon { seed, keys, layout, words, bumped })
+        Self::decode_in(bytes, None)
+    }
+
+    /// Reads the solution in place from `shared` when it is aligned there
+    /// (a format-4 table's filter block), else copies it.
+    fn decode_shared(shared: &Bytes) -> Result<Self> {
+        Self::decode_in(shared, Some(shared))
+    }
+
+    fn in_place(&self) -> Option<&[u8]> {
+        self.words.shared()
     }
 
     /// The length of [`FilterCodec::encode`] for `keys` distinct keys at

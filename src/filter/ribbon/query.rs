@@ -138,10 +138,7 @@ impl Ribbon {
     }
 
     /// [`Filter::contains`](super::super::Filter::contains) of the key
-    /// whose remixed hash is `h`; with `STOP_EARLY` it may stop after the
-    /// first eight columns disagree (queries; it matters above 8 columns),
-    /// without it it computes every column (validation, where every key is
-    /// present and the early test would be work for nothing).
+    /// whose remixed hash is `h` (`STOP_EARLY`: see [`found`]).
     #[expect(
         clippy::inline_always,
         reason = "with #[inline], two of three `bench filters` runs at 10^6 keys measured 37 ns a query against 29"
@@ -150,64 +147,102 @@ impl Ribbon {
     pub(super) fn contains_mixed<const STOP_EARLY: bool, F: Fold>(&self, h: u64, fold: F) -> bool {
         let e = self.layout.equation(h);
         let block = e.start / WIDTH;
-        let offset = e.start % WIDTH;
         let columns = self.layout.columns(block);
         let first = self.layout.first_word(block);
         let next = first + columns as usize;
-        // The window is the rest of this block's word and the start of the
-        // next block's; shifting the coefficients to meet them costs two
-        // shifts a query instead of two a column.
-        let window = fold.window(e.coeff, offset);
-        // Eight words from each block whatever the columns: the lanes past
-        // them read the next block's words or the padding (see `Ribbon`),
-        // and are masked off. The reads are unchecked, and in bounds: `g`
-        // is 0 or a multiple of 8 below `columns ≤ 32`, so `g + 8 ≤ 32`;
-        // `next = first + columns` is the next block's first word, at most
-        // `layout.words()`; and `Ribbon`'s invariant keeps 32 words past
-        // that.
-        let group = |g: usize| {
-            // SAFETY: both reads end by `next + 32 ≤ words.len()` (above).
-            unsafe { fold.eight(self.words_at(first + g), self.words_at(next + g), window) }
+        let words: &[u128] = &self.words;
+        let found = if next + PAD <= words.len() {
+            // SAFETY: checked just above.
+            unsafe { found::<STOP_EARLY, F>(words, first, next, &e, columns, fold) }
+        } else {
+            // A solution read in place from its table ends with the file's
+            // next bytes, not `PAD` words of padding: a query in its last
+            // few blocks reads a zero-padded copy of its two windows.
+            let mut padded = [0u128; 2 * PAD];
+            let have = &words[first.min(words.len())..words.len().min(first + padded.len())];
+            padded[..have.len()].copy_from_slice(have);
+            // SAFETY: `columns + PAD ≤ 2 · PAD = padded.len()`.
+            unsafe { found::<STOP_EARLY, F>(&padded, 0, columns as usize, &e, columns, fold) }
         };
-        // Four columns, for a last group of four or fewer, which the
-        // eight-wide fold would charge as much as a full group: present keys
-        // at 9.4 bits/key (9 or 10 columns) measured 22.0–22.4 ns against
-        // 24.8 (docs/measurements.md, "Ribbon: the last few columns four at
-        // a time").
-        let tail = |g: usize| {
-            // SAFETY: as in `group`, with four words instead of eight.
-            unsafe { fold.four(self.words_at(first + g), self.words_at(next + g), window) }
-        };
-        let mut found = group(0);
-        found &= layout::mask(columns);
-        // Above 8 columns, a query stops at the first group that disagrees.
-        let mut g = 8;
-        while g < columns {
-            if STOP_EARLY && found != e.result & layout::mask(g) {
-                break;
-            }
-            let left = columns - g;
-            let more = if left <= 4 { tail(g as usize) } else { group(g as usize) };
-            found |= (more & layout::mask(left)) << g;
-            g += 8;
-        }
-        if found == e.result {
-            return true;
-        }
-        self.bumped.contains(block, h)
+        found == e.result || self.bumped.contains(block, h)
     }
+}
 
-    /// Solution words `at..at + N`, unchecked: the bounds checks were 13
-    /// of the 172 instructions of a query at 7 bits/key
-    /// (docs/measurements.md, "Ribbon: AVX2 where the CPU has it").
-    ///
-    /// # Safety
-    /// `at + N ≤ self.words.len()`.
-    #[inline]
-    unsafe fn words_at<const N: usize>(&self, at: usize) -> &[u128; N] {
-        debug_assert!(at + N <= self.words.len(), "{at} + {N} words of {}", self.words.len());
-        // SAFETY: the caller keeps `at..at + N` inside `words`, and an
-        // array of `u128` has the alignment of one.
-        unsafe { &*self.words.as_ptr().add(at).cast::<[u128; N]>() }
+/// Words a query may read past the next block's first word: eight from
+/// each block whatever its columns (`MAX_COLUMNS` at the most).
+pub(super) const PAD: usize = layout::MAX_COLUMNS as usize;
+
+/// The result bits of the equation `e`, whose block's `columns` words start
+/// at `words[first]` and whose next block's start at `words[next]`; with
+/// `STOP_EARLY` it may stop after the first eight columns disagree
+/// (queries; it matters above 8 columns), without it it computes every
+/// column (validation, where every key is present and the early test would
+/// be work for nothing).
+///
+/// # Safety
+/// `next + PAD ≤ words.len()`, and `first + columns = next`.
+#[expect(
+    clippy::inline_always,
+    reason = "with #[inline], two of three `bench filters` runs at 10^6 keys measured 37 ns a query against 29"
+)]
+#[inline(always)]
+unsafe fn found<const STOP_EARLY: bool, F: Fold>(
+    words: &[u128],
+    first: usize,
+    next: usize,
+    e: &layout::Equation,
+    columns: u32,
+    fold: F,
+) -> u32 {
+    let offset = e.start % WIDTH;
+    // The window is the rest of this block's word and the start of the
+    // next block's; shifting the coefficients to meet them costs two
+    // shifts a query instead of two a column.
+    let window = fold.window(e.coeff, offset);
+    // Eight words from each block whatever the columns: the lanes past
+    // them read the next block's words or what follows the solution, and
+    // are masked off. The reads are unchecked, and in bounds: `g` is 0 or a
+    // multiple of 8 below `columns ≤ 32`, so `g + 8 ≤ 32 = PAD`, and the
+    // caller keeps `PAD` words past `next`.
+    let group = |g: usize| {
+        // SAFETY: both reads end by `next + PAD ≤ words.len()` (above).
+        unsafe { fold.eight(words_at(words, first + g), words_at(words, next + g), window) }
+    };
+    // Four columns, for a last group of four or fewer, which the
+    // eight-wide fold would charge as much as a full group: present keys
+    // at 9.4 bits/key (9 or 10 columns) measured 22.0–22.4 ns against
+    // 24.8 (docs/measurements.md, "Ribbon: the last few columns four at
+    // a time").
+    let tail = |g: usize| {
+        // SAFETY: as in `group`, with four words instead of eight.
+        unsafe { fold.four(words_at(words, first + g), words_at(words, next + g), window) }
+    };
+    let mut found = group(0);
+    found &= layout::mask(columns);
+    // Above 8 columns, a query stops at the first group that disagrees.
+    let mut g = 8;
+    while g < columns {
+        if STOP_EARLY && found != e.result & layout::mask(g) {
+            break;
+        }
+        let left = columns - g;
+        let more = if left <= 4 { tail(g as usize) } else { group(g as usize) };
+        found |= (more & layout::mask(left)) << g;
+        g += 8;
     }
+    found
+}
+
+/// Solution words `at..at + N`, unchecked: the bounds checks were 13 of
+/// the 172 instructions of a query at 7 bits/key (docs/measurements.md,
+/// "Ribbon: AVX2 where the CPU has it").
+///
+/// # Safety
+/// `at + N ≤ words.len()`.
+#[inline]
+unsafe fn words_at<const N: usize>(words: &[u128], at: usize) -> &[u128; N] {
+    debug_assert!(at + N <= words.len(), "{at} + {N} words of {}", words.len());
+    // SAFETY: the caller keeps `at..at + N` inside `words`, and an array of
+    // `u128` has the alignment of one.
+    unsafe { &*words.as_ptr().add(at).cast::<[u128; N]>() }
 }

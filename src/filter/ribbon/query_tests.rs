@@ -4,6 +4,7 @@
 use super::parity::Baseline;
 use super::*;
 use crate::filter::codec_tests::hashes as random_hashes;
+use bytes::Bytes;
 
 /// Every way this CPU can answer a query for the key whose remixed hash is
 /// `mixed`: stopping early or not, with the baseline fold, and (where the
@@ -121,5 +122,63 @@ fn a_batch_answers_as_single_queries() {
         Batch { hashes: &probes, out: &mut out }.run(&f, Baseline);
         assert_eq!(out, want, "n = {n}, {bits} bits/key, baseline");
         assert!(want.iter().take(n).all(|&b| b));
+    }
+}
+
+/// `encoded` in a buffer of its own whose solution starts 16-byte aligned,
+/// ending where the encoding ends (nothing past it to read).
+fn aligned(encoded: &[u8]) -> Bytes {
+    let mut buf = Vec::with_capacity(encoded.len() + 16);
+    let pad = (16 - (buf.as_ptr() as usize + HEADER_LEN) % 16) % 16;
+    buf.resize(pad, 0);
+    buf.extend_from_slice(encoded);
+    let all = Bytes::from(buf);
+    let shared = all.slice(pad..);
+    assert_eq!((shared.as_ptr() as usize + HEADER_LEN) % 16, 0, "the buffer moved");
+    shared
+}
+
+/// A solution read in place (issue 66), with nothing after it but the
+/// encoding's last bytes, answers exactly as its copy on every path: the
+/// queries in its last blocks read a padded copy of their windows instead
+/// of the `MAX_COLUMNS` words a copy appends. Column counts from 1 to 20,
+/// a filter of one key included.
+#[test]
+fn a_solution_read_in_place_answers_as_its_copy() {
+    let mut ran = std::collections::BTreeSet::new();
+    let filters: Vec<(Vec<u64>, Ribbon)> =
+        [(1usize, 7.0), (60, 1.0), (1000, 1.7), (5000, 2.0), (20_000, 6.5), (3000, 19.3)]
+            .into_iter()
+            .map(|(n, bits)| {
+                let keys = random_hashes(n as u64 + 80, n);
+                let f = Ribbon::build(&keys, bits).unwrap();
+                (keys, f)
+            })
+            .collect();
+    for (keys, f) in &filters {
+        let encoded = f.encode();
+        let shared = aligned(&encoded);
+        let view = Ribbon::decode_shared(&shared).unwrap();
+        let words = view.in_place().expect("an aligned solution is read in place");
+        assert_eq!(words.len(), 16 * f.layout.words(), "the view holds the solution and no padding");
+        assert_eq!(words.as_ptr(), shared[HEADER_LEN..].as_ptr(), "inside the buffer, not a copy");
+        assert_eq!(Ribbon::decode(&encoded).unwrap().in_place(), None);
+        for &h in random_hashes(81, 40_000).iter().chain(keys) {
+            let mixed = super::layout::remix(h, f.seed());
+            let (here, there) = (answers(&view, mixed, &mut ran), answers(f, mixed, &mut ran));
+            assert_eq!(here, there, "{} blocks, {} keys", f.layout.blocks, f.keys);
+        }
+        assert!(keys.iter().all(|&h| view.contains(h)));
+    }
+    every_path_this_cpu_has_ran(&ran);
+    // Misaligned by one byte: copied, and the same filter.
+    let encoded = filters[3].1.encode();
+    let mut off = Vec::with_capacity(encoded.len() + 17);
+    off.push(0);
+    off.extend_from_slice(&aligned(&encoded));
+    let off = Bytes::from(off).slice(1..);
+    if !(off.as_ptr() as usize + HEADER_LEN).is_multiple_of(16) {
+        let copied = Ribbon::decode_shared(&off).unwrap();
+        assert_eq!((copied.in_place(), &copied), (None, &filters[3].1));
     }
 }
