@@ -292,3 +292,53 @@ fn a_forbidden_import_fails() {
     assert_eq!(bad.len(), 1, "{bad:?}");
     assert!(bad[0].contains("table/block.rs:5"), "{bad:?}");
 }
+
+/// The layers DESIGN.md draws ("Layers and data flow"), top first: the
+/// modules named (`name.rs` or `name/`) between its `▼` arrows.
+fn drawn_layers(design: &str) -> Vec<Vec<String>> {
+    let start = design.find("## Layers and data flow").expect("DESIGN.md has the section");
+    let drawing = design[start..].split("```").nth(1).expect("the section draws the layers");
+    let mut layers = vec![Vec::new()];
+    for line in drawing.lines() {
+        if line.trim_start().starts_with('▼') {
+            layers.push(Vec::new());
+            continue;
+        }
+        // A row names its modules first, then says what they do.
+        for word in line.split_whitespace() {
+            let name = word.strip_suffix(".rs").or_else(|| word.strip_suffix('/'));
+            match name {
+                Some(n) if !n.is_empty() && n.chars().all(|c| c.is_ascii_lowercase() || c == '_') => {
+                    layers.last_mut().unwrap().push(n.to_string());
+                }
+                _ => break,
+            }
+        }
+    }
+    layers.retain(|l| !l.is_empty());
+    layers
+}
+
+/// DESIGN.md's drawing and `LAYERS` name the same modules in the same
+/// layers: the drawing is what a reader trusts, `LAYERS` what is checked.
+#[test]
+fn the_drawing_is_the_checked_list() {
+    let design = fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("DESIGN.md")).unwrap();
+    let drawn = drawn_layers(&design);
+    let listed: Vec<Vec<String>> =
+        LAYERS.iter().map(|l| l.iter().map(|m| (*m).to_string()).collect()).collect();
+    let sorted = |mut v: Vec<Vec<String>>| {
+        v.iter_mut().for_each(|l| l.sort());
+        v
+    };
+    assert_eq!(sorted(drawn), sorted(listed), "DESIGN.md's drawing (left) against LAYERS (right)");
+    // The reading is no formality: a drawing missing a module, or with two
+    // layers run together, differs.
+    let merged = design.replacen("   ▼\n sources.rs", " sources.rs", 1);
+    assert_ne!(drawn_layers(&merged).len(), LAYERS.len());
+    let missing = design.replacen(" sink.rs ", " ", 1);
+    assert_ne!(
+        sorted(drawn_layers(&missing)),
+        sorted(LAYERS.iter().map(|l| l.iter().map(|m| (*m).to_string()).collect()).collect())
+    );
+}
