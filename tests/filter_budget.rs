@@ -212,6 +212,37 @@ fn a_compacted_tree_spends_its_budget() {
     assert_eq!(db.options().filter_memory_bytes, None, "lifted for good");
 }
 
+/// A table built outside the database (`TableWriter`) takes the policy's
+/// bits per key, not the budget's, which it cannot see: ingested into a
+/// database under a budget a fifth of that, it is rewritten to the plan by
+/// the background's over-budget refresh (`compact_due`, what the background
+/// thread runs), and its keys still read.
+#[test]
+fn an_ingested_table_over_the_budget_is_brought_to_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let keys = 100_000_u64;
+    let budget = keys * 2 / 8;
+    let db = Db::open(dir.path().join("db"), opts(Some(budget))).unwrap();
+    let path = dir.path().join("bulk.sst");
+    let mut w = siftdb::TableWriter::create(&path, db.options()).unwrap();
+    let mut sorted: Vec<[u8; 16]> = (0..keys).map(key).collect();
+    sorted.sort_unstable();
+    for k in &sorted {
+        w.add(k, b"v").unwrap();
+    }
+    w.finish().unwrap();
+    db.ingest([&path]).unwrap();
+    let before = filter_bytes(&db.stats());
+    assert!(before > budget * 3, "{before} bytes: the table came in at the policy's bits, over the budget");
+    db.compact_due().unwrap();
+    let stats = db.stats();
+    let after = filter_bytes(&stats);
+    assert!(after * 100 <= budget * 106, "{after} bytes for {budget}\n{:#?}", report(&stats));
+    for k in sorted.iter().step_by(97) {
+        assert_eq!(db.get(k).unwrap().as_deref(), Some(&b"v"[..]));
+    }
+}
+
 /// A per-level policy has no bits for a budget to move: refused, naming
 /// both, and a budget stored earlier is refused with it too.
 #[test]
