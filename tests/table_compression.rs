@@ -153,15 +153,13 @@ fn incompressible_blocks_stay_raw_and_compressible_tables_shrink() {
         let noise = sample(200, false);
         let t = build(&dir.path().join("noise.sst"), &noise, unfiltered(*c, 4096), &[]);
         // No data block paid: each is read as a slice of the map. The
-        // index block (mostly the zero high bytes of its handles) still
-        // pays, and is why the table is version 3.
+        // index block would pay (mostly the zero high bytes of its
+        // handles), but is stored raw so an open reads it in place; so the
+        // table says nothing of compression but in its properties.
         let file = std::fs::read(t.path()).unwrap();
         assert_eq!(t.properties().compressed_data_blocks, 0, "{c}");
         assert!(t.data_block_handles().unwrap().iter().all(|h| codec_of(&file, *h) == 0), "{c}");
-        assert_eq!(
-            (t.footer().version, codec_of(&file, t.footer().index)),
-            (FORMAT_VERSION_COMPRESSED, c.codec())
-        );
+        assert_eq!((t.footer().version, codec_of(&file, t.footer().index)), (FORMAT_VERSION_PLAIN, 0));
         assert_eq!(t.properties().data_raw_bytes, t.properties().data_bytes);
         assert_reads_back(&t, &noise);
 
@@ -169,7 +167,12 @@ fn incompressible_blocks_stay_raw_and_compressible_tables_shrink() {
         let raw = build(&dir.path().join("raw.sst"), &text, unfiltered(Compression::None, 4096), &[]);
         let t = build(&dir.path().join("text.sst"), &text, unfiltered(*c, 4096), &[]);
         let p = t.properties();
-        assert_eq!(t.footer().version, FORMAT_VERSION_COMPRESSED, "{c}");
+        let file = std::fs::read(t.path()).unwrap();
+        assert_eq!(
+            (t.footer().version, codec_of(&file, t.footer().index)),
+            (FORMAT_VERSION_COMPRESSED, 0),
+            "{c}"
+        );
         assert_eq!(p.compressed_data_blocks, p.data_blocks, "{c}");
         assert_eq!(p.data_raw_bytes, raw.properties().data_bytes, "{c}");
         assert!(p.data_bytes * 3 < p.data_raw_bytes, "{c}: {} of {}", p.data_bytes, p.data_raw_bytes);
@@ -188,15 +191,16 @@ fn a_table_whose_blocks_all_stay_raw_is_the_plain_format() {
     // An empty table, and under zstd (whose frame header alone is 1/8 of
     // a small block) one entry of noise: no block saves 1/8, so nothing
     // about the table says compression but the properties, which older
-    // builds skip. (lz4 squeezes even a one-entry index: its handle's
-    // offset is eight zero bytes.)
+    // builds skip. (The index, which lz4 squeezes even at one entry, is
+    // stored raw whatever the codec, to be read in place.)
     let dir = tempfile::tempdir().unwrap();
     let noise: Model =
         [((value(7, false, 20), std::cmp::Reverse(1)), (ValueKind::Value, value(8, false, 300)))].into();
     for (c, model) in [
         (Compression::Lz4, Model::new()),
         (Compression::Zstd { level: 3 }, Model::new()),
-        (Compression::Zstd { level: 3 }, noise),
+        (Compression::Zstd { level: 3 }, noise.clone()),
+        (Compression::Lz4, noise),
     ] {
         let t = build(&dir.path().join("n.sst"), &model, unfiltered(c, 4096), &[]);
         assert_eq!(t.footer().version, FORMAT_VERSION_PLAIN, "{c}");
@@ -363,4 +367,29 @@ fn every_damaged_byte_of_a_compressed_table_is_corruption_or_right() {
             let _ = verify_table(&StdFs, &path).unwrap();
         }
     }
+}
+
+/// A table written before indexes were stored raw still opens and reads,
+/// its lz4 index decompressed: `tests/fixtures/compressed_index/t.sst`, 3,000
+/// keys `key000000` … with the value `value of key {i} ` and `i % 50` x's,
+/// written by f8f32a0's `siftdb sst write --policy fuse8` (lz4 data and
+/// index blocks).
+#[test]
+fn an_older_table_with_a_compressed_index_still_reads() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/compressed_index/t.sst");
+    let file = std::fs::read(&path).unwrap();
+    let t = Table::open_path(&path).unwrap();
+    assert_eq!(
+        codec_of(&file, t.footer().index),
+        Compression::Lz4.codec(),
+        "the fixture's index is compressed"
+    );
+    let model: Model = (0..3000u32)
+        .map(|i| {
+            let value = format!("value of key {i} {}", "x".repeat((i % 50) as usize)).into_bytes();
+            ((format!("key{i:06}").into_bytes(), std::cmp::Reverse(0)), (ValueKind::Value, value))
+        })
+        .collect();
+    assert_reads_back(&t, &model);
+    assert!(verify_table(&StdFs, &path).unwrap().is_clean());
 }

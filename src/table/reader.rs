@@ -1,9 +1,9 @@
 //! Opening a table file and answering point lookups.
 //!
 //! The file is memory-mapped once; the index and properties blocks are
-//! checked and parsed at open as zero-copy slices of the map (a compressed
-//! index is decompressed into a buffer of its own), and the filter block is
-//! checked and decoded into a copy on the heap. A lookup probes the
+//! checked and parsed at open as zero-copy slices of the map (an older
+//! table's compressed index is decompressed), and the filter's array is
+//! read in place (format 4; an older table's is copied). A lookup probes the
 //! filter, then reads at most one data block, verifying its checksum on
 //! every read; a raw block is a slice of the map, a compressed one
 //! (format version 3) is decompressed, bounded by the largest block the
