@@ -25,6 +25,14 @@ pub struct LevelStats {
     pub bytes: u64,
     /// Bytes of the level's filter blocks.
     pub filter_bytes: u64,
+    /// Heap bytes the level's open tables hold for their filters: 0 but a
+    /// descriptor for a filter read in place from the table's mapping, its
+    /// decoded size for a copy (`Table::filter_heap_bytes`).
+    pub filter_heap_bytes: u64,
+    /// Heap bytes the level's open tables hold for their indexes: a
+    /// compressed index's decompressed contents, 0 for one read in place
+    /// (`Table::index_heap_bytes`).
+    pub index_heap_bytes: u64,
     /// Range tombstones the level's tables carry (as written, not
     /// fragments): deletes no compaction has yet carried down to the
     /// versions they cover, or kept because a deeper level still needs them.
@@ -302,6 +310,15 @@ impl Stats {
     #[must_use]
     pub fn filter_bytes(&self) -> u64 {
         self.levels.iter().map(|l| l.filter_bytes).sum()
+    }
+
+    /// Heap bytes the open tables hold for their filters and their
+    /// indexes, all levels ([`LevelStats::filter_heap_bytes`],
+    /// [`LevelStats::index_heap_bytes`]): beside [`Stats::filter_bytes`],
+    /// what reading filters in place from the mappings saves.
+    #[must_use]
+    pub fn heap_bytes(&self) -> (u64, u64) {
+        self.levels.iter().fold((0, 0), |(f, i), l| (f + l.filter_heap_bytes, i + l.index_heap_bytes))
     }
 
     /// [`Stats::filter_bytes`] over the budget (1.0 spends it exactly),

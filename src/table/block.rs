@@ -49,6 +49,13 @@ impl Block {
         self.data.len()
     }
 
+    /// The block's contents: a view of a table's mapping, or a buffer of
+    /// its own for a block that was decompressed.
+    #[must_use]
+    pub fn contents(&self) -> &[u8] {
+        &self.data
+    }
+
     /// Number of restart points.
     #[must_use]
     pub fn num_restarts(&self) -> usize {

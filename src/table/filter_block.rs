@@ -148,6 +148,19 @@ impl TableFilter {
         (end <= file.len()).then_some(start as u64..end as u64)
     }
 
+    /// Heap bytes the filter holds when its block lies in `file` (the
+    /// table's mapping): its decoded size ([`Filter::size_bytes`], its
+    /// arrays and the structs that hold them), less the array it views in
+    /// place there. A copied filter counts whole; one read in place counts
+    /// only its descriptor (tens of bytes) and whatever part it still
+    /// copies; a kind this build cannot read holds nothing.
+    #[must_use]
+    pub fn heap_bytes(&self, file: &[u8]) -> usize {
+        let Some(f) = &self.filter else { return 0 };
+        let viewed = self.in_place_within(file).map_or(0, |r| usize::try_from(r.end - r.start).unwrap_or(0));
+        f.size_bytes().saturating_sub(viewed)
+    }
+
     /// The stored header.
     #[must_use]
     pub fn header(&self) -> FilterHeader {

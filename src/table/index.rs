@@ -80,6 +80,12 @@ impl Index {
         self.block.num_restarts()
     }
 
+    /// The index block's contents ([`Block::contents`]).
+    #[must_use]
+    pub fn contents(&self) -> &[u8] {
+        self.block.contents()
+    }
+
     /// Whether the table has no data blocks.
     #[must_use]
     pub fn is_empty(&self) -> bool {

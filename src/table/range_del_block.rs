@@ -16,9 +16,13 @@
 //! followed by the usual block trailer (type 5, crc32). Each tombstone has
 //! `start < end` and `seq <= MAX_SEQ`; nothing follows the last one.
 
+use std::path::Path;
+
 use bytes::Bytes;
 
+use super::format::{BlockType, FOOTER_LEN, Footer, check_range_del_version, read_block};
 use super::internal_key::MAX_SEQ;
+use super::properties::TableProperties;
 use crate::codec::{Reader, put_length_prefixed, put_varint};
 use crate::range_del::{RangeDels, RangeTombstone};
 use crate::{Error, Result};
@@ -85,6 +89,25 @@ pub fn decode(block: &Bytes) -> Result<RangeDels> {
     }
     r.finish()?;
     Ok(RangeDels::new(tombstones))
+}
+
+/// Checks and decodes the range-tombstone block the properties name, if
+/// any; errors name `path` and the file offset.
+pub(super) fn load(
+    path: &Path,
+    file: &Bytes,
+    footer: &Footer,
+    p: &TableProperties,
+) -> Result<Option<Box<RangeDels>>> {
+    let version_at = (file.len().saturating_sub(FOOTER_LEN) + 36) as u64;
+    check_range_del_version(footer.version, p.range_del_block.is_some(), version_at)
+        .map_err(|e| e.at_file(path, 0))?;
+    let Some(h) = p.range_del_block else {
+        return Ok(None);
+    };
+    let block = read_block(file, h, BlockType::RangeDel).map_err(|e| e.at_file(path, 0))?;
+    let dels = decode(&block).map_err(|e| e.at_file(path, h.offset))?;
+    Ok(Some(Box::new(dels)))
 }
 
 #[cfg(test)]

@@ -3,11 +3,12 @@
 //! The file is memory-mapped once; the index and properties blocks are
 //! checked and parsed at open as zero-copy slices of the map (an older
 //! table's compressed index is decompressed), and the filter's array is
-//! read in place (format 4; an older table's is copied). A lookup probes the
-//! filter, then reads at most one data block, verifying its checksum on
-//! every read; a raw block is a slice of the map, a compressed one
-//! (format version 3) is decompressed, bounded by the largest block the
-//! properties record.
+//! read in place (format 4; an older table's is copied: what each holds on
+//! the heap is [`Table::filter_heap_bytes`], [`Table::index_heap_bytes`]).
+//! A lookup probes the filter, then reads at most one data block, verifying
+//! its checksum on every read; a raw block is a slice of the map, a
+//! compressed one (format version 3) is decompressed, bounded by the
+//! largest block the properties record.
 //!
 //! `Lookup { entry: Option<Entry::{Value{seq, value}, Tombstone{seq}}>, filter:
 //! NoFilter | Absent | MayContain, blocks_read, bytes_read }` gives the engine
@@ -43,7 +44,7 @@ use super::filter_block::TableFilter;
 use super::filter_details::{FilterDetails, FilterStatus};
 use super::compression::MAX_UNCOMPRESSED_BLOCK;
 use super::format::{
-    BlockHandle, BlockType, FOOTER_LEN, FORMAT_VERSION, FORMAT_VERSION_COMPRESSED, Footer, check_filter_padding, check_range_del_version, read_block,
+    BlockHandle, BlockType, FOOTER_LEN, FORMAT_VERSION, FORMAT_VERSION_COMPRESSED, Footer, check_filter_padding, read_block,
     read_block_decoded,
 };
 use super::index::Index;
@@ -58,6 +59,8 @@ use crate::prefix::PrefixExtractor;
 use crate::fs::{FileSystem, StdFs};
 use crate::range_del::RangeDels;
 use crate::{Error, Result};
+
+mod heap;
 
 /// An open, immutable table. Cheap to clone; clones share the map and the
 /// counters.
@@ -146,7 +149,7 @@ impl Table {
             read_block_decoded(&file, footer.index, BlockType::Index, block_limit).map_err(in_file(0))?;
         let index = Index::new(index_block).map_err(in_file(footer.index.offset))?;
         check_filter_padding(&file, &footer).map_err(in_file(0))?;
-        let range_dels = load_range_dels(path, &file, &footer, &properties)?;
+        let range_dels = range_del_block::load(path, &file, &footer, &properties)?;
         let (filter, filter_dropped) = if footer.filter.is_null() {
             (None, None)
         } else {
@@ -473,25 +476,6 @@ pub(super) fn block_limit(footer: &Footer, p: &TableProperties) -> Option<usize>
         let recorded = usize::try_from(p.max_block_bytes).unwrap_or(usize::MAX);
         if recorded == 0 { MAX_UNCOMPRESSED_BLOCK } else { recorded.min(MAX_UNCOMPRESSED_BLOCK) }
     })
-}
-
-/// Checks and decodes the range-tombstone block the properties name, if
-/// any; errors name `path` and the file offset.
-fn load_range_dels(
-    path: &Path,
-    file: &Bytes,
-    footer: &Footer,
-    p: &TableProperties,
-) -> Result<Option<Box<RangeDels>>> {
-    let version_at = (file.len().saturating_sub(FOOTER_LEN) + 36) as u64;
-    check_range_del_version(footer.version, p.range_del_block.is_some(), version_at)
-        .map_err(|e| e.at_file(path, 0))?;
-    let Some(h) = p.range_del_block else {
-        return Ok(None);
-    };
-    let block = read_block(file, h, BlockType::RangeDel).map_err(|e| e.at_file(path, 0))?;
-    let dels = range_del_block::decode(&block).map_err(|e| e.at_file(path, h.offset))?;
-    Ok(Some(Box::new(dels)))
 }
 
 #[inline]

@@ -449,3 +449,47 @@ fn info_shows_which_tables_hold_prefixes_and_plans_by_filter_entries() {
     assert!(want > 0);
     assert_eq!(probed, want);
 }
+
+/// `heap_bytes` per table, per level and in all: a filter read in place
+/// from the mapping holds its descriptor only, a copied one its decoded
+/// size (issue 66). Which kind is read in place is asked of the table.
+#[test]
+fn info_reports_the_heap_bytes_filters_and_indexes_hold() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let fuse = table(dir, 3, 1, 0..2000, FilterKind::BinaryFuse8);
+    let ribbon = table(dir, 4, 1, 2000..4000, FilterKind::Ribbon { bits_per_key: 10.0 });
+    let edit = VersionEdit {
+        added: vec![(1, fuse), (1, ribbon)],
+        next_file_number: Some(5),
+        last_seq: Some(4000),
+        log_number: Some(0),
+        hash_salt: Some(1),
+        ..VersionEdit::default()
+    };
+    ManifestWriter::create(&StdFs, dir, 2, &edit).unwrap();
+    set_current(&StdFs, dir, 2).unwrap();
+    let (code, v) = run_json(&["db", "info", p(dir), "--probes", "0", "--json"]);
+    assert_eq!(code, 0, "{v}");
+    let level = &v["levels"][1];
+    let mut sum = 0;
+    for t in level["table_list"].as_array().unwrap() {
+        let opened = siftdb::table::Table::open_path(t["path"].as_str().unwrap()).unwrap();
+        let heap = t["heap_bytes"]["filters"].as_u64().unwrap();
+        let block = t["filter_bytes"].as_u64().unwrap();
+        if opened.filter_in_place().is_some() {
+            assert!(heap <= 256, "{}: {heap} heap bytes read in place", t["filter_kind"]);
+        } else {
+            assert!(heap >= block * 9 / 10, "{}: {heap} heap bytes for {block}", t["filter_kind"]);
+        }
+        assert_eq!(heap, opened.filter_heap_bytes());
+        assert_eq!(t["heap_bytes"]["indexes"], 0, "a raw index is read in place");
+        sum += heap;
+    }
+    assert_eq!(level["heap_bytes"]["filters"], sum);
+    assert_eq!(v["heap_bytes"]["filters"], sum);
+    assert_eq!(v["heap_bytes"]["indexes"], 0);
+    let text = String::from_utf8(siftdb(&["db", "info", p(dir), "--probes", "0"]).stdout).unwrap();
+    assert!(text.contains(&format!("heap            filters {sum} bytes, indexes 0 bytes")), "{text}");
+    assert!(text.contains(&format!("L1 {sum}/0")), "{text}");
+}

@@ -45,6 +45,8 @@ impl crate::db::DbInner {
             l.keys = tables.iter().map(|t| t.record.entries).sum();
             l.bytes = tables.iter().map(|t| t.record.file_size).sum();
             l.filter_bytes = tables.iter().map(|t| t.record.filter_bytes).sum();
+            l.filter_heap_bytes = tables.iter().map(|t| t.table.filter_heap_bytes()).sum();
+            l.index_heap_bytes = tables.iter().map(|t| t.table.index_heap_bytes()).sum();
             l.range_tombstones =
                 tables.iter().map(|t| t.table.range_dels().map_or(0, |d| d.len() as u64)).sum();
             l.table_blocks_read = tables.iter().map(|t| t.table.counters().data_blocks_read).sum();

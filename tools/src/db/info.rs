@@ -180,6 +180,13 @@ fn document(i: &RecoveryScan, a: &Args) -> Result<Value, String> {
             }
             _ => (0, 0, None),
         };
+        // What the open table holds on the heap, beyond its mapping.
+        let heap = match &opened {
+            Some(Ok(table)) => {
+                json!({ "filters": table.filter_heap_bytes(), "indexes": table.index_heap_bytes() })
+            }
+            _ => Value::Null,
+        };
         let (prefix_extractor, range_tombstones, compression) = match &opened {
             Some(Ok(table)) => {
                 let p = table.properties();
@@ -231,6 +238,7 @@ fn document(i: &RecoveryScan, a: &Args) -> Result<Value, String> {
                 "filter_kind": r.filter.to_string(),
                 "filter_bytes": r.filter_bytes,
                 "filter_memory_bytes": if in_memory { r.filter_bytes } else { 0 },
+                "heap_bytes": heap,
                 "filter_status": filter.as_ref().map(|d| status_name(&d.status)),
                 "dropped_reason": dropped_reason,
                 "fallback_reason": filter.as_ref().and_then(|d| d.fallback_reason.clone()),
@@ -280,6 +288,7 @@ fn document(i: &RecoveryScan, a: &Args) -> Result<Value, String> {
     let mut expected_fp_reads = 0.0;
     let mut total_filter_memory = 0u64;
     let mut total_filter_bytes = 0u64;
+    let mut total_heap = [0u64; 2];
     let stored_budget = i.manifest.state.filter_memory_bytes;
     #[expect(clippy::cast_precision_loss, reason = "a share for display")]
     let of_budget = |bytes: u64| stored_budget.filter(|&b| b > 0).map(|b| bytes as f64 / b as f64);
@@ -294,6 +303,9 @@ fn document(i: &RecoveryScan, a: &Args) -> Result<Value, String> {
             let fallbacks = tables.iter().filter(|t| !t["fallback_reason"].is_null()).count();
             let filter_memory = sum("filter_memory_bytes");
             total_filter_memory += filter_memory;
+            let heap = |f: &str| tables.iter().filter_map(|t| t["heap_bytes"][f].as_u64()).sum::<u64>();
+            let heap = [heap("filters"), heap("indexes")];
+            total_heap = [total_heap[0] + heap[0], total_heap[1] + heap[1]];
             let keys = sum("distinct_keys");
             let filter_keys = sum("filter_keys");
             let mut kinds: BTreeMap<String, u64> = BTreeMap::new();
@@ -350,6 +362,7 @@ fn document(i: &RecoveryScan, a: &Args) -> Result<Value, String> {
                 "filter_bytes": filter_bytes,
                 "budget_share": of_budget(filter_bytes),
                 "filter_memory_bytes": filter_memory,
+                "heap_bytes": { "filters": heap[0], "indexes": heap[1] },
                 "range_tombstones": sum("range_tombstones"),
                 "filter_kinds": kinds,
                 "filter_fallbacks": fallbacks,
@@ -397,6 +410,7 @@ fn document(i: &RecoveryScan, a: &Args) -> Result<Value, String> {
         "tables": i.tables.len(),
         "filter_memory_bytes": total_filter_memory,
         "filter_bytes": total_filter_bytes,
+        "heap_bytes": { "filters": total_heap[0], "indexes": total_heap[1] },
         "filter_budget_share": of_budget(total_filter_bytes),
         "expected_false_positive_reads": expected_fp_reads,
         "levels": level_docs,

@@ -54,6 +54,24 @@ pub fn print(doc: &Value, tables: bool) {
         ),
     }
     println!("filter memory   {} bytes (filters loaded in memory)", g(doc, "filter_memory_bytes"));
+    let per_level: Vec<String> = levels_of(doc)
+        .iter()
+        .filter(|l| l["tables"].as_u64().is_some_and(|n| n > 0))
+        .map(|l| {
+            format!(
+                "L{} {}/{}",
+                g(l, "level"),
+                g(&l["heap_bytes"], "filters"),
+                g(&l["heap_bytes"], "indexes")
+            )
+        })
+        .collect();
+    println!(
+        "heap            filters {} bytes, indexes {} bytes (held beyond the tables' mappings; per level filters/indexes: {})",
+        g(&doc["heap_bytes"], "filters"),
+        g(&doc["heap_bytes"], "indexes"),
+        if per_level.is_empty() { "-".to_string() } else { per_level.join(", ") }
+    );
     if let (Some(share), Some(budget)) =
         (doc["filter_budget_share"].as_f64(), doc["filter_memory_budget"].as_u64())
     {
@@ -71,7 +89,7 @@ pub fn print(doc: &Value, tables: bool) {
         "expected false-positive reads per absent lookup: {:.5}",
         doc["expected_false_positive_reads"].as_f64().unwrap_or(0.0)
     );
-    let levels = doc["levels"].as_array().map(Vec::as_slice).unwrap_or_default();
+    let levels = levels_of(doc);
     let rows: Vec<Vec<String>> = levels
         .iter()
         .map(|l| {
@@ -242,4 +260,8 @@ pub fn print(doc: &Value, tables: bool) {
     for p in problems {
         println!("PROBLEM: {}", p.as_str().unwrap_or_default());
     }
+}
+
+fn levels_of(doc: &Value) -> &[Value] {
+    doc["levels"].as_array().map(Vec::as_slice).unwrap_or_default()
 }
