@@ -13,6 +13,7 @@
 mod bench_engine;
 mod bench_filters;
 mod bench_ingest;
+mod bench_open;
 mod bytes_arg;
 mod db;
 mod numbers;
@@ -69,6 +70,9 @@ enum BenchCommand {
     /// Bulk loading: N keys as T tables built in parallel and one ingest, against fillrandom
     /// of the same keys, each to a settled store.
     Ingest(bench_ingest::Args),
+    /// What opening an existing database costs: open time and the anonymous memory (RssAnon)
+    /// the open adds, against the filters' bytes, each round a fresh process.
+    Open(bench_open::Args),
 }
 
 /// How a command ended, mapped to the documented exit codes.
@@ -142,6 +146,7 @@ fn main() -> ExitCode {
         Command::Bench { which: Some(BenchCommand::Filters(args)), .. } => bench_filters::run(&args),
         Command::Bench { which: Some(BenchCommand::Engine(args)), .. } => bench_engine::run(&args),
         Command::Bench { which: Some(BenchCommand::Ingest(args)), .. } => bench_ingest::run(&args),
+        Command::Bench { which: Some(BenchCommand::Open(args)), .. } => bench_open::run(&args),
         Command::Bench { which: None, readamp } => readamp::run(&readamp),
         Command::Sst { which } => sst::run(&which),
         Command::Db { which } => db::run(&which),

@@ -446,7 +446,7 @@ pub fn round<E: Engine>(
 
 /// The process's resident anonymous memory (`RssAnon` in
 /// `/proc/self/status`): heap and stacks, not mapped files; `None` off Linux.
-fn anonymous_resident_bytes() -> Option<u64> {
+pub fn anonymous_resident_bytes() -> Option<u64> {
     let status = std::fs::read_to_string("/proc/self/status").ok()?;
     let kib = status.lines().find_map(|l| l.strip_prefix("RssAnon:"))?.trim().strip_suffix("kB")?.trim();
     kib.parse::<u64>().ok().map(|k| k * 1024)

@@ -363,6 +363,7 @@ fn every_json_field_is_documented_in_the_reference() {
     run(&["db", "get", d, "k02", "--json"]);
     run(&["db", "scan", d, "--json"]);
     run(&["db", "info", d, "--json"]);
+    run(&["bench", "open", d, "--rounds", "1", "--json"]);
     let outside = tmp.path().join("outside.sst");
     let mut b = TableBuilder::create(&outside, TableOptions::default()).unwrap();
     b.add(b"z1", 0, ValueKind::Value, b"v").unwrap();

@@ -11,6 +11,7 @@
 mod measure;
 pub mod prefix;
 mod report;
+pub(crate) use report::Machine;
 pub mod svg;
 mod verdict;
 pub mod workload;
