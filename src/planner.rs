@@ -43,7 +43,7 @@
 //! keys' (`TreeShape::with_entries_per_key`).
 //!
 //! When the tree grows, tables written under an older plan drift from the
-//! current one; compaction brings them back (see `compaction::picker`'s
+//! current one; compaction brings them back (see `compaction::refresh`'s
 //! refresh jobs), so the plan is kept by the tree, not only by new tables.
 
 use std::sync::Arc;

@@ -30,26 +30,30 @@ use crate::policy::Writing;
 use crate::sources::{KeyVersion, Source, TablesSource};
 use crate::tree::{TableFile, Tree};
 
-use super::picker::Job;
 use super::range_dels::RangeDelRules;
+use super::strategy::Choice;
 use super::writer::OutputWriter;
 use super::{JobContext, Outcome};
 
-/// Runs `job` on `tree` to completion: its outputs are published, and the
-/// edit that swaps them in is returned for the database to install.
+/// Runs what a strategy chose on `tree` to completion: its outputs are
+/// published, and the edit that swaps them in is returned for the database
+/// to install; `None` for [`Choice::Nothing`].
 ///
 /// # Errors
 /// Reading an input or writing an output; nothing is installed then.
-pub(crate) fn run(ctx: &JobContext<'_>, job: &Job, tree: &Tree) -> Result<Outcome> {
+pub(crate) fn run(ctx: &JobContext<'_>, choice: &Choice, tree: &Tree) -> Result<Option<Outcome>> {
+    let (Some(job), Some(output_level)) = (choice.job(), choice.output_level()) else {
+        return Ok(None);
+    };
+    let refresh = matches!(choice, Choice::Refresh(_));
     let horizon = ctx.horizon;
-    let output_level = job.output_level();
     let rules = RangeDelRules::new(job.inputs.iter().chain(&job.next_inputs), horizon);
     // A table a range tombstone wholly deletes is removed unread (a refresh
     // keeps its table as it is).
     let mut dropped_by_range = 0;
     let mut read = |tables: &[Arc<TableFile>]| -> Vec<Arc<TableFile>> {
         let (kept, dropped): (Vec<_>, Vec<_>) =
-            tables.iter().cloned().partition(|t| job.refresh || !rules.drops_table(t));
+            tables.iter().cloned().partition(|t| refresh || !rules.drops_table(t));
         dropped_by_range += dropped.iter().map(|t| t.record.entries).sum::<u64>();
         kept
     };
@@ -73,11 +77,11 @@ pub(crate) fn run(ctx: &JobContext<'_>, job: &Job, tree: &Tree) -> Result<Outcom
     // (which may be a new deepest level); the policy plans with that.
     let entries = job.inputs.iter().map(|t| t.record.entries).sum();
     let writing = Writing { level: output_level, entries, from: Some(job.level) };
-    let replaced = if job.refresh { &job.inputs } else { &job.next_inputs };
+    let replaced = if refresh { &job.inputs } else { &job.next_inputs };
     let incoming = job.inputs.iter().chain(&job.next_inputs).map(|t| t.record.entries).sum();
-    let mut out = OutputWriter::new(ctx, tree, writing, !job.refresh, replaced, incoming);
+    let mut out = OutputWriter::new(ctx, tree, writing, !refresh, replaced, incoming);
     // Each output gets the part of the carried tombstones within its range.
-    out.carry_range_dels(if job.refresh {
+    out.carry_range_dels(if refresh {
         let all = job.inputs.iter().filter_map(|t| t.table.range_dels());
         all.flat_map(|d| d.tombstones().iter().cloned()).collect()
     } else {
@@ -95,11 +99,11 @@ pub(crate) fn run(ctx: &JobContext<'_>, job: &Job, tree: &Tree) -> Result<Outcom
             kept_at_horizon = false;
         }
         // A refresh copies its table as it is: only the filter changes.
-        if !job.refresh && rules.drops(&v) {
+        if !refresh && rules.drops(&v) {
             dropped_by_range += 1;
             continue;
         }
-        if !job.refresh && !keep(&v, horizon, &mut kept_at_horizon, &may_exist_deeper) {
+        if !refresh && !keep(&v, horizon, &mut kept_at_horizon, &may_exist_deeper) {
             continue;
         }
         out.add(&v, new_key, read)?;
@@ -119,7 +123,7 @@ pub(crate) fn run(ctx: &JobContext<'_>, job: &Job, tree: &Tree) -> Result<Outcom
         edit.added.push((level_u8(output_level), TableRecord::clone(&t.record)));
     }
     let bytes_written = outputs.iter().map(|t| t.record.file_size).sum();
-    Ok(Outcome { edit, outputs, bytes_read: job.input_bytes(), bytes_written, dropped_by_range })
+    Ok(Some(Outcome { edit, outputs, bytes_read: job.input_bytes(), bytes_written, dropped_by_range }))
 }
 
 /// The drop rules of the module docs for one version.

@@ -1,7 +1,11 @@
-//! Leveled compaction.
+//! Compaction: a strategy chooses a job, one executor runs it.
 //!
-//! - [`picker`]: which tables to compact next (L0 trigger, level targets,
-//!   least overlap below per byte, a cursor per level for ties).
+//! - [`strategy`]: the seam. A [`CompactionStrategy`] chooses a
+//!   [`Choice`] from the tree, the options and the [`State`]; what
+//!   compaction remembers between jobs is [`Progress`].
+//! - [`leveled`]: the leveled strategy (L0 trigger, level targets, least
+//!   overlap below per byte, a cursor per level for ties, range-tombstone
+//!   moves), and the invariant that is leveled's alone.
 //! - [`refresh`]: which table to rewrite to the filter plan, when nothing
 //!   needs merging (drift from the plan, a mixed level's share, a Bloom
 //!   level's price).
@@ -10,25 +14,30 @@
 //! - [`writer`]: output tables split at the target size between user keys
 //!   (a small remainder joins the last).
 //!
-//! Compaction is a strategy the database runs: it picks a [`Job`] from the
-//! tree and the options, and [`run`] writes the job's outputs through a
-//! [`TableSink`] and returns the edit. The database owns the loop, the
-//! threads, the install and the counters (`db::compact`); nothing here
-//! imports `db`. One compaction runs at a time (the database's `compaction`
-//! lock), on the background thread or on the caller of `Db::compact`.
+//! The database holds the strategy ([`strategy_for`]) and owns the loop, the
+//! threads, the install and the counters (`db::compact`): it asks the
+//! strategy for a choice, [`run`] writes the choice's outputs through a
+//! [`TableSink`] and returns the edit. Nothing here imports `db`. One
+//! compaction runs at a time (the database's `compaction` lock, which
+//! holds the [`Progress`]), on the background thread or on the caller of
+//! `Db::compact`.
+//!
+//! A new strategy is a file here implementing [`CompactionStrategy`],
+//! its `mod` line, and its arm in [`strategy_for`].
 
 pub(crate) mod executor;
-pub(crate) mod picker;
+pub(crate) mod leveled;
 pub(crate) mod range_dels;
 pub(crate) mod refresh;
+pub(crate) mod strategy;
 pub(crate) mod writer;
 
 use std::collections::HashSet;
 use std::sync::Arc;
 
 pub(crate) use executor::run;
-pub(crate) use picker::{Job, pick, pick_level0, pick_range_dels};
-pub(crate) use refresh::{Drift, pick_over_budget, pick_refresh};
+pub(crate) use refresh::Drift;
+pub(crate) use strategy::{Choice, CompactionStrategy, Progress, State};
 
 use crate::key::SeqNo;
 use crate::manifest::VersionEdit;
@@ -36,6 +45,12 @@ use crate::options::Options;
 use crate::planner::Planner;
 use crate::sink::TableSink;
 use crate::tree::TableFile;
+
+/// The strategy `opts` choose. Leveled is the only one yet: a new one
+/// adds its arm here.
+pub(crate) fn strategy_for(_opts: &Options) -> Box<dyn CompactionStrategy> {
+    Box::new(leveled::Leveled)
+}
 
 /// How far `Db::compact` lets a table's filter drift from the plan:
 /// [`PLAN_DRIFT`](crate::policy::PLAN_DRIFT) of its bytes.

@@ -189,7 +189,7 @@ impl<'a> OutputWriter<'a> {
 /// 14–23 KB beside one of 173 KB, on a level of 205 KB tables), each
 /// paying a filter's fixed bytes and a probe. `remaining` is an estimate (the versions left at
 /// the bytes per version so far); where it errs high a remainder is still
-/// written, and widening (`picker::widen_to_target`) merges it later.
+/// written, and widening (`leveled::widen_to_target`) merges it later.
 ///
 /// Tried and not kept (docs/measurements.md): halving what is left once it
 /// fits two tables, and splitting each whole merge into equal tables. Both

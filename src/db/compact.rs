@@ -1,5 +1,5 @@
 //! The database's side of compaction: the loop that asks the strategy
-//! (`crate::compaction`) for the next job, runs it with what it needs from
+//! (`DbInner::strategy`, a `compaction::CompactionStrategy`) for the next job, runs it with what it needs from
 //! the database (a [`JobContext`]), installs the edit it returns and counts
 //! it; the background thread; and `Db::compact`'s "settle fully".
 
@@ -10,7 +10,7 @@ use crossbeam_channel::Receiver;
 use super::stats::bump;
 use super::{BgSignal, DbInner};
 use crate::Result;
-use crate::compaction::{self, Drift, Job, JobContext};
+use crate::compaction::{self, Choice, Drift, JobContext, Progress, State};
 use crate::manifest::WriteTotals;
 use crate::tree::Tree;
 
@@ -19,55 +19,45 @@ impl DbInner {
     /// table that drifted from the plan by more than `drift`; `false` if
     /// there was nothing to do.
     pub(crate) fn compact_once(&self, drift: Drift) -> Result<bool> {
-        let mut cursors = self.compaction.lock();
+        let mut progress = self.compaction.lock();
         let sv = self.current();
-        let Some(job) = self.next_job(&sv.tree, &cursors, drift) else {
+        let choice = self.choose(&sv.tree, &mut progress, drift);
+        if !self.run_choice(&choice, &sv.tree, &mut progress)? {
             return Ok(false);
-        };
-        self.run_job(&job, &sv.tree)?;
-        if !job.refresh {
-            self.refreshed.lock().clear();
         }
-        if !job.refresh
-            && let (Some(cursor), Some(largest)) =
-                (cursors.get_mut(job.level), job.inputs.iter().map(|t| t.record.largest.clone()).max())
-        {
-            *cursor = largest;
-        }
-        release_in_order(job, sv, cursors);
+        release_in_order(choice, sv, progress);
         self.notify_bg();
         Ok(true)
     }
 
-    /// The compaction `compact_once` would run on `tree`, or else its refresh.
-    fn next_job(&self, tree: &Tree, cursors: &[Vec<u8>], drift: Drift) -> Option<Job> {
-        let horizon = || self.snapshots.horizon(&self.visible_seq);
-        compaction::pick(tree, &self.opts, cursors)
-            .or_else(|| compaction::pick_range_dels(tree, &self.opts, horizon()))
-            .or_else(|| {
-                let plan = self.plan(&self.shape(tree, None));
-                let mut refreshed = self.refreshed.lock();
-                let done = refreshed.since(self.counters.flushes.load(Relaxed));
-                let skip = |n| done.contains(&n);
-                compaction::pick_refresh(tree, &plan, drift, self.policy.is_budgeted(), &skip).or_else(|| {
-                    let budget = self.opts.filter_memory_bytes.filter(|_| self.policy.is_budgeted())?;
-                    compaction::pick_over_budget(tree, &plan, budget, &skip)
-                })
-            })
+    /// What the strategy chooses on `tree`, given what compaction
+    /// remembers and what it needs from the database now.
+    fn choose(&self, tree: &Tree, progress: &mut Progress, drift: Drift) -> Choice {
+        let planner = self.planner();
+        let state = State {
+            cursors: &progress.cursors,
+            refreshed: progress.refreshed.since(self.counters.flushes.load(Relaxed)),
+            horizon: self.snapshots.horizon(&self.visible_seq),
+            drift,
+            budgeted: self.policy.is_budgeted(),
+            planner: &planner,
+        };
+        self.strategy.choose(tree, &self.opts, &state)
     }
 
     /// Whether the background thread would find a job on the tree as it
     /// is; `None` while a compaction runs (the answer would be stale by the
     /// time it ends).
     pub(crate) fn compaction_due(&self) -> Option<bool> {
-        let cursors = self.compaction.try_lock()?;
+        let mut progress = self.compaction.try_lock()?;
         let sv = self.current();
-        let due = self.next_job(&sv.tree, &cursors, Drift::Presence).is_some();
+        let due = self.choose(&sv.tree, &mut progress, Drift::Presence).job().is_some();
         Some(due)
     }
 
-    /// Compacts until level 0 is empty, every level is within its target and every table
-    /// carries its level's planned filter (to within [`EXPLICIT_DRIFT`](compaction::EXPLICIT_DRIFT)).
+    /// Compacts until the strategy's settling is done (for leveled: level 0
+    /// empty), every level is within its target and every table carries
+    /// its level's planned filter (to within [`EXPLICIT_DRIFT`](compaction::EXPLICIT_DRIFT)).
     ///
     /// The memtables are flushed first; level 0 then ends empty of every
     /// table flushed before the merge began (flushes of writes that land
@@ -82,7 +72,7 @@ impl DbInner {
         let started = self.next_file.load(SeqCst);
         loop {
             self.check_writable()?;
-            let step = match self.empty_level0(started) {
+            let step = match self.settle(started) {
                 Ok(false) => self.compact_once(compaction::EXPLICIT_DRIFT),
                 other => other,
             };
@@ -117,26 +107,23 @@ impl DbInner {
         }
     }
 
-    /// Merges all of level 0 into level 1 if it holds a table numbered
-    /// below `before`; `false` if it did not.
-    fn empty_level0(&self, before: u64) -> Result<bool> {
-        let cursors = self.compaction.lock();
+    /// Runs the strategy's settling job for the tables numbered below
+    /// `before` (`CompactionStrategy::settle`); `false` if there was none.
+    fn settle(&self, before: u64) -> Result<bool> {
+        let mut progress = self.compaction.lock();
         let sv = self.current();
-        if !sv.tree.levels.first().is_some_and(|l0| l0.iter().any(|t| t.number() < before)) {
+        let choice = self.strategy.settle(&sv.tree, &self.opts, before);
+        if !self.run_choice(&choice, &sv.tree, &mut progress)? {
             return Ok(false);
         }
-        let Some(job) = compaction::pick_level0(&sv.tree, &self.opts) else {
-            return Ok(false);
-        };
-        self.run_job(&job, &sv.tree)?;
-        self.refreshed.lock().clear();
-        release_in_order(job, sv, cursors);
+        release_in_order(choice, sv, progress);
         self.notify_bg();
         Ok(true)
     }
 
-    /// Runs `job` on `tree` and installs its outputs in one manifest edit.
-    fn run_job(&self, job: &Job, tree: &Tree) -> Result<()> {
+    /// Runs `choice` on `tree`, installs its outputs in one manifest edit
+    /// and notes it in `progress`; `false` for [`Choice::Nothing`].
+    fn run_choice(&self, choice: &Choice, tree: &Tree, progress: &mut Progress) -> Result<bool> {
         let planner = self.planner();
         let ctx = JobContext {
             opts: &self.opts,
@@ -145,18 +132,20 @@ impl DbInner {
             budgeted: self.policy.is_budgeted(),
             planner: &planner,
         };
-        let done = compaction::run(&ctx, job, tree)?;
-        if job.refresh {
+        let Some(done) = compaction::run(&ctx, choice, tree)? else {
+            return Ok(false);
+        };
+        if matches!(choice, Choice::Refresh(_)) {
             bump(&self.counters.filter_refreshes, 1);
-            self.refreshed.lock().add(done.outputs.iter().map(|t| t.number()));
         }
+        progress.record(choice, done.outputs.iter().map(|t| t.number()));
         let written = WriteTotals { compaction_bytes: done.bytes_written, ..WriteTotals::default() };
         self.install(&done.edit, done.outputs, false, written)?;
         bump(&self.counters.compactions, 1);
         bump(&self.counters.compaction_bytes_read, done.bytes_read);
         bump(&self.counters.compaction_bytes_written, done.bytes_written);
         bump(&self.counters.range_deleted_entries, done.dropped_by_range);
-        Ok(())
+        Ok(true)
     }
 }
 
@@ -168,10 +157,10 @@ impl DbInner {
 /// deleted unless a reader still holds them: dropped after the lock, the
 /// background thread could delete them after `Db::compact` had returned.
 /// (On an early `?` return the locals drop in this order by themselves.)
-fn release_in_order<T>(job: Job, sv: T, cursors: parking_lot::MutexGuard<'_, Vec<Vec<u8>>>) {
-    drop(job);
+fn release_in_order<T>(choice: Choice, sv: T, progress: parking_lot::MutexGuard<'_, Progress>) {
+    drop(choice);
     drop(sv);
-    drop(cursors);
+    drop(progress);
 }
 
 /// The background compaction thread.
@@ -184,7 +173,7 @@ pub(crate) fn compact_loop(db: &DbInner, rx: &Receiver<BgSignal>) {
     }
 }
 
-/// Runs what the picker finds until it finds nothing, the database fails,
+/// Runs what the strategy chooses until it finds nothing, the database fails,
 /// or another signal arrives.
 fn compact_while_due(db: &DbInner, rx: &Receiver<BgSignal>) {
     while db.check_writable().is_ok() {

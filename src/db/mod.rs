@@ -100,8 +100,10 @@ pub(crate) struct DbInner {
     pub visible_seq: AtomicU64,
     pub sv: RwLock<Arc<SuperVersion>>,
     pub manifest: Mutex<ManifestState>,
-    /// Held while a compaction runs; holds each level's round-robin cursor.
-    pub compaction: Mutex<Vec<Vec<u8>>>,
+    /// Held while a compaction is chosen and runs: what it remembers.
+    pub compaction: Mutex<crate::compaction::Progress>,
+    /// Chooses each compaction: a `Box<dyn>` (see `CompactionStrategy`).
+    pub strategy: Box<dyn crate::compaction::CompactionStrategy>,
     pub next_file: AtomicU64,
     pub counters: Arc<Counters>,
     /// The filter policy tables are written with (the stored one unless the
@@ -113,8 +115,6 @@ pub(crate) struct DbInner {
     /// What this open's recovery replayed from the WALs and lost.
     pub recovery: crate::recovery::RecoveryReport,
     pub plan_cache: crate::planner::PlanCache,
-    /// Tables refreshed since the tree last changed shape.
-    pub refreshed: Mutex<crate::compaction::Refreshed>,
     pub snapshots: SnapshotList,
     /// Why the database turned read-only, if it did.
     pub(crate) failure: Mutex<Option<String>>,
@@ -434,7 +434,7 @@ impl Db {
 
     /// Waits until the background threads have nothing left to do, as
     /// `RocksDB`'s `WaitForCompact` does: no frozen memtable waits for or
-    /// is in a flush, no compaction runs, and the compaction picker finds
+    /// is in a flush, no compaction runs, and the compaction strategy finds
     /// no level past its trigger or target and no filter refresh due. The
     /// tree then stays as it is until the next write. Writes from other
     /// threads meanwhile may extend the wait (each full memtable is one more
@@ -443,7 +443,7 @@ impl Db {
     ///
     /// With [`Options::auto_compaction`] off nothing compacts in the
     /// background, so it returns once the flushes are done, whatever the
-    /// picker would find (rather than wait for work nobody will do). A
+    /// strategy would find (rather than wait for work nobody will do). A
     /// database opened read-only has no background work: it returns at once.
     ///
     /// # Errors

@@ -1,4 +1,27 @@
-//! Choosing the next compaction.
+//! Leveled compaction, the one [`CompactionStrategy`] there is.
+//!
+//! # Invariant (what is leveled-only)
+//!
+//! - Level 0 holds flushes, which may overlap, newest first; every deeper
+//!   level is one sorted run (tables sorted by key, no two overlapping).
+//!   `manifest::version` refuses an edit that would overlap two tables of
+//!   a level ≥ 1, and a point read (`tree::search`) probes every level-0
+//!   table but at most one table per deeper level, found by binary search.
+//! - A newer version of a key is never below an older one: all of level 0
+//!   merges at once, and a deeper level's table merges with everything it
+//!   overlaps one level down.
+//! - Level 0 is merged once it holds `l0_compaction_trigger` tables, level
+//!   `i ≥ 1` once its bytes pass `Options::level_target_bytes(i)`; the last
+//!   level (`max_levels − 1`) has no target. The filter planner
+//!   (`crate::planner`) models the tree this way: level 0 at half its
+//!   trigger, deeper levels at their targets.
+//!
+//! Another strategy may change any of this, but the first point is also
+//! what the version check and the read path assume: a strategy that keeps
+//! several runs below level 0 changes those two with it. One that keeps
+//! every table on level 0 (FIFO) keeps the first point as it is.
+//!
+//! # Choosing
 //!
 //! - Level 0 (overlapping flushes): once it holds `l0_compaction_trigger`
 //!   tables, all of them merge into level 1 together with every level-1
@@ -13,8 +36,8 @@
 //!
 //! The level whose score (`bytes / target`, or `tables / trigger` for L0) is
 //! highest goes first. The last level has no target. `Db::compact` goes on
-//! past the scores: it ends with level 0 empty, every key in its settled
-//! place.
+//! past the scores: it first merges all of level 0 ([`Leveled::settle`]),
+//! so it ends with level 0 empty, every key in its settled place.
 //!
 //! When no level needs merging, a table holding a range tombstone every
 //! reader sees moves down a level, merged with what it overlaps there
@@ -23,40 +46,57 @@
 //! such job takes its tombstones a level deeper or drops them, so they
 //! stop at the last level.
 //!
-//! Refreshes (tables rewritten to the filter plan) are chosen in
-//! [`super::refresh`].
+//! When nothing needs merging either, a table whose filter drifted from
+//! the plan is refreshed ([`super::refresh`]): first one that drifted by
+//! the state's [`Drift`](super::Drift), then, under a filter memory budget, the one most
+//! over its plan.
 
 use std::sync::Arc;
 
+use super::refresh::{pick_over_budget, pick_refresh};
+use super::strategy::{Choice, CompactionStrategy, Job, State};
 use crate::key::SeqNo;
 use crate::options::Options;
 use crate::table::TableRecord;
 use crate::tree::{TableFile, Tree};
 
-/// One compaction: tables of `level` (and of `level + 1`) merged into
-/// `level + 1`; or, for a refresh, one table of `level` rewritten there.
-#[derive(Debug, Clone)]
-pub(crate) struct Job {
-    pub level: usize,
-    pub inputs: Vec<Arc<TableFile>>,
-    pub next_inputs: Vec<Arc<TableFile>>,
-    pub refresh: bool,
-}
+/// Leveled compaction: see the module docs.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct Leveled;
 
-impl Job {
-    pub fn output_level(&self) -> usize {
-        if self.refresh { self.level } else { self.level + 1 }
+impl CompactionStrategy for Leveled {
+    /// A merge past a trigger or target, else a range-tombstone move, else a
+    /// refresh to the filter plan.
+    fn choose(&self, tree: &Tree, opts: &Options, state: &State<'_>) -> Choice {
+        if let Some(job) =
+            pick(tree, opts, state.cursors).or_else(|| pick_range_dels(tree, opts, state.horizon))
+        {
+            return Choice::Merge(job);
+        }
+        let plan = state.planner.plan(&state.planner.shape(tree, None));
+        let skip = |n| state.refreshed.contains(&n);
+        pick_refresh(tree, &plan, state.drift, state.budgeted, &skip)
+            .or_else(|| {
+                let budget = opts.filter_memory_bytes.filter(|_| state.budgeted)?;
+                pick_over_budget(tree, &plan, budget, &skip)
+            })
+            .map_or(Choice::Nothing, Choice::Refresh)
     }
 
-    /// Bytes of every input table.
-    pub fn input_bytes(&self) -> u64 {
-        self.inputs.iter().chain(&self.next_inputs).map(|t| t.record.file_size).sum()
+    /// All of level 0 merged into level 1 while it holds a table numbered
+    /// below `before`: `Db::compact` ends with level 0 empty of every
+    /// table flushed before it began.
+    fn settle(&self, tree: &Tree, opts: &Options, before: u64) -> Choice {
+        if !tree.levels.first().is_some_and(|l0| l0.iter().any(|t| t.number() < before)) {
+            return Choice::Nothing;
+        }
+        pick_level0(tree, opts).map_or(Choice::Nothing, Choice::Merge)
     }
 }
 
 /// How far over its limit each level is; > 1 needs compaction.
 #[expect(clippy::cast_precision_loss, reason = "scores only rank levels")]
-pub(crate) fn scores(tree: &Tree, opts: &Options) -> Vec<f64> {
+fn scores(tree: &Tree, opts: &Options) -> Vec<f64> {
     let last = opts.max_levels - 1;
     (0..last)
         .map(|level| {
@@ -80,7 +120,7 @@ fn overlapping(tables: &[Arc<TableFile>], lo: &[u8], hi: &[u8]) -> Vec<Arc<Table
 
 /// The most urgent compaction, if any level needs one. `cursors[level]` is
 /// the largest key compacted last from that level.
-pub(crate) fn pick(tree: &Tree, opts: &Options, cursors: &[Vec<u8>]) -> Option<Job> {
+fn pick(tree: &Tree, opts: &Options, cursors: &[Vec<u8>]) -> Option<Job> {
     let scores = scores(tree, opts);
     let (level, &score) = scores.iter().enumerate().max_by(|a, b| a.1.total_cmp(b.1))?;
     if score < 1.0 {
@@ -91,7 +131,7 @@ pub(crate) fn pick(tree: &Tree, opts: &Options, cursors: &[Vec<u8>]) -> Option<J
 
 /// Every level-0 table merged into level 1, whatever level 0's score:
 /// `Db::compact` ends with level 0 empty.
-pub(crate) fn pick_level0(tree: &Tree, opts: &Options) -> Option<Job> {
+fn pick_level0(tree: &Tree, opts: &Options) -> Option<Job> {
     if tree.l0_tables() == 0 {
         return None;
     }
@@ -101,7 +141,7 @@ pub(crate) fn pick_level0(tree: &Tree, opts: &Options) -> Option<Job> {
 /// The first table above the last level holding a range tombstone at or
 /// below `horizon` (which every reader sees), moved a level down: all of
 /// level 0 if it is there, else that table with what it overlaps below.
-pub(crate) fn pick_range_dels(tree: &Tree, opts: &Options, horizon: SeqNo) -> Option<Job> {
+fn pick_range_dels(tree: &Tree, opts: &Options, horizon: SeqNo) -> Option<Job> {
     let seen_by_all = |t: &&Arc<TableFile>| {
         t.table.range_dels().is_some_and(|d| d.tombstones().iter().any(|d| d.seq <= horizon))
     };
@@ -137,7 +177,7 @@ fn job_with(tree: &Tree, opts: &Options, level: usize, inputs: Vec<Arc<TableFile
     let mut next_inputs = overlapping(below, lo, hi);
     let input_bytes = inputs.iter().map(|t| t.record.file_size).sum();
     widen_to_target(below, &mut next_inputs, input_bytes, opts.table_target_bytes_for(level + 1), lo);
-    Some(Job { level, inputs, next_inputs, refresh: false })
+    Some(Job { level, inputs, next_inputs })
 }
 
 /// The table of `here` whose compaction into `below` rewrites the fewest
