@@ -325,9 +325,7 @@ proptest! {
     /// Over tree sizes and budgets (0.5 to 12 bits/key): after `compact()`
     /// the filters take at most the budget and 3% (and from 2 bits/key at
     /// least the budget less 3%), and the levels' summed rate is no worse than
-    /// that of any one kind on every level in the bytes they take (from 2
-    /// bits/key: below, Monkey's plan still loses to uniform Ribbon by up to
-    /// 3%, a known gap).
+    /// that of any one kind on every level in the bytes they take.
     #[test]
     fn a_budget_is_kept_and_spent_at_least_as_well_as_uniform(
         keys in 30_000_u64..160_000,
