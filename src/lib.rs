@@ -130,6 +130,7 @@ pub use db::{
 };
 pub use error::{Error, Result};
 pub use filter::FilterKind;
+pub use options::{Clock, Compaction, SystemClock};
 pub use policy::{CompressionPolicy, FilterPolicy};
 pub use prefix::{MAX_FIXED_PREFIX, PrefixExtractor};
 pub use table::Compression;
@@ -143,7 +144,7 @@ pub use wal::RecoveryMode;
 /// reading and writing.
 pub mod records {
     pub use crate::key::ValueKind;
-    pub use crate::manifest::{LostWrites, WalEnd, WriteTotals};
+    pub use crate::manifest::{DropTotals, LostWrites, WalEnd, WriteTotals};
     pub use crate::recovery::{RecoveryReport, WalCut};
     pub use crate::table::TableRecord;
 }

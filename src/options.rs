@@ -2,6 +2,10 @@
 
 use std::sync::Arc;
 
+mod compaction;
+
+pub use compaction::{Clock, Compaction, SystemClock};
+
 use crate::fs::{FileSystem, StdFs};
 use crate::policy::{CompressionPolicy, FilterPolicy};
 use crate::prefix::PrefixExtractor;
@@ -115,9 +119,10 @@ pub struct Options {
     pub fs: Arc<dyn FileSystem>,
     /// Level-0 tables that trigger a compaction into level 1.
     pub l0_compaction_trigger: usize,
-    /// Level-0 tables past which each write sleeps ~1 ms.
+    /// Level-0 tables past which each write sleeps ~1 ms (leveled
+    /// compaction only: FIFO keeps every table on level 0).
     pub l0_slowdown_trigger: usize,
-    /// Level-0 tables past which writes wait for compaction.
+    /// Level-0 tables past which writes wait for compaction (leveled only).
     pub l0_stop_trigger: usize,
     /// Target size of level 1; level `i` aims at `base_level_bytes × ratio^(i−1)`.
     /// Default 256 MiB (see [`Options::memtable_bytes`]).
@@ -140,6 +145,14 @@ pub struct Options {
     /// Size past which the manifest is rewritten as one snapshot edit (it
     /// otherwise grows by one edit per flush and compaction until reopened).
     pub manifest_roll_bytes: u64,
+    /// The compaction strategy: [`Compaction::Leveled`] (the default), or
+    /// [`Compaction::Fifo`] for data kept for a window of time or bytes.
+    /// Not stored: each open runs the strategy it is given (a FIFO
+    /// database reopened leveled merges its tables down as usual).
+    pub compaction: Compaction,
+    /// The clock tables record their creation time with, and FIFO's TTL
+    /// reads (default [`SystemClock`]).
+    pub clock: Arc<dyn Clock>,
     /// Whether background compaction runs on its own; `false` leaves it to
     /// [`crate::Db::compact`] (writes still stop past `l0_stop_trigger`
     /// only when this is `true`).
@@ -173,6 +186,8 @@ impl Default for Options {
             max_levels: 7,
             manifest_roll_bytes: 4 << 20,
             auto_compaction: true,
+            compaction: Compaction::Leveled,
+            clock: Arc::new(SystemClock),
             table_size_multiplier: 1,
             #[cfg(feature = "internals")]
             inject_filter_build_failure: false,
@@ -230,6 +245,7 @@ impl Options {
         if self.base_level_bytes == 0 || self.table_target_bytes == 0 {
             return bad("base_level_bytes and table_target_bytes must be positive");
         }
+        self.compaction.validate()?;
         if self.table_size_multiplier == 0 {
             return bad("table_size_multiplier must be at least 1");
         }

@@ -42,6 +42,10 @@
 //! prefixes, at the tree's ratio of the two), while the budget stays the
 //! keys' (`TreeShape::with_entries_per_key`).
 //!
+//! Under FIFO compaction the tree is level 0 alone, as many runs as it
+//! holds tables (each a flush), with the budget spent on them all: no level
+//! below will hold their keys.
+//!
 //! When the tree grows, tables written under an older plan drift from the
 //! current one; compaction brings them back (see `compaction::refresh`'s
 //! refresh jobs), so the plan is kept by the tree, not only by new tables.
@@ -50,7 +54,7 @@ use std::sync::Arc;
 use std::sync::atomic::AtomicU64;
 use std::sync::atomic::Ordering::Relaxed;
 
-use crate::options::Options;
+use crate::options::{Compaction, Options};
 use crate::policy::{FilterPolicy, LevelFilter, LevelModel, TreeShape, Writing};
 use crate::table::Compression;
 use crate::tree::{TableFile, Tree};
@@ -163,6 +167,25 @@ impl Planner<'_> {
         }
         let d = settled.max(deepest).clamp(1, last_allowed);
 
+        // Filters hold prefixes too: plan their entries, on the budget of
+        // the keys (`TreeShape::with_entries_per_key`). Both counts are the
+        // data's, which a filter refresh leaves as they were.
+        let (distinct, in_filters) =
+            all().fold((0u64, 0u64), |(d, f), t| (d + t.table.distinct_keys(), f + t.table.filter_keys()));
+        let per_key = if distinct > 0 { in_filters as f64 / distinct as f64 } else { 1.0 };
+
+        // FIFO never merges: the whole tree is level 0's flushes, every one
+        // probed by a miss, so its runs are its tables (the flush being
+        // written included) and the budget is all theirs.
+        if let Compaction::Fifo { .. } = opts.compaction {
+            let flushing = matches!(writing, Some(Writing { level: 0, .. }));
+            let runs = (all().count() + usize::from(flushing)).max(1) as f64;
+            let keys = flush_keys * per_key;
+            return TreeShape::from_levels(vec![LevelModel { run_keys: keys, runs, table_keys: keys }])
+                .with_entries_per_key(per_key)
+                .with_filter_memory_bytes(opts.filter_memory_bytes);
+        }
+
         // Level 0 fills to its trigger and is then merged away: trigger / 2
         // tables on average.
         let l0_runs = (opts.l0_compaction_trigger as f64 / 2.0).max(1.0);
@@ -190,12 +213,6 @@ impl Planner<'_> {
             let table_keys = level1_table_keys * growth(level);
             levels.push(LevelModel { run_keys: n, runs: 1.0, table_keys: table_keys.min(n).max(1.0) });
         }
-        // Filters hold prefixes too: plan their entries, on the budget of
-        // the keys (`TreeShape::with_entries_per_key`). Both counts are the
-        // data's, which a filter refresh leaves as they were.
-        let (distinct, in_filters) =
-            all().fold((0u64, 0u64), |(d, f), t| (d + t.table.distinct_keys(), f + t.table.filter_keys()));
-        let per_key = if distinct > 0 { in_filters as f64 / distinct as f64 } else { 1.0 };
         for l in &mut levels {
             l.run_keys *= per_key;
             l.table_keys *= per_key;

@@ -18,6 +18,7 @@ use crate::filter::FilterKind;
 use crate::fs::FileSystem;
 use crate::key::{SeqNo, ValueKind};
 use crate::manifest::table_file_name;
+use crate::options::Clock;
 use crate::prefix::PrefixExtractor;
 use crate::range_del::RangeTombstone;
 use crate::table::{Compression, Table, TableBuilder, TableOptions};
@@ -35,6 +36,8 @@ pub(crate) struct TableSink<'a> {
     /// The extractor whose prefixes every new table's filter also holds.
     pub prefix_extractor: Option<PrefixExtractor>,
     pub inject_filter_build_failure: bool,
+    /// What new tables record as their creation time (`Options::clock`).
+    pub clock: &'a dyn Clock,
     /// Where a table that fails to delete once obsolete is counted.
     pub cleanup_failures: &'a Arc<AtomicU64>,
 }
@@ -93,6 +96,7 @@ impl TableSink<'_> {
             prefix_extractor: self.prefix_extractor,
             inject_filter_build_failure: self.inject_filter_build_failure,
             compression,
+            created_unix_secs: Some(self.clock.now_unix_secs()),
             ..TableOptions::default()
         };
         let builder = TableBuilder::new(Arc::clone(self.fs), self.dir.join(table_file_name(number)), opts)?;

@@ -31,7 +31,7 @@ use crate::sources::{KeyVersion, Source, TablesSource};
 use crate::tree::{TableFile, Tree};
 
 use super::range_dels::RangeDelRules;
-use super::strategy::Choice;
+use super::strategy::{Choice, Job};
 use super::writer::OutputWriter;
 use super::{JobContext, Outcome};
 
@@ -42,6 +42,9 @@ use super::{JobContext, Outcome};
 /// # Errors
 /// Reading an input or writing an output; nothing is installed then.
 pub(crate) fn run(ctx: &JobContext<'_>, choice: &Choice, tree: &Tree) -> Result<Option<Outcome>> {
+    if let Choice::Drop(job) = choice {
+        return Ok(Some(drop_tables(ctx, job)));
+    }
     let (Some(job), Some(output_level)) = (choice.job(), choice.output_level()) else {
         return Ok(None);
     };
@@ -124,6 +127,17 @@ pub(crate) fn run(ctx: &JobContext<'_>, choice: &Choice, tree: &Tree) -> Result<
     }
     let bytes_written = outputs.iter().map(|t| t.record.file_size).sum();
     Ok(Some(Outcome { edit, outputs, bytes_read: job.input_bytes(), bytes_written, dropped_by_range }))
+}
+
+/// The edit that removes `job`'s tables of its level, reading nothing.
+fn drop_tables(ctx: &JobContext<'_>, job: &Job) -> Outcome {
+    let level = u8::try_from(job.level).unwrap_or(u8::MAX);
+    let edit = VersionEdit {
+        next_file_number: Some(ctx.sink.next_file_number()),
+        removed: job.inputs.iter().map(|t| (level, t.number())).collect(),
+        ..VersionEdit::default()
+    };
+    Outcome { edit, outputs: Vec::new(), bytes_read: 0, bytes_written: 0, dropped_by_range: 0 }
 }
 
 /// The drop rules of the module docs for one version.

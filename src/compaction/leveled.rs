@@ -1,4 +1,4 @@
-//! Leveled compaction, the one [`CompactionStrategy`] there is.
+//! Leveled compaction, the default [`CompactionStrategy`].
 //!
 //! # Invariant (what is leveled-only)
 //!

@@ -6,11 +6,13 @@
 //! - [`leveled`]: the leveled strategy (L0 trigger, level targets, least
 //!   overlap below per byte, a cursor per level for ties, range-tombstone
 //!   moves), and the invariant that is leveled's alone.
+//! - [`fifo`]: first in, first out (`Compaction::Fifo`): tables are
+//!   never merged, the oldest are dropped past a byte limit or a TTL.
 //! - [`refresh`]: which table to rewrite to the filter plan, when nothing
 //!   needs merging (drift from the plan, a mixed level's share, a Bloom
 //!   level's price).
 //! - [`executor`]: merge, drop shadowed versions and dead tombstones, return
-//!   the edit.
+//!   the edit (or, for a drop, the edit that removes the tables).
 //! - [`writer`]: output tables split at the target size between user keys
 //!   (a small remainder joins the last).
 //!
@@ -26,6 +28,7 @@
 //! its `mod` line, and its arm in [`strategy_for`].
 
 pub(crate) mod executor;
+pub(crate) mod fifo;
 pub(crate) mod leveled;
 pub(crate) mod range_dels;
 pub(crate) mod refresh;
@@ -41,15 +44,18 @@ pub(crate) use strategy::{Choice, CompactionStrategy, Progress, State};
 
 use crate::key::SeqNo;
 use crate::manifest::VersionEdit;
-use crate::options::Options;
+use crate::options::{Compaction, Options};
 use crate::planner::Planner;
 use crate::sink::TableSink;
 use crate::tree::TableFile;
 
-/// The strategy `opts` choose. Leveled is the only one yet: a new one
-/// adds its arm here.
-pub(crate) fn strategy_for(_opts: &Options) -> Box<dyn CompactionStrategy> {
-    Box::new(leveled::Leveled)
+/// The strategy `opts` choose: a new one adds its arm here.
+pub(crate) fn strategy_for(opts: &Options) -> Box<dyn CompactionStrategy> {
+    match opts.compaction {
+        Compaction::Fifo { max_bytes, ttl } => Box::new(fifo::Fifo { max_bytes, ttl }),
+        // `Compaction` is non-exhaustive only to callers outside the crate.
+        Compaction::Leveled => Box::new(leveled::Leveled),
+    }
 }
 
 /// How far `Db::compact` lets a table's filter drift from the plan:

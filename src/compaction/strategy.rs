@@ -7,7 +7,7 @@
 //! counter: everything it may look at is in its arguments, made by the
 //! database under the compaction lock before it asks. What a strategy may
 //! leave to others, and what it must keep, is written in its own file
-//! ([`super::leveled`] for the one there is).
+//! ([`super::leveled`], [`super::fifo`]).
 
 use std::collections::HashSet;
 use std::sync::Arc;
@@ -48,6 +48,14 @@ pub(crate) trait CompactionStrategy: Send + Sync {
         let _ = (tree, opts, before);
         Choice::Nothing
     }
+
+    /// Whether every job this strategy chooses is a [`Choice::Drop`],
+    /// which writes nothing: the flush thread then runs them right after
+    /// each flush, so a byte limit holds flush by flush. `false` by
+    /// default.
+    fn drops_only(&self) -> bool {
+        false
+    }
 }
 
 /// What a strategy chooses: one job, or nothing.
@@ -63,6 +71,9 @@ pub(crate) enum Choice {
     /// dropped) with the filter its level's plan now gives it
     /// ([`super::refresh`]).
     Refresh(Job),
+    /// The job's tables of `level` removed from the tree unread, with
+    /// everything in them ([`super::fifo`]'s expiry). Nothing is written.
+    Drop(Job),
 }
 
 impl Choice {
@@ -70,14 +81,15 @@ impl Choice {
     pub fn job(&self) -> Option<&Job> {
         match self {
             Self::Nothing => None,
-            Self::Merge(job) | Self::Refresh(job) => Some(job),
+            Self::Merge(job) | Self::Refresh(job) | Self::Drop(job) => Some(job),
         }
     }
 
-    /// The level the job's outputs go to.
+    /// The level the job's outputs go to; `None` for a job that writes
+    /// none.
     pub fn output_level(&self) -> Option<usize> {
         match self {
-            Self::Nothing => None,
+            Self::Nothing | Self::Drop(_) => None,
             Self::Merge(job) => Some(job.level + 1),
             Self::Refresh(job) => Some(job.level),
         }
@@ -122,7 +134,7 @@ impl Progress {
     /// changes the shape and moves its level's cursor.
     pub fn record(&mut self, choice: &Choice, outputs: impl IntoIterator<Item = u64>) {
         match choice {
-            Choice::Nothing => {}
+            Choice::Nothing | Choice::Drop(_) => {}
             Choice::Refresh(_) => self.refreshed.add(outputs),
             Choice::Merge(job) => {
                 self.refreshed.clear();
@@ -152,4 +164,7 @@ pub(crate) struct State<'a> {
     pub budgeted: bool,
     /// The filter plan, made when the strategy asks for it.
     pub planner: &'a Planner<'a>,
+    /// The time by the database's clock, in seconds since the Unix epoch
+    /// (what tables record as their creation time).
+    pub now_unix_secs: u64,
 }

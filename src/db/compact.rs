@@ -5,7 +5,7 @@
 
 use std::sync::atomic::Ordering::{Relaxed, SeqCst};
 
-use crossbeam_channel::Receiver;
+use crossbeam_channel::{Receiver, RecvTimeoutError};
 
 use super::stats::bump;
 use super::{BgSignal, DbInner};
@@ -19,7 +19,16 @@ impl DbInner {
     /// table that drifted from the plan by more than `drift`; `false` if
     /// there was nothing to do.
     pub(crate) fn compact_once(&self, drift: Drift) -> Result<bool> {
-        let mut progress = self.compaction.lock();
+        self.compact_locked(self.compaction.lock(), drift)
+    }
+
+    /// [`compact_once`](Self::compact_once) under the compaction lock
+    /// already taken.
+    fn compact_locked(
+        &self,
+        mut progress: parking_lot::MutexGuard<'_, Progress>,
+        drift: Drift,
+    ) -> Result<bool> {
         let sv = self.current();
         let choice = self.choose(&sv.tree, &mut progress, drift);
         if !self.run_choice(&choice, &sv.tree, &mut progress)? {
@@ -41,6 +50,7 @@ impl DbInner {
             drift,
             budgeted: self.policy.is_budgeted(),
             planner: &planner,
+            now_unix_secs: self.opts.clock.now_unix_secs(),
         };
         self.strategy.choose(tree, &self.opts, &state)
     }
@@ -135,8 +145,15 @@ impl DbInner {
         let Some(done) = compaction::run(&ctx, choice, tree)? else {
             return Ok(false);
         };
-        if matches!(choice, Choice::Refresh(_)) {
-            bump(&self.counters.filter_refreshes, 1);
+        match choice {
+            Choice::Refresh(_) => bump(&self.counters.filter_refreshes, 1),
+            Choice::Drop(job) => {
+                let [tables, entries, bytes] = &self.counters.fifo_dropped;
+                bump(tables, job.inputs.len() as u64);
+                bump(entries, job.inputs.iter().map(|t| t.record.entries).sum());
+                bump(bytes, job.input_bytes());
+            }
+            Choice::Nothing | Choice::Merge(_) => {}
         }
         progress.record(choice, done.outputs.iter().map(|t| t.number()));
         let written = WriteTotals { compaction_bytes: done.bytes_written, ..WriteTotals::default() };
@@ -163,13 +180,62 @@ fn release_in_order<T>(choice: Choice, sv: T, progress: parking_lot::MutexGuard<
     drop(progress);
 }
 
-/// The background compaction thread.
+/// The background compaction thread. Under a FIFO TTL it also wakes by
+/// itself now and then (`Compaction::ttl_recheck`), since tables expire
+/// while nothing is written.
 pub(crate) fn compact_loop(db: &DbInner, rx: &Receiver<BgSignal>) {
-    while let Ok(BgSignal::Wake) = rx.recv() {
-        if db.opts.auto_compaction {
-            compact_while_due(db, rx);
+    let recheck = db.opts.compaction.ttl_recheck().filter(|_| db.opts.auto_compaction);
+    loop {
+        let signal = match recheck {
+            Some(every) => match rx.recv_timeout(every) {
+                Ok(signal) => Some(signal),
+                Err(RecvTimeoutError::Timeout) => None,
+                Err(RecvTimeoutError::Disconnected) => return,
+            },
+            None => match rx.recv() {
+                Ok(signal) => Some(signal),
+                Err(_) => return,
+            },
+        };
+        match signal {
+            Some(BgSignal::Wake) => {
+                if db.opts.auto_compaction {
+                    compact_while_due(db, rx);
+                }
+                db.compaction_wake_done();
+            }
+            // A timeout is no wake-up: nobody counted it.
+            None => compact_while_due(db, rx),
+            Some(BgSignal::Shutdown) => return,
         }
-        db.compaction_wake_done();
+    }
+}
+
+impl DbInner {
+    /// On the flush thread, right after a flush: the strategy's jobs, when
+    /// they only drop tables (`CompactionStrategy::drops_only`), so that a
+    /// FIFO byte limit holds flush by flush, whatever the compaction
+    /// thread is doing. A failure fails the database, as there.
+    pub(crate) fn drop_after_flush(&self) {
+        if !self.opts.auto_compaction || !self.strategy.drops_only() {
+            return;
+        }
+        while self.check_writable().is_ok() {
+            // Never wait for the lock: its holder may be waiting for this
+            // thread's next flush (an ingest does), and the compaction
+            // thread, woken after every flush, runs the same drops.
+            let Some(progress) = self.compaction.try_lock() else {
+                return;
+            };
+            match self.compact_locked(progress, Drift::Presence) {
+                Ok(true) => {}
+                Ok(false) => return,
+                Err(e) => {
+                    self.fail(format!("compaction failed: {e}"));
+                    return;
+                }
+            }
+        }
     }
 }
 

@@ -29,6 +29,7 @@ pub(crate) fn flush_loop(db: &DbInner, rx: &Receiver<BgSignal>) {
             // comes; turn it into a failure they can see instead.
             match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| db.flush_oldest())) {
                 Ok(Ok(true)) => {
+                    db.drop_after_flush();
                     db.notify_bg();
                     db.wake_compaction();
                 }

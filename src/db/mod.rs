@@ -164,6 +164,7 @@ impl DbInner {
             block_bytes: self.opts.block_bytes,
             prefix_extractor: self.opts.prefix_extractor,
             inject_filter_build_failure: self.opts.injects_filter_build_failure(),
+            clock: &*self.opts.clock,
             cleanup_failures: &self.counters.cleanup_failures,
         }
     }

@@ -5,7 +5,7 @@
 //! engine adds that to its level's counters. Nothing is sampled or estimated.
 
 use crate::filter::FilterKind;
-use crate::manifest::{LostWrites, WriteTotals};
+use crate::manifest::{DropTotals, LostWrites, WriteTotals};
 
 mod counters;
 mod display;
@@ -204,6 +204,9 @@ pub struct Stats {
     pub compaction_bytes_written: u64,
     /// Writes that were slowed or stopped because level 0 was too full.
     pub write_stalls: u64,
+    /// What FIFO compaction ([`crate::Compaction::Fifo`]) dropped: tables
+    /// past its byte limit or time to live, with their entries and bytes.
+    pub fifo_dropped: DropTotals,
     /// Bytes in the active and immutable memtables.
     pub memtable_bytes: u64,
     /// Immutable memtables waiting to be flushed.
@@ -274,6 +277,7 @@ impl Stats {
                 .compaction_bytes_written
                 .saturating_sub(earlier.compaction_bytes_written),
             write_stalls: self.write_stalls.saturating_sub(earlier.write_stalls),
+            fifo_dropped: self.fifo_dropped.since(earlier.fifo_dropped),
             cleanup_failures: self.cleanup_failures.saturating_sub(earlier.cleanup_failures),
             memtable_bytes: self.memtable_bytes,
             immutable_memtables: self.immutable_memtables,

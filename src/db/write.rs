@@ -35,7 +35,7 @@ use crate::{Error, Result};
 
 use super::DbInner;
 use super::stats::bump;
-use crate::options::check_batch;
+use crate::options::{Compaction, check_batch};
 use crate::tree::{MemRef, SuperVersion};
 
 /// Frozen memtables allowed to queue for flush before writers wait.
@@ -235,9 +235,11 @@ impl DbInner {
             let sv = self.current();
             let l0 = sv.tree.l0_tables();
             let imm_full = sv.imm.len() >= MAX_IMMUTABLE;
-            let l0_stop = self.opts.auto_compaction && l0 >= self.opts.l0_stop_trigger;
+            // FIFO keeps every table on level 0: its count is no backlog.
+            let limits = self.opts.auto_compaction && self.opts.compaction == Compaction::Leveled;
+            let l0_stop = limits && l0 >= self.opts.l0_stop_trigger;
             if !imm_full && !l0_stop {
-                if self.opts.auto_compaction && l0 >= self.opts.l0_slowdown_trigger {
+                if limits && l0 >= self.opts.l0_slowdown_trigger {
                     bump(&self.counters.write_stalls, 1);
                     std::thread::sleep(Duration::from_millis(1));
                 }

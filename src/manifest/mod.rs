@@ -25,7 +25,7 @@ pub mod version;
 
 pub use current::{current_contents, read_current, set_current};
 pub use edit::{DB_FORMAT_VERSION, TableRecord, VersionEdit};
-pub use records::{LostWrites, WalEnd, WriteTotals};
+pub use records::{DropTotals, LostWrites, WalEnd, WriteTotals};
 pub use filename::{
     CURRENT, FileKind, LOCK, log_file_name, manifest_file_name, parse_file_name, table_file_name,
 };

@@ -49,6 +49,40 @@ impl WriteTotals {
     }
 }
 
+/// Tables the FIFO strategy dropped whole ([`crate::Compaction::Fifo`]):
+/// past its byte limit or its time to live.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct DropTotals {
+    /// Tables dropped.
+    pub tables: u64,
+    /// Entries (versions and tombstones) they held.
+    pub entries: u64,
+    /// Bytes of their files.
+    pub bytes: u64,
+}
+
+impl DropTotals {
+    /// The totals after adding `more` (saturating).
+    #[must_use]
+    pub fn plus(self, more: DropTotals) -> DropTotals {
+        DropTotals {
+            tables: self.tables.saturating_add(more.tables),
+            entries: self.entries.saturating_add(more.entries),
+            bytes: self.bytes.saturating_add(more.bytes),
+        }
+    }
+
+    /// The totals less `earlier` (saturating): what was dropped since.
+    #[must_use]
+    pub fn since(self, earlier: DropTotals) -> DropTotals {
+        DropTotals {
+            tables: self.tables.saturating_sub(earlier.tables),
+            entries: self.entries.saturating_sub(earlier.entries),
+            bytes: self.bytes.saturating_sub(earlier.bytes),
+        }
+    }
+}
+
 /// How far one WAL was fsynced, as the manifest records it: recovery
 /// refuses a live log whose whole records end before `len` (it was cut or
 /// damaged after the sync), instead of serving the older state as if the

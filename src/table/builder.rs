@@ -392,7 +392,10 @@ impl TableBuilder {
         } else {
             p.compression = Some(self.opts.compression.to_string());
         }
-        p.created_unix_secs = SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs());
+        p.created_unix_secs = self
+            .opts
+            .created_unix_secs
+            .unwrap_or_else(|| SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs()));
         let props_block = p.encode();
         let properties = self.append(&props_block, BlockType::Properties)?;
         let version = match (self.any_compressed, range_del.is_some()) {

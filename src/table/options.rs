@@ -38,6 +38,11 @@ pub struct TableOptions {
     /// 1/8 is stored raw, and a table with no compressed block is written
     /// exactly as without compression, in format version 1 or 2.
     pub compression: Compression,
+    /// When the table was written, in seconds since the Unix epoch, as its
+    /// properties record it; `None` (the default): the system clock's time
+    /// when the table is finished. The database passes its
+    /// [`Clock`](crate::Clock)'s.
+    pub created_unix_secs: Option<u64>,
     /// Test hook: make a static (xor, fuse) filter build fail, to exercise
     /// the blocked-Bloom fallback.
     #[doc(hidden)]
@@ -56,6 +61,7 @@ impl Default for TableOptions {
             bloom_carry_bits: 0,
             prefix_extractor: None,
             compression: Compression::None,
+            created_unix_secs: None,
             inject_filter_build_failure: false,
         }
     }

@@ -6,7 +6,7 @@
 use std::path::PathBuf;
 
 use serde_json::{Value, json};
-use siftdb::{CompressionPolicy, FilterPolicy};
+use siftdb::{Compaction, CompressionPolicy, FilterPolicy};
 use siftdb_cli::engine::Siftdb;
 use siftdb_cli::summary::{RangeDeleteSummary, Spread, Summary, summarize};
 use siftdb_cli::workloads::{self, Config, RangeDeletes, Rate, Round, Workload};
@@ -70,6 +70,10 @@ pub struct Args {
     /// default: the engine's (256 MiB).
     #[arg(long, value_parser = numbers::count(1, 65_536))]
     level1_mib: Option<u64>,
+    /// Compaction strategy, in the library's grammar: leveled, fifo, or
+    /// fifo:max_bytes=N,ttl=Ss; default: the engine's (leveled).
+    #[arg(long, value_parser = parse_compaction)]
+    compaction: Option<Compaction>,
     /// Fsync every write before it is acknowledged (`Options::sync`; concurrent writers share
     /// fsyncs); default: the engine's (writes reach the OS, fsynced at flush).
     #[arg(long)]
@@ -92,6 +96,13 @@ fn parse_compression(s: &str) -> Result<CompressionPolicy, String> {
         siftdb::Error::InvalidArgument(m) => {
             m.strip_prefix(&format!("compression '{}': ", s.trim())).unwrap_or(&m).to_owned()
         }
+        other => other.to_string(),
+    })
+}
+
+fn parse_compaction(s: &str) -> Result<Compaction, String> {
+    s.parse::<Compaction>().map_err(|e| match e {
+        siftdb::Error::InvalidArgument(m) => m,
         other => other.to_string(),
     })
 }
@@ -146,6 +157,7 @@ pub fn run(args: &Args) -> Result<Outcome, String> {
         base_level_bytes: args.level1_mib.map_or(siftdb::Options::default().base_level_bytes, |m| m << 20),
         sync: args.sync,
         compression: args.compression.clone().unwrap_or_default(),
+        compaction: args.compaction.unwrap_or_default(),
         ..siftdb::Options::default()
     };
     let open = |dir: &std::path::Path| Siftdb::open(dir, &opts);
@@ -167,8 +179,9 @@ pub fn run(args: &Args) -> Result<Outcome, String> {
             text(
                 &cfg,
                 &format!(
-                    "{policy_name}, compression {}, memtable {} MiB, level 1 {} MiB, tables {} MiB",
+                    "{policy_name}, compression {}, compaction {}, memtable {} MiB, level 1 {} MiB, tables {} MiB",
                     opts.compression,
+                    opts.compaction,
                     opts.memtable_bytes >> 20,
                     opts.base_level_bytes >> 20,
                     opts.table_target_bytes >> 20
@@ -338,6 +351,7 @@ fn document(
         "value_bytes": cfg.value_bytes,
         "value_compressibility": cfg.value_compressibility,
         "compression": opts.compression.to_string(),
+        "compaction": opts.compaction.to_string(),
         "ops": cfg.ops,
         "threads": cfg.threads,
         "nexts": cfg.nexts,

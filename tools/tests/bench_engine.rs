@@ -105,6 +105,30 @@ fn the_text_report_names_the_shape_and_every_column() {
     assert!(!text.contains("\nreadrandom"), "{text}");
 }
 
+/// Issue 68: under FIFO nothing is rewritten: the fill writes its
+/// flushes alone (write amplification under 1 with compressible values),
+/// every table stays on level 0, and reads still find every key.
+#[test]
+fn fifo_writes_each_byte_once_and_keeps_every_table_on_level_0() {
+    let out = siftdb()
+        .current_dir(env!("CARGO_TARGET_TMPDIR"))
+        .args(["bench", "engine", "--keys", "20000", "--rounds", "1", "--workloads", "fillrandom,readrandom"])
+        .args(["--memtable-mib", "1", "--compaction", "fifo", "--json"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "stderr: {}", String::from_utf8_lossy(&out.stderr));
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(report["compaction"], "fifo");
+    let round = &report["rounds"][0];
+    let fill = &round["phases"][0];
+    assert_eq!(fill["workload"], "fillrandom", "{fill}");
+    let wa = fill["write_amplification"].as_f64().unwrap();
+    assert!(wa > 0.0 && wa < 1.0, "{fill}");
+    let shape = &round["shape"];
+    assert_eq!(shape["tables"], shape["l0_tables"], "{shape}");
+    assert!(shape["tables"].as_u64().unwrap() > 1, "{shape}");
+}
+
 /// Issue 61: half the keys deleted in ranges and settled give the disk
 /// back, and the deleted keys are gone.
 #[test]
@@ -183,6 +207,8 @@ fn bad_arguments_and_a_used_directory_are_refused() {
         &["bench", "engine", "--memtable-mib", "0"],
         &["bench", "engine", "--table-mib", "5000"],
         &["bench", "engine", "--policy", "bloom:x"],
+        &["bench", "engine", "--compaction", "fifo:max_bytes=0"],
+        &["bench", "engine", "--compaction", "universal"],
     ] {
         let out = siftdb().args(args).output().unwrap();
         assert_eq!(out.status.code(), Some(2), "{args:?}");

@@ -30,6 +30,7 @@ use std::sync::atomic::Ordering;
 
 use crate::key::{MAX_SEQ, SeqNo};
 use crate::manifest::{NUM_LEVELS, TableRecord, VersionEdit, WriteTotals, table_file_name};
+use crate::options::Compaction;
 use crate::policy::Writing;
 use crate::table::Table;
 use crate::tree::{SuperVersion, TableFile};
@@ -225,8 +226,12 @@ impl DbInner {
         })
     }
 
-    /// The deepest level the tree will have with `incoming` more entries.
+    /// The deepest level the tree will have with `incoming` more entries;
+    /// 0 under FIFO, which keeps every table there (`compaction::fifo`).
     fn last_level(&self, sv: &SuperVersion, incoming: u64) -> usize {
+        if matches!(self.opts.compaction, Compaction::Fifo { .. }) {
+            return 0;
+        }
         let shape = self.shape(&sv.tree, Some(Writing { level: 0, entries: incoming, from: None }));
         shape.level_models().len().saturating_sub(1).clamp(1, NUM_LEVELS - 1)
     }

@@ -74,6 +74,8 @@ pub(crate) struct Counters {
     pub compaction_bytes_read: AtomicU64,
     pub compaction_bytes_written: AtomicU64,
     pub write_stalls: AtomicU64,
+    /// Tables, entries and bytes FIFO compaction dropped.
+    pub fifo_dropped: [AtomicU64; 3],
     /// Shared with every open table, which counts its own failed delete.
     pub cleanup_failures: Arc<AtomicU64>,
 }
@@ -102,6 +104,7 @@ impl Counters {
             compaction_bytes_read: AtomicU64::new(0),
             compaction_bytes_written: AtomicU64::new(0),
             write_stalls: AtomicU64::new(0),
+            fifo_dropped: Default::default(),
             cleanup_failures,
         }
     }
@@ -157,6 +160,11 @@ impl Counters {
             compaction_bytes_read: self.compaction_bytes_read.load(Relaxed),
             compaction_bytes_written: self.compaction_bytes_written.load(Relaxed),
             write_stalls: self.write_stalls.load(Relaxed),
+            fifo_dropped: crate::manifest::DropTotals {
+                tables: self.fifo_dropped[0].load(Relaxed),
+                entries: self.fifo_dropped[1].load(Relaxed),
+                bytes: self.fifo_dropped[2].load(Relaxed),
+            },
             cleanup_failures: self.cleanup_failures.load(Relaxed),
             memtable_bytes: 0,
             immutable_memtables: 0,

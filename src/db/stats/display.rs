@@ -24,6 +24,15 @@ impl Stats {
                 life.user_bytes, life.flush_bytes, life.compaction_bytes
             )?;
         }
+        // What FIFO compaction gave back, once it has dropped anything.
+        let dropped = self.fifo_dropped;
+        if dropped.tables > 0 {
+            writeln!(
+                f,
+                "FIFO dropped {} tables ({} entries, {} bytes)",
+                dropped.tables, dropped.entries, dropped.bytes
+            )?;
+        }
         Ok(())
     }
 
