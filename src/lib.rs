@@ -130,7 +130,7 @@ pub use db::{
 };
 pub use error::{Error, Result};
 pub use filter::FilterKind;
-pub use options::{Clock, Compaction, SystemClock};
+pub use options::{Clock, Compaction, CompactionFilter, Decision, SystemClock};
 pub use policy::{CompressionPolicy, FilterPolicy};
 pub use prefix::{MAX_FIXED_PREFIX, PrefixExtractor};
 pub use table::Compression;

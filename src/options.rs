@@ -4,7 +4,7 @@ use std::sync::Arc;
 
 mod compaction;
 
-pub use compaction::{Clock, Compaction, SystemClock};
+pub use compaction::{Clock, Compaction, CompactionFilter, Decision, SystemClock};
 
 use crate::fs::{FileSystem, StdFs};
 use crate::policy::{CompressionPolicy, FilterPolicy};
@@ -147,9 +147,14 @@ pub struct Options {
     pub manifest_roll_bytes: u64,
     /// The compaction strategy: [`Compaction::Leveled`] (the default), or
     /// [`Compaction::Fifo`] for data kept for a window of time or bytes.
-    /// Not stored: each open runs the strategy it is given (a FIFO
-    /// database reopened leveled merges its tables down as usual).
+    /// Each open runs the strategy it is given (a FIFO database reopened
+    /// leveled merges its tables down as usual); the manifest records the
+    /// last one for `siftdb db info`.
     pub compaction: Compaction,
+    /// Called on each key's newest value a leveled merge rewrites, to keep,
+    /// remove or change it (default `None`); what it sees and must do is in
+    /// [`CompactionFilter`]'s docs.
+    pub compaction_filter: Option<Arc<dyn CompactionFilter>>,
     /// The clock tables record their creation time with, and FIFO's TTL
     /// reads (default [`SystemClock`]).
     pub clock: Arc<dyn Clock>,
@@ -187,6 +192,7 @@ impl Default for Options {
             manifest_roll_bytes: 4 << 20,
             auto_compaction: true,
             compaction: Compaction::Leveled,
+            compaction_filter: None,
             clock: Arc::new(SystemClock),
             table_size_multiplier: 1,
             #[cfg(feature = "internals")]

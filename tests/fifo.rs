@@ -101,6 +101,8 @@ fn tables_past_the_ttl_disappear_on_the_database_clock_and_after_a_reopen() {
 
     let db = Db::open(tmp.path(), opts).unwrap();
     assert_eq!((present(&db, "a", 200), present(&db, "b", 200), present(&db, "c", 50)), (0, 200, 50));
+    assert_eq!(db.stats().fifo_dropped.tables, 0, "counted since the open");
+    assert_eq!(db.stats().lifetime_fifo_dropped, dropped, "kept by the manifest");
     // After the reopen the background drops expired tables by itself,
     // right after the next flush.
     clock.set(1_000_151);
@@ -110,6 +112,8 @@ fn tables_past_the_ttl_disappear_on_the_database_clock_and_after_a_reopen() {
     assert_eq!(present(&db, "b", 200), 0, "expired across the reopen");
     assert_eq!((present(&db, "c", 50), present(&db, "d", 50)), (50, 50));
     assert_eq!(db.stats().fifo_dropped.tables, 1);
+    let life = db.stats().lifetime_fifo_dropped;
+    assert_eq!((life.tables, life.entries), (2, 400));
 }
 
 #[test]

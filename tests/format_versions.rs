@@ -254,9 +254,38 @@ fn a_format_9_database_opens_and_is_upgraded() {
         let bytes = std::fs::read(tmp.path().join(siftdb::manifest::manifest_file_name(current))).unwrap();
         siftdb::manifest::replay(&bytes).unwrap().state
     };
-    assert_eq!(state().format_version, Some(10));
-    assert_eq!(DB_FORMAT_VERSION, 10);
+    assert_eq!(state().format_version, Some(DB_FORMAT_VERSION));
     let db = Db::open(tmp.path(), Options { filter_memory_bytes: Some(4096), ..Options::default() }).unwrap();
     db.close().unwrap();
     assert_eq!(state().filter_memory_bytes, Some(4096));
+}
+
+/// Format 11 added the compaction strategy (tag 15) and what FIFO dropped
+/// (tag 16), and nothing else: a format-10 database (which has neither)
+/// opens, keeps its data, reports no drops, and is rewritten as format 11
+/// naming the strategy it was opened with. (An older build meets format 11
+/// first, as `Unsupported`, before the tags it does not know.)
+#[test]
+fn a_format_10_database_opens_and_is_upgraded() {
+    let tmp = tempfile::tempdir().unwrap();
+    db(tmp.path());
+    set_db_version(tmp.path(), 10);
+    let state = || {
+        let current = siftdb::manifest::read_current(&siftdb::fs::StdFs, tmp.path()).unwrap();
+        let bytes = std::fs::read(tmp.path().join(siftdb::manifest::manifest_file_name(current))).unwrap();
+        siftdb::manifest::replay(&bytes).unwrap().state
+    };
+    assert_eq!(state().format_version, Some(10));
+    let fifo = siftdb::Compaction::Fifo { max_bytes: Some(1 << 30), ttl: None };
+    let db = Db::open(tmp.path(), Options { compaction: fifo, ..Options::default() }).unwrap();
+    assert_eq!(db.get(b"a").unwrap().as_deref(), Some(&b"1"[..]));
+    assert_eq!(db.get(b"b").unwrap().as_deref(), Some(&b"2"[..]));
+    assert_eq!(db.stats().lifetime_fifo_dropped, siftdb::records::DropTotals::default());
+    db.close().unwrap();
+    assert_eq!(DB_FORMAT_VERSION, 11);
+    assert_eq!(state().format_version, Some(11));
+    assert_eq!(state().compaction.as_deref(), Some("fifo:max_bytes=1073741824"));
+    let db = Db::open(tmp.path(), Options::default()).unwrap();
+    db.close().unwrap();
+    assert_eq!(state().compaction.as_deref(), Some("leveled"), "each open records its own");
 }

@@ -49,6 +49,8 @@ const ROOT_ITEMS: &[(&str, &str)] = &[
     ("Compaction", "options"),
     ("Clock", "options"),
     ("SystemClock", "options"),
+    ("CompactionFilter", "options"),
+    ("Decision", "options"),
     ("Db", "db"),
     ("DbIter", "db"),
     ("KeyRange", "db"),

@@ -12,7 +12,11 @@
 //! - a version a range tombstone at or below the horizon covers is dropped,
 //!   a table such a tombstone wholly covers is not even read, and the
 //!   tombstone goes too once nothing below can need it
-//!   ([`super::range_dels`]).
+//!   ([`super::range_dels`]);
+//! - the compaction filter (`Options::compaction_filter`), if any, is asked
+//!   about each key's newest version when it is a value newer than every
+//!   live snapshot: kept, changed, or turned into a tombstone
+//!   ([`apply_filter`]). A refresh asks nothing.
 //!
 //! Output tables split at the level's `table_target_bytes_for`, only between user keys, so
 //! the output level stays a set of non-overlapping key ranges. Outputs are
@@ -24,7 +28,7 @@ use std::sync::Arc;
 
 use crate::Result;
 use crate::key::{SeqNo, ValueKind};
-use crate::manifest::{TableRecord, VersionEdit};
+use crate::manifest::{DropTotals, TableRecord, VersionEdit};
 use crate::merge::Merge;
 use crate::policy::Writing;
 use crate::sources::{KeyVersion, Source, TablesSource};
@@ -33,7 +37,8 @@ use crate::tree::{TableFile, Tree};
 use super::range_dels::RangeDelRules;
 use super::strategy::{Choice, Job};
 use super::writer::OutputWriter;
-use super::{JobContext, Outcome};
+use super::{Filtered, JobContext, Outcome};
+use crate::options::{CompactionFilter, Decision};
 
 /// Runs what a strategy chose on `tree` to completion: its outputs are
 /// published, and the edit that swaps them in is returned for the database
@@ -94,7 +99,9 @@ pub(crate) fn run(ctx: &JobContext<'_>, choice: &Choice, tree: &Tree) -> Result<
     let mut kept_at_horizon = false;
     let mut merge = Merge::new(sources);
     let mut read = 0u64;
-    while let Some(v) = merge.next_version()? {
+    let mut filtered = Filtered::default();
+    let filter = ctx.opts.compaction_filter.as_deref().filter(|_| !refresh);
+    while let Some(mut v) = merge.next_version()? {
         read += 1;
         let new_key = current.as_ref() != Some(&v.key);
         if new_key {
@@ -105,6 +112,13 @@ pub(crate) fn run(ctx: &JobContext<'_>, choice: &Choice, tree: &Tree) -> Result<
         if !refresh && rules.drops(&v) {
             dropped_by_range += 1;
             continue;
+        }
+        if let Some(f) = filter
+            && new_key
+            && v.kind == ValueKind::Value
+            && ctx.newest_snapshot.is_none_or(|s| v.seq > s)
+        {
+            apply_filter(f, output_level, &mut v, &mut filtered);
         }
         if !refresh && !keep(&v, horizon, &mut kept_at_horizon, &may_exist_deeper) {
             continue;
@@ -126,7 +140,33 @@ pub(crate) fn run(ctx: &JobContext<'_>, choice: &Choice, tree: &Tree) -> Result<
         edit.added.push((level_u8(output_level), TableRecord::clone(&t.record)));
     }
     let bytes_written = outputs.iter().map(|t| t.record.file_size).sum();
-    Ok(Some(Outcome { edit, outputs, bytes_read: job.input_bytes(), bytes_written, dropped_by_range }))
+    Ok(Some(Outcome {
+        edit,
+        outputs,
+        bytes_read: job.input_bytes(),
+        bytes_written,
+        dropped_by_range,
+        filtered,
+    }))
+}
+
+/// The compaction filter's decision on `v`, a key's newest version and a
+/// value no snapshot sees: a removed key becomes a tombstone at the same
+/// sequence number (which `keep` drops once nothing older needs hiding), so
+/// no older version of it comes back.
+fn apply_filter(f: &dyn CompactionFilter, level: usize, v: &mut KeyVersion, filtered: &mut Filtered) {
+    match f.filter(level, &v.key, &v.value) {
+        Decision::Keep => {}
+        Decision::Remove => {
+            v.kind = ValueKind::Tombstone;
+            v.value = bytes::Bytes::new();
+            filtered.removed += 1;
+        }
+        Decision::ChangeValue(value) => {
+            v.value = bytes::Bytes::from(value);
+            filtered.changed += 1;
+        }
+    }
 }
 
 /// The edit that removes `job`'s tables of its level, reading nothing.
@@ -135,9 +175,22 @@ fn drop_tables(ctx: &JobContext<'_>, job: &Job) -> Outcome {
     let edit = VersionEdit {
         next_file_number: Some(ctx.sink.next_file_number()),
         removed: job.inputs.iter().map(|t| (level, t.number())).collect(),
+        // What this edit drops; the install records the running sum.
+        fifo_dropped: Some(DropTotals {
+            tables: job.inputs.len() as u64,
+            entries: job.inputs.iter().map(|t| t.record.entries).sum(),
+            bytes: job.input_bytes(),
+        }),
         ..VersionEdit::default()
     };
-    Outcome { edit, outputs: Vec::new(), bytes_read: 0, bytes_written: 0, dropped_by_range: 0 }
+    Outcome {
+        edit,
+        outputs: Vec::new(),
+        bytes_read: 0,
+        bytes_written: 0,
+        dropped_by_range: 0,
+        filtered: Filtered::default(),
+    }
 }
 
 /// The drop rules of the module docs for one version.

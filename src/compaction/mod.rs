@@ -77,6 +77,9 @@ pub(crate) struct JobContext<'a> {
     /// The filter and codec each output gets, planned from a value the
     /// database made before the job started (never a call back into it).
     pub planner: &'a Planner<'a>,
+    /// The newest live snapshot when the job started: the compaction
+    /// filter (`Options::compaction_filter`) sees only entries newer.
+    pub newest_snapshot: Option<SeqNo>,
 }
 
 /// A job's result, for the database to install and count.
@@ -91,6 +94,15 @@ pub(crate) struct Outcome {
     /// Versions a range tombstone deleted for every reader, dropped (those
     /// of tables dropped unread included).
     pub dropped_by_range: u64,
+    /// Entries the compaction filter removed and changed.
+    pub filtered: Filtered,
+}
+
+/// What the compaction filter did in one job.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct Filtered {
+    pub removed: u64,
+    pub changed: u64,
 }
 
 /// The tables refreshed since the tree last changed shape (a flush or a

@@ -10,7 +10,7 @@ use crossbeam_channel::{Receiver, RecvTimeoutError};
 use super::stats::bump;
 use super::{BgSignal, DbInner};
 use crate::Result;
-use crate::compaction::{self, Choice, Drift, JobContext, Progress, State};
+use crate::compaction::{self, Choice, Drift, Filtered, JobContext, Progress, State};
 use crate::manifest::WriteTotals;
 use crate::tree::Tree;
 
@@ -141,19 +141,35 @@ impl DbInner {
             horizon: self.snapshots.horizon(&self.visible_seq),
             budgeted: self.policy.is_budgeted(),
             planner: &planner,
+            newest_snapshot: self.snapshots.newest(),
         };
         let Some(done) = compaction::run(&ctx, choice, tree)? else {
             return Ok(false);
         };
-        match choice {
-            Choice::Refresh(_) => bump(&self.counters.filter_refreshes, 1),
-            Choice::Drop(job) => {
-                let [tables, entries, bytes] = &self.counters.fifo_dropped;
-                bump(tables, job.inputs.len() as u64);
-                bump(entries, job.inputs.iter().map(|t| t.record.entries).sum());
-                bump(bytes, job.input_bytes());
+        // Entries the compaction filter changed were newer than every
+        // snapshot when the job began; one taken since may see them. The
+        // edit goes in with snapshots held off, or not at all (the job runs
+        // again, under the new snapshot).
+        let (newest, _no_snapshots) = if done.filtered == Filtered::default() {
+            (ctx.newest_snapshot, None)
+        } else {
+            let (newest, guard) = self.snapshots.newest_held();
+            (newest, Some(guard))
+        };
+        if newest != ctx.newest_snapshot {
+            for t in &done.outputs {
+                t.mark_obsolete();
             }
-            Choice::Nothing | Choice::Merge(_) => {}
+            return Ok(true);
+        }
+        if matches!(choice, Choice::Refresh(_)) {
+            bump(&self.counters.filter_refreshes, 1);
+        }
+        if let Some(d) = done.edit.fifo_dropped {
+            let [tables, entries, bytes] = &self.counters.fifo_dropped;
+            bump(tables, d.tables);
+            bump(entries, d.entries);
+            bump(bytes, d.bytes);
         }
         progress.record(choice, done.outputs.iter().map(|t| t.number()));
         let written = WriteTotals { compaction_bytes: done.bytes_written, ..WriteTotals::default() };
@@ -162,6 +178,8 @@ impl DbInner {
         bump(&self.counters.compaction_bytes_read, done.bytes_read);
         bump(&self.counters.compaction_bytes_written, done.bytes_written);
         bump(&self.counters.range_deleted_entries, done.dropped_by_range);
+        bump(&self.counters.compaction_filter_removed, done.filtered.removed);
+        bump(&self.counters.compaction_filter_changed, done.filtered.changed);
         Ok(true)
     }
 }

@@ -21,7 +21,8 @@ impl DbInner {
     /// see. `opened` are the tables the edit adds; `flushed_imm` drops the
     /// oldest frozen memtable (whose contents the edit's table now holds).
     /// `written` is what the change adds to the database's write totals;
-    /// the edit records the sum, settled here like the other counters.
+    /// the edit records the sum, settled here like the other counters (and
+    /// so for `edit.fifo_dropped`, which holds what this edit dropped).
     ///
     /// On failure the database turns read-only: the manifest's tail is
     /// unknown, so no later edit may be appended after it.
@@ -41,6 +42,9 @@ impl DbInner {
         edit.last_seq = edit.last_seq.map(|s| s.max(manifest.set.last_seq));
         edit.log_number = edit.log_number.map(|l| l.max(manifest.set.log_number));
         edit.write_totals = Some(manifest.set.write_totals.plus(written));
+        // An edit that drops tables carries what it dropped; the manifest
+        // records the running sum.
+        edit.fifo_dropped = edit.fifo_dropped.map(|d| manifest.set.fifo_dropped.plus(d));
         // A table of a kind newer than the recorded format raises it first
         // (in this edit, whose tag 9 an older reader meets first).
         if let Some(v) = crate::manifest::kinds::raise_for_kinds(&edit, manifest.set.format_version) {

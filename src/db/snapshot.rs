@@ -41,6 +41,19 @@ impl SnapshotList {
         seqs.keys().next().map_or(now, |&oldest| oldest.min(now))
     }
 
+    /// The newest live snapshot's sequence number, and the list's lock
+    /// held: no snapshot is taken until the guard drops (a compaction that
+    /// changed entries newer than it installs under the guard).
+    pub fn newest_held(&self) -> (Option<SeqNo>, parking_lot::MutexGuard<'_, BTreeMap<SeqNo, usize>>) {
+        let seqs = self.seqs.lock();
+        (seqs.keys().next_back().copied(), seqs)
+    }
+
+    /// The newest live snapshot's sequence number.
+    pub fn newest(&self) -> Option<SeqNo> {
+        self.seqs.lock().keys().next_back().copied()
+    }
+
     pub fn release(&self, seq: SeqNo) {
         let mut seqs = self.seqs.lock();
         if let Some(n) = seqs.get_mut(&seq) {

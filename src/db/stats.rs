@@ -195,6 +195,10 @@ pub struct Stats {
     /// sees deleted them (those of tables dropped unread included): the
     /// space range deletes gave back.
     pub range_deleted_entries: u64,
+    /// Keys the compaction filter (`Options::compaction_filter`) removed.
+    pub compaction_filter_removed: u64,
+    /// Values the compaction filter changed.
+    pub compaction_filter_changed: u64,
     /// Filter plans the policy made: one per change of the tree's shape,
     /// never one per table written or `stats()` call.
     pub filter_plans: u64,
@@ -227,6 +231,10 @@ pub struct Stats {
     /// counters above, these survive a restart (`siftdb db info` shows them).
     /// [`Stats::since`] keeps the later snapshot's.
     pub lifetime_writes: WriteTotals,
+    /// What FIFO compaction dropped over the database's whole life, across
+    /// every open (the manifest's record; [`Stats::fifo_dropped`] counts
+    /// since the open).
+    pub lifetime_fifo_dropped: DropTotals,
     /// What the open's recovery replayed from the write-ahead logs, and,
     /// after a [`crate::RecoveryMode::PointInTime`] open that met a log cut
     /// after its sync, the cut and the synced writes it lost.
@@ -271,6 +279,12 @@ impl Stats {
             compactions: self.compactions.saturating_sub(earlier.compactions),
             filter_refreshes: self.filter_refreshes.saturating_sub(earlier.filter_refreshes),
             range_deleted_entries: self.range_deleted_entries.saturating_sub(earlier.range_deleted_entries),
+            compaction_filter_removed: self
+                .compaction_filter_removed
+                .saturating_sub(earlier.compaction_filter_removed),
+            compaction_filter_changed: self
+                .compaction_filter_changed
+                .saturating_sub(earlier.compaction_filter_changed),
             filter_plans: self.filter_plans.saturating_sub(earlier.filter_plans),
             compaction_bytes_read: self.compaction_bytes_read.saturating_sub(earlier.compaction_bytes_read),
             compaction_bytes_written: self
@@ -284,6 +298,7 @@ impl Stats {
             filter_policy: self.filter_policy.clone(),
             replaced_policy: self.replaced_policy.clone(),
             lifetime_writes: self.lifetime_writes,
+            lifetime_fifo_dropped: self.lifetime_fifo_dropped,
             recovery: self.recovery.clone(),
             lost_writes: self.lost_writes.clone(),
             filter_memory_budget: self.filter_memory_budget,

@@ -53,12 +53,22 @@
 //!                          spends over the live tables
 //!                          (`Options::filter_memory_bytes`); the latest
 //!                          wins, absent means no budget (format version 10)
+//!    15 compaction         varint len + UTF-8: the strategy the database
+//!                          was last opened with, in `Compaction`'s
+//!                          grammar ("leveled", "fifo:max_bytes=N,ttl=Ss");
+//!                          the latest wins; for inspection only, since
+//!                          each open runs the one it is given (format
+//!                          version 11)
+//!    16 FIFO drops         tables varint, entries varint, bytes varint:
+//!                          the running totals of what FIFO compaction
+//!                          dropped, after this edit; the latest wins
+//!                          (format version 11)
 //! ```
 //!
 //! A format version above [`DB_FORMAT_VERSION`] is [`Error::Unsupported`],
 //! found before any field the newer format added, because tag 9 comes first.
 //!
-//! Tags 1-4, 7-10 and 14 appear at most once; 5, 6, 11, 12 and 13 repeat per edit. An unknown tag is `Corruption`: an older
+//! Tags 1-4, 7-10 and 14-16 appear at most once; 5, 6, 11, 12 and 13 repeat per edit. An unknown tag is `Corruption`: an older
 //! build must not silently ignore a field whose meaning it does not know.
 
 use crate::codec::{Reader, put_length_prefixed, put_varint, seal, unseal};
@@ -67,7 +77,7 @@ pub use crate::table::TableRecord;
 use crate::key::{MAX_SEQ, SeqNo};
 use crate::{Error, Result};
 
-pub use super::records::{LostWrites, WalEnd, WriteTotals};
+pub use super::records::{DropTotals, LostWrites, WalEnd, WriteTotals};
 use super::version::NUM_LEVELS;
 
 const TAG_NEXT_FILE: u64 = 1;
@@ -84,6 +94,8 @@ const TAG_WAL_END_V4: u64 = 11;
 const TAG_WAL_END: u64 = 12;
 const TAG_LOST_WRITES: u64 = 13;
 const TAG_FILTER_MEMORY: u64 = 14;
+const TAG_COMPACTION: u64 = 15;
+const TAG_FIFO_DROPPED: u64 = 16;
 
 /// The database format this build writes and the newest it reads.
 ///
@@ -104,10 +116,11 @@ const TAG_FILTER_MEMORY: u64 = 14;
 ///   older build would read an ingested file's placeholder numbers).
 /// - 10: the filter memory budget (tag 14), which an older build would
 ///   read as an unknown tag and so as damage.
+/// - 11: the compaction strategy (tag 15) and what FIFO dropped (tag 16).
 ///
 /// Every change to what a manifest, WAL or `CURRENT` holds that an older
 /// build would misread bumps it (DESIGN.md, "Format versions").
-pub const DB_FORMAT_VERSION: u32 = 10;
+pub const DB_FORMAT_VERSION: u32 = 11;
 
 /// A change to the database's version: tables added and removed, and new
 /// values for the counters. Fields left `None` keep their old values.
@@ -137,6 +150,11 @@ pub struct VersionEdit {
     pub filter_memory_bytes: Option<u64>,
     /// The write totals after this edit (flushes and compactions set them).
     pub write_totals: Option<WriteTotals>,
+    /// The compaction strategy the database was opened with, as text.
+    pub compaction: Option<String>,
+    /// What FIFO compaction dropped over the database's life, after this
+    /// edit (the edits that drop tables set it).
+    pub fifo_dropped: Option<DropTotals>,
     /// (log number, end): each WAL named was fsynced through that end.
     pub wal_ends: Vec<(u64, WalEnd)>,
     /// Synced writes point-in-time recoveries lost, oldest first.
@@ -183,6 +201,16 @@ impl VersionEdit {
         if let Some(w) = self.write_totals {
             put_varint(&mut out, TAG_WRITE_TOTALS);
             for v in [w.user_bytes, w.flush_bytes, w.compaction_bytes] {
+                put_varint(&mut out, v);
+            }
+        }
+        if let Some(text) = &self.compaction {
+            put_varint(&mut out, TAG_COMPACTION);
+            put_length_prefixed(&mut out, text.as_bytes());
+        }
+        if let Some(d) = self.fifo_dropped {
+            put_varint(&mut out, TAG_FIFO_DROPPED);
+            for v in [d.tables, d.entries, d.bytes] {
                 put_varint(&mut out, v);
             }
         }
@@ -255,14 +283,14 @@ impl VersionEdit {
                 TAG_HASH_SALT => once(&mut edit.hash_salt, r.u64()?)?,
                 TAG_ADD_TABLE => edit.added.push(decode_table(&mut r, at)?),
                 TAG_REMOVE_TABLE => edit.removed.push((level(&mut r)?, r.varint()?)),
-                TAG_FILTER_POLICY | TAG_REPLACED_POLICY => {
-                    let text = std::str::from_utf8(r.length_prefixed()?)
-                        .map_err(|_| Error::corruption(at, "filter policy is not UTF-8"))?;
-                    let slot = if tag == TAG_FILTER_POLICY {
-                        &mut edit.filter_policy
-                    } else {
-                        &mut edit.replaced_policy
+                TAG_FILTER_POLICY | TAG_REPLACED_POLICY | TAG_COMPACTION => {
+                    let (slot, what) = match tag {
+                        TAG_FILTER_POLICY => (&mut edit.filter_policy, "filter policy"),
+                        TAG_REPLACED_POLICY => (&mut edit.replaced_policy, "filter policy"),
+                        _ => (&mut edit.compaction, "compaction strategy"),
                     };
+                    let text = std::str::from_utf8(r.length_prefixed()?)
+                        .map_err(|_| Error::corruption(at, format!("{what} is not UTF-8")))?;
                     if slot.replace(text.to_owned()).is_some() {
                         return Err(Error::corruption(at, format!("edit field {tag} appears twice")));
                     }
@@ -291,6 +319,12 @@ impl VersionEdit {
                         compaction_bytes: r.varint()?,
                     };
                     if edit.write_totals.replace(totals).is_some() {
+                        return Err(Error::corruption(at, format!("edit field {tag} appears twice")));
+                    }
+                }
+                TAG_FIFO_DROPPED => {
+                    let d = DropTotals { tables: r.varint()?, entries: r.varint()?, bytes: r.varint()? };
+                    if edit.fifo_dropped.replace(d).is_some() {
                         return Err(Error::corruption(at, format!("edit field {tag} appears twice")));
                     }
                 }

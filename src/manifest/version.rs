@@ -174,6 +174,11 @@ pub struct VersionSet {
     /// recorded them (zero for a database older than format version 3,
     /// which counted nothing).
     pub write_totals: WriteTotals,
+    /// The compaction strategy the database was last opened with (text in
+    /// `Compaction`'s grammar); `None` before format 11.
+    pub compaction: Option<String>,
+    /// What FIFO compaction dropped over the database's life.
+    pub fifo_dropped: super::DropTotals,
     /// The synced end last recorded for each live WAL (numbered at or
     /// above `log_number`); a WAL flushed away drops out.
     pub wal_ends: std::collections::BTreeMap<u64, super::WalEnd>,
@@ -233,6 +238,12 @@ impl VersionSet {
         if let Some(totals) = edit.write_totals {
             self.write_totals = totals;
         }
+        if let Some(text) = &edit.compaction {
+            self.compaction = Some(text.clone());
+        }
+        if let Some(dropped) = edit.fifo_dropped {
+            self.fifo_dropped = dropped;
+        }
         self.wal_ends.extend(edit.wal_ends.iter().copied());
         let live = self.log_number;
         self.wal_ends.retain(|&number, _| number >= live);
@@ -269,6 +280,8 @@ impl VersionSet {
             // The snapshot starts a manifest this build writes.
             format_version: Some(super::edit::DB_FORMAT_VERSION),
             write_totals: Some(self.write_totals),
+            compaction: self.compaction.clone(),
+            fifo_dropped: Some(self.fifo_dropped).filter(|d| *d != super::DropTotals::default()),
             wal_ends: self.wal_ends.iter().map(|(&n, &end)| (n, end)).collect(),
             lost_writes: self.lost_writes.clone(),
         }

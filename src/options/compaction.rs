@@ -178,6 +178,61 @@ impl FromStr for Compaction {
     }
 }
 
+/// What a [`CompactionFilter`] decides for one entry.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Decision {
+    /// Keep the entry as it is.
+    Keep,
+    /// Delete the key: the entry becomes a tombstone (dropped too once
+    /// nothing older can need it), so no older version of the key comes
+    /// back.
+    Remove,
+    /// Keep the key with this value instead.
+    ChangeValue(Vec<u8>),
+}
+
+/// A function leveled compaction calls on the entries it rewrites
+/// ([`crate::Options::compaction_filter`]): per-key expiry, dropping a
+/// tenant's keys lazily, rewriting old values to a new encoding.
+///
+/// What it sees, and what it must do:
+///
+/// - Only entries a merge rewrites: nothing is called at a flush, on a
+///   table no merge touches (a settled tree may keep an expired key for a
+///   long time: reads should check expiry themselves, as the `expiry`
+///   example does), or under FIFO, which never merges.
+/// - Only each key's newest version in the merge, only values (never a
+///   tombstone), and only one no live snapshot can see: an entry written
+///   at or before the newest snapshot is kept as it is, so every snapshot
+///   reads what it read before (a merge that would change an entry a
+///   snapshot taken while it ran can see is not installed, and runs again).
+/// - It must be deterministic and quick, and must not call back into the
+///   database: it runs on the compaction thread (or the caller of
+///   [`crate::Db::compact`]), inside the job.
+///
+/// ```
+/// use std::sync::Arc;
+/// use siftdb::{CompactionFilter, Decision, Options};
+///
+/// /// Drops every key under `tmp:` the next time compaction passes it.
+/// #[derive(Debug)]
+/// struct DropTemporary;
+///
+/// impl CompactionFilter for DropTemporary {
+///     fn filter(&self, _level: usize, key: &[u8], _value: &[u8]) -> Decision {
+///         if key.starts_with(b"tmp:") { Decision::Remove } else { Decision::Keep }
+///     }
+/// }
+///
+/// let opts = Options { compaction_filter: Some(Arc::new(DropTemporary)), ..Options::default() };
+/// # let _ = opts;
+/// ```
+pub trait CompactionFilter: Send + Sync + fmt::Debug {
+    /// The decision for `key`'s newest version, `value`, being written to
+    /// `level`.
+    fn filter(&self, level: usize, key: &[u8], value: &[u8]) -> Decision;
+}
+
 /// Where the database reads the time: when a table was written, and
 /// whether it has expired ([`Compaction::Fifo`]'s `ttl`).
 ///

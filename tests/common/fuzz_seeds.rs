@@ -341,6 +341,7 @@ pub fn sample_edits() -> Vec<VersionEdit> {
             replaced_policy: Some("per-level:blocked-bloom:10,fuse8".into()),
             filter_memory_bytes: Some(300_000),
             format_version: Some(siftdb::manifest::DB_FORMAT_VERSION),
+            compaction: Some("fifo:max_bytes=1048576,ttl=60s".into()),
             ..VersionEdit::default()
         },
         VersionEdit {
@@ -376,6 +377,7 @@ pub fn sample_edits() -> Vec<VersionEdit> {
                 writes_lost: Some(12),
                 recovered_at: 1_796_515_200,
             }],
+            fifo_dropped: Some(siftdb::records::DropTotals { tables: 1, entries: 40, bytes: 2048 }),
             ..VersionEdit::default()
         },
     ]

@@ -134,6 +134,8 @@ pub(crate) fn open(dir: &Path, opts: Options) -> Result<Opened> {
         set.replaced_policy = superseded;
     }
     resolve_budget(&mut set, &opts, &policy)?;
+    // Recorded for inspection (`db info`); each open runs its own.
+    set.compaction = Some(opts.compaction.to_string());
     let replaced_policy = set.replaced_policy.clone();
     let cleanup_failures = Arc::new(AtomicU64::new(0));
     let tables = recovery::table_files(&fs, scanned.as_mut(), &cleanup_failures);

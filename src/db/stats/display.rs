@@ -25,12 +25,12 @@ impl Stats {
             )?;
         }
         // What FIFO compaction gave back, once it has dropped anything.
-        let dropped = self.fifo_dropped;
-        if dropped.tables > 0 {
+        let (now, life) = (self.fifo_dropped, self.lifetime_fifo_dropped);
+        if life.tables > 0 {
             writeln!(
                 f,
-                "FIFO dropped {} tables ({} entries, {} bytes)",
-                dropped.tables, dropped.entries, dropped.bytes
+                "FIFO dropped {} tables ({} entries, {} bytes) since the open, {} ({} entries, {} bytes) over the database's life",
+                now.tables, now.entries, now.bytes, life.tables, life.entries, life.bytes
             )?;
         }
         Ok(())

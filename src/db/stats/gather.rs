@@ -31,6 +31,7 @@ impl crate::db::DbInner {
         {
             let manifest = self.manifest.lock();
             stats.lifetime_writes = manifest.set.write_totals;
+            stats.lifetime_fifo_dropped = manifest.set.fifo_dropped;
             stats.lost_writes.clone_from(&manifest.set.lost_writes);
         }
         stats.recovery.clone_from(&self.recovery);

@@ -31,6 +31,8 @@ fn full_edit() -> VersionEdit {
         filter_memory_bytes: Some(u64::MAX - 1),
         format_version: Some(DB_FORMAT_VERSION),
         write_totals: Some(WriteTotals { user_bytes: 1 << 40, flush_bytes: 12_345, compaction_bytes: 0 }),
+        compaction: Some("fifo:max_bytes=1073741824,ttl=3600s".to_owned()),
+        fifo_dropped: Some(DropTotals { tables: 3, entries: 1 << 33, bytes: u64::MAX }),
         wal_ends: vec![
             (8, WalEnd { len: 4096, last_seq: Some(MAX_SEQ) }),
             (11, WalEnd { len: 0, last_seq: Some(0) }),
@@ -112,7 +114,7 @@ fn a_newer_format_version_is_unsupported_not_corruption() {
 
 #[test]
 fn well_sealed_nonsense_is_corruption() {
-    let cases: [&[u8]; 19] = [
+    let cases: [&[u8]; 23] = [
         &[99, 0],                                                               // unknown tag
         &[1, 5, 1, 6],                                                          // repeated scalar
         &[6, 7, 1],                                                             // level out of range
@@ -132,6 +134,10 @@ fn well_sealed_nonsense_is_corruption() {
         &[13, 8, 100, 100, 1, 0],                                   // nothing was lost
         &[14, 0x80],                                                // filter memory cut short
         &[14, 5, 14, 6],                                            // repeated filter memory
+        &[15, 2, 0xff, 0xfe],                                       // compaction not UTF-8
+        &[15, 1, b'x', 15, 1, b'y'],                                // repeated compaction
+        &[16, 1, 2],                                                // FIFO drops cut short
+        &[16, 1, 2, 3, 16, 1, 2, 3],                                // repeated FIFO drops
     ];
     for body in cases {
         let err = VersionEdit::decode(&seal(body.to_vec())).unwrap_err();

@@ -386,6 +386,12 @@ fn document(i: &RecoveryScan, a: &Args) -> Result<Value, String> {
         "replaced_policy": i.manifest.state.replaced_policy,
         "filter_memory_budget": i.manifest.state.filter_memory_bytes,
         "budget_plan": budget_plan,
+        "compaction": s.compaction,
+        "fifo_dropped": {
+            "tables": s.fifo_dropped.tables,
+            "entries": s.fifo_dropped.entries,
+            "bytes": s.fifo_dropped.bytes,
+        },
         "manifest": {
             "number": i.manifest.number,
             "path": i.manifest.path.display().to_string(),

@@ -41,6 +41,16 @@ pub fn print(doc: &Value, tables: bool) {
         ),
         None => println!("filter policy   {} ({})", g(doc, "policy"), g(doc, "policy_source")),
     }
+    let d = &doc["fifo_dropped"];
+    match (doc["compaction"].as_str(), d["tables"].as_u64().unwrap_or(0)) {
+        (Some(c), 0) => println!("compaction      {c} (last opened with)"),
+        (Some(c), n) => println!(
+            "compaction      {c} (last opened with); FIFO dropped {n} tables, {} entries, {} bytes (over the database's life)",
+            g(d, "entries"),
+            g(d, "bytes")
+        ),
+        (None, _) => println!("compaction      not recorded (written before format version 11)"),
+    }
     let w = &doc["writes"];
     match w["write_amplification"].as_f64() {
         Some(wa) => println!(
