@@ -50,6 +50,9 @@ pub(crate) fn run(ctx: &JobContext<'_>, choice: &Choice, tree: &Tree) -> Result<
     if let Choice::Drop(job) = choice {
         return Ok(Some(drop_tables(ctx, job)));
     }
+    if let Choice::Move(job) = choice {
+        return Ok(Some(move_tables(ctx, job)));
+    }
     let (Some(job), Some(output_level)) = (choice.job(), choice.output_level()) else {
         return Ok(None);
     };
@@ -166,6 +169,27 @@ fn apply_filter(f: &dyn CompactionFilter, level: usize, v: &mut KeyVersion, filt
             v.value = bytes::Bytes::from(value);
             filtered.changed += 1;
         }
+    }
+}
+
+/// The edit that moves `job`'s tables a level down as they are: the same
+/// files, records and open tables (the install keeps them live).
+fn move_tables(ctx: &JobContext<'_>, job: &Job) -> Outcome {
+    let level_u8 = |l: usize| u8::try_from(l).unwrap_or(u8::MAX);
+    let (from, to) = (level_u8(job.level), level_u8(job.level + 1));
+    let edit = VersionEdit {
+        next_file_number: Some(ctx.sink.next_file_number()),
+        removed: job.inputs.iter().map(|t| (from, t.number())).collect(),
+        added: job.inputs.iter().map(|t| (to, TableRecord::clone(&t.record))).collect(),
+        ..VersionEdit::default()
+    };
+    Outcome {
+        edit,
+        outputs: job.inputs.clone(),
+        bytes_read: 0,
+        bytes_written: 0,
+        dropped_by_range: 0,
+        filtered: Filtered::default(),
     }
 }
 

@@ -53,10 +53,12 @@
 
 use std::sync::Arc;
 
-use super::refresh::{pick_over_budget, pick_refresh};
+use super::refresh::{drifted, pick_over_budget, pick_refresh};
 use super::strategy::{Choice, CompactionStrategy, Job, State};
 use crate::key::SeqNo;
 use crate::options::Options;
+use crate::policy::LevelFilter;
+use crate::table::Compression;
 use crate::table::TableRecord;
 use crate::tree::{TableFile, Tree};
 
@@ -68,9 +70,11 @@ impl CompactionStrategy for Leveled {
     /// A merge past a trigger or target, else a range-tombstone move, else a
     /// refresh to the filter plan.
     fn choose(&self, tree: &Tree, opts: &Options, state: &State<'_>) -> Choice {
-        if let Some(job) =
-            pick(tree, opts, state.cursors).or_else(|| pick_range_dels(tree, opts, state.horizon))
-        {
+        if let Some(job) = pick(tree, opts, state.cursors) {
+            let plan = || state.planner.plan(&state.planner.shape(tree, None));
+            return merge_or_move(job, opts, plan);
+        }
+        if let Some(job) = pick_range_dels(tree, opts, state.horizon) {
             return Choice::Merge(job);
         }
         let plan = state.planner.plan(&state.planner.shape(tree, None));
@@ -92,6 +96,38 @@ impl CompactionStrategy for Leveled {
         }
         pick_level0(tree, opts).map_or(Choice::Nothing, Choice::Merge)
     }
+}
+
+/// `job` as a trivial move when merging would only copy its tables: they
+/// meet nothing at the level below (widening took no neighbour there:
+/// they are at least a table's size, or have no neighbours), not each
+/// other, hold no range tombstone (those are merged down to drop what
+/// they delete), were written with the codec of the level they would move
+/// to (a policy with a codec of its own for the last level always merges),
+/// and carry a filter on that level's plan (`plan`, asked last): a move
+/// writes nothing, and a table that would then be refreshed to its new
+/// level's filter would be written anyway, while one left off plan would
+/// hold more filter memory than the policy gives. Under a policy whose
+/// levels share a filter (`fuse8`) keys written in order go down whole;
+/// under Monkey, where each level's bits differ, moves are rarer.
+fn merge_or_move(job: Job, opts: &Options, plan: impl FnOnce() -> Arc<Vec<LevelFilter>>) -> Choice {
+    let codec = opts.compression.for_level(job.level + 1, false);
+    let same_codec = |t: &Arc<TableFile>| {
+        let written = t.table.properties().compression.as_deref().and_then(|c| c.parse::<Compression>().ok());
+        written.unwrap_or_default() == codec
+    };
+    let mut ranges: Vec<(&[u8], &[u8])> =
+        job.inputs.iter().map(|t| (t.record.smallest.as_slice(), t.record.largest.as_slice())).collect();
+    ranges.sort_unstable();
+    let disjoint = ranges.windows(2).all(|w| w[0].1 < w[1].0);
+    let movable = job.next_inputs.is_empty()
+        && disjoint
+        && opts.compression.last_level().is_none()
+        && job.inputs.iter().all(|t| t.table.range_dels().is_none() && same_codec(t))
+        && plan()
+            .get(job.level + 1)
+            .is_some_and(|planned| job.inputs.iter().all(|t| !drifted(t, planned, super::EXPLICIT_DRIFT)));
+    if movable { Choice::Move(job) } else { Choice::Merge(job) }
 }
 
 /// How far over its limit each level is; > 1 needs compaction.

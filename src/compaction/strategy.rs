@@ -71,6 +71,10 @@ pub(crate) enum Choice {
     /// dropped) with the filter its level's plan now gives it
     /// ([`super::refresh`]).
     Refresh(Job),
+    /// The job's tables of `level` moved to `level + 1` as they are (a
+    /// trivial move): nothing is read or written, only the manifest
+    /// changes. For tables that overlap nothing below and each other.
+    Move(Job),
     /// The job's tables of `level` removed from the tree unread, with
     /// everything in them ([`super::fifo`]'s expiry). Nothing is written.
     Drop(Job),
@@ -81,7 +85,7 @@ impl Choice {
     pub fn job(&self) -> Option<&Job> {
         match self {
             Self::Nothing => None,
-            Self::Merge(job) | Self::Refresh(job) | Self::Drop(job) => Some(job),
+            Self::Merge(job) | Self::Refresh(job) | Self::Drop(job) | Self::Move(job) => Some(job),
         }
     }
 
@@ -90,7 +94,7 @@ impl Choice {
     pub fn output_level(&self) -> Option<usize> {
         match self {
             Self::Nothing | Self::Drop(_) => None,
-            Self::Merge(job) => Some(job.level + 1),
+            Self::Merge(job) | Self::Move(job) => Some(job.level + 1),
             Self::Refresh(job) => Some(job.level),
         }
     }
@@ -136,7 +140,7 @@ impl Progress {
         match choice {
             Choice::Nothing | Choice::Drop(_) => {}
             Choice::Refresh(_) => self.refreshed.add(outputs),
-            Choice::Merge(job) => {
+            Choice::Merge(job) | Choice::Move(job) => {
                 self.refreshed.clear();
                 if let (Some(cursor), Some(largest)) =
                     (self.cursors.get_mut(job.level), job.inputs.iter().map(|t| &t.record.largest).max())

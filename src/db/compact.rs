@@ -162,8 +162,10 @@ impl DbInner {
             }
             return Ok(true);
         }
-        if matches!(choice, Choice::Refresh(_)) {
-            bump(&self.counters.filter_refreshes, 1);
+        match choice {
+            Choice::Refresh(_) => bump(&self.counters.filter_refreshes, 1),
+            Choice::Move(job) => bump(&self.counters.tables_moved, job.inputs.len() as u64),
+            Choice::Nothing | Choice::Merge(_) | Choice::Drop(_) => {}
         }
         if let Some(d) = done.edit.fifo_dropped {
             let [tables, entries, bytes] = &self.counters.fifo_dropped;

@@ -77,6 +77,11 @@ impl DbInner {
             }
         };
         for &(level, removed) in &edit.removed {
+            // A table moved to another level is removed and added again:
+            // its file lives on.
+            if edit.added.iter().any(|(_, r)| r.file_number == removed) {
+                continue;
+            }
             if let Some(t) = sv.tree.level(usize::from(level)).iter().find(|t| t.number() == removed) {
                 t.mark_obsolete();
             }

@@ -195,6 +195,9 @@ pub struct Stats {
     /// sees deleted them (those of tables dropped unread included): the
     /// space range deletes gave back.
     pub range_deleted_entries: u64,
+    /// Tables compaction moved a level down as they were (trivial moves:
+    /// they met nothing below), writing nothing; counted in `compactions`.
+    pub tables_moved: u64,
     /// Keys the compaction filter (`Options::compaction_filter`) removed.
     pub compaction_filter_removed: u64,
     /// Values the compaction filter changed.
@@ -279,6 +282,7 @@ impl Stats {
             compactions: self.compactions.saturating_sub(earlier.compactions),
             filter_refreshes: self.filter_refreshes.saturating_sub(earlier.filter_refreshes),
             range_deleted_entries: self.range_deleted_entries.saturating_sub(earlier.range_deleted_entries),
+            tables_moved: self.tables_moved.saturating_sub(earlier.tables_moved),
             compaction_filter_removed: self
                 .compaction_filter_removed
                 .saturating_sub(earlier.compaction_filter_removed),

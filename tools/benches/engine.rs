@@ -108,8 +108,7 @@ impl Engine for Fjall {
 /// Bytes this process has handed to `write(2)` and its kin so far, all
 /// threads; `None` off Linux.
 fn wchar() -> Option<u64> {
-    let io = std::fs::read_to_string("/proc/self/io").ok()?;
-    io.lines().find_map(|l| l.strip_prefix("wchar:")).and_then(|v| v.trim().parse().ok())
+    siftdb_cli::engine::process_write_bytes()
 }
 
 /// What one fill cost on disk: user bytes put, and the bytes written from

@@ -248,6 +248,7 @@ fn text(cfg: &Config, policy: &str, rounds: &[Round], summaries: &[Summary]) -> 
                 fmt(micros(&s.latency, 0.99), 2),
                 fmt(micros(&s.latency, 0.999), 2),
                 fmt(s.write_amplification, 2),
+                fmt(s.process_write_amplification, 2),
                 fmt(s.settle_secs, 2),
                 fmt(s.background_writes_per_sec, 0),
             ]
@@ -263,6 +264,7 @@ fn text(cfg: &Config, policy: &str, rounds: &[Round], summaries: &[Summary]) -> 
             "p99 us",
             "p99.9 us",
             "write amp",
+            "write(2) amp",
             "settle s",
             "writes/s",
         ],
@@ -271,8 +273,9 @@ fn text(cfg: &Config, policy: &str, rounds: &[Round], summaries: &[Summary]) -> 
     out.push_str(
         "\nop/s: the median round's; range: slowest and fastest rounds; spread: their difference over the median.\n\
          Latencies over every operation of every round. write amp: table bytes written by flushes and\n\
-         compactions per key and value byte written, through the settle that follows; writes/s: the\n\
-         readwhilewriting writer's puts.\n",
+         compactions per key and value byte written, through the settle that follows; write(2) amp: every\n\
+         byte the process handed to write(2) (WAL, tables, manifest) per key and value byte, the same\n\
+         span (Linux); writes/s: the readwhilewriting writer's puts.\n",
     );
     for s in summaries {
         if let Some(d) = &s.range_deletes {
@@ -377,6 +380,7 @@ fn document(
                 "ops_per_sec": p.ops_per_sec(),
                 "settle_seconds": p.settle.map(|d| d.as_secs_f64()),
                 "write_amplification": p.write_amplification,
+                "process_write_amplification": p.process_write_amplification,
                 "background_writes": p.background_writes,
                 "range_deletes": p.range_deletes.as_ref().map(round_range_deletes_json),
             })).collect::<Vec<_>>(),
@@ -396,6 +400,7 @@ fn document(
             },
             "settle_seconds": s.settle_secs,
             "write_amplification": s.write_amplification,
+            "process_write_amplification": s.process_write_amplification,
             "background_writes_per_sec": s.background_writes_per_sec,
             "range_deletes": s.range_deletes.as_ref().map(range_deletes_json),
         })).collect::<Vec<_>>(),

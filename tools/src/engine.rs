@@ -30,6 +30,10 @@ pub struct Written {
     pub user: u64,
     /// Table bytes written by flushes and compactions.
     pub tables: u64,
+    /// Bytes the whole process has handed to `write(2)` so far (Linux's
+    /// `/proc/self/io` `wchar`: WAL, tables, manifest alike); `None`
+    /// elsewhere.
+    pub process: Option<u64>,
 }
 
 impl Written {
@@ -39,6 +43,24 @@ impl Written {
         let user = self.user.saturating_sub(earlier.user);
         (user > 0).then(|| self.tables.saturating_sub(earlier.tables) as f64 / user as f64)
     }
+
+    /// Bytes handed to `write(2)` per user byte since `earlier` (WAL and
+    /// manifest included, as every engine is counted); `None` with no user
+    /// bytes or no process count.
+    #[must_use]
+    pub fn process_amplification_since(&self, earlier: &Written) -> Option<f64> {
+        let user = self.user.saturating_sub(earlier.user);
+        let bytes = self.process?.saturating_sub(earlier.process?);
+        (user > 0).then(|| bytes as f64 / user as f64)
+    }
+}
+
+/// Bytes this process has handed to `write(2)` so far: Linux's
+/// `/proc/self/io` `wchar`; `None` where there is none.
+#[must_use]
+pub fn process_write_bytes() -> Option<u64> {
+    let io = std::fs::read_to_string("/proc/self/io").ok()?;
+    io.lines().find_map(|l| l.strip_prefix("wchar:")).and_then(|v| v.trim().parse().ok())
 }
 
 /// A key-value store under test. Errors are one line of text: the
@@ -174,7 +196,11 @@ impl Engine for Siftdb {
 
     fn written(&self) -> Option<Written> {
         let s = self.0.stats();
-        Some(Written { user: s.user_bytes, tables: s.flush_bytes_written + s.compaction_bytes_written })
+        Some(Written {
+            user: s.user_bytes,
+            tables: s.flush_bytes_written + s.compaction_bytes_written,
+            process: process_write_bytes(),
+        })
     }
 
     fn close(self) -> Result<(), String> {

@@ -24,6 +24,8 @@ pub struct Summary {
     pub settle_secs: Option<f64>,
     /// Median write amplification (writing workloads, engines that count).
     pub write_amplification: Option<f64>,
+    /// Median bytes handed to `write(2)` per user byte (Linux).
+    pub process_write_amplification: Option<f64>,
     /// Median rate of the background writer (`readwhilewriting`), puts/s.
     pub background_writes_per_sec: Option<f64>,
     /// `deleterange`'s figures over its rounds.
@@ -129,6 +131,7 @@ pub fn summarize(rounds: &[Round]) -> Vec<Summary> {
             latency,
             settle_secs: of(&|p| p.settle.map(|d| d.as_secs_f64())),
             write_amplification: of(&|p| p.write_amplification),
+            process_write_amplification: of(&|p| p.process_write_amplification),
             background_writes_per_sec: of(&|p| {
                 p.background_writes.map(|n| n as f64 / p.elapsed.as_secs_f64().max(1e-9))
             }),
@@ -155,6 +158,7 @@ mod tests {
             latency,
             settle: wa.map(|_| Duration::from_millis(millis)),
             write_amplification: wa,
+            process_write_amplification: None,
             background_writes: None,
             range_deletes: None,
         }

@@ -131,6 +131,10 @@ pub struct Phase {
     /// For writing workloads: table bytes written per user byte, from the
     /// first put through the settle, when the engine counts them.
     pub write_amplification: Option<f64>,
+    /// For writing workloads: bytes the process handed to `write(2)` (WAL,
+    /// tables, manifest) per user byte over the same span, on Linux: how
+    /// every engine can be counted alike.
+    pub process_write_amplification: Option<f64>,
     /// For `readwhilewriting`: the puts the writer thread made meanwhile.
     pub background_writes: Option<u64>,
     /// For `deleterange`: what the deletes gave back and what reads of the
@@ -211,6 +215,7 @@ fn fill<E: Engine>(
         latency,
         settle: None,
         write_amplification: None,
+        process_write_amplification: None,
         background_writes: None,
         range_deletes: None,
     })
@@ -231,10 +236,10 @@ fn settle<E: Engine>(
     e.settle()?;
     phase.settle = Some(start.elapsed());
     spinner.finish_and_clear();
-    phase.write_amplification = match (before, e.written()) {
-        (Some(b), Some(a)) => a.amplification_since(&b),
-        _ => None,
-    };
+    if let (Some(b), Some(a)) = (before, e.written()) {
+        phase.write_amplification = a.amplification_since(&b);
+        phase.process_write_amplification = a.process_amplification_since(&b);
+    }
     Ok(phase)
 }
 
@@ -331,6 +336,7 @@ fn reads<E: Engine>(
         latency,
         settle: None,
         write_amplification: None,
+        process_write_amplification: None,
         background_writes: None,
         range_deletes: None,
     })

@@ -133,6 +133,7 @@ pub(super) fn run<E: Engine>(cfg: &Config, e: &E, dir: &Path) -> Result<Phase, S
         latency,
         settle: Some(settle),
         write_amplification: None,
+        process_write_amplification: None,
         background_writes: None,
         range_deletes: Some(RangeDeletes {
             keys_deleted: deleted.len() as u64,
