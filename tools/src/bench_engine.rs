@@ -278,6 +278,13 @@ fn text(cfg: &Config, policy: &str, rounds: &[Round], summaries: &[Summary]) -> 
          span (Linux); writes/s: the readwhilewriting writer's puts.\n",
     );
     for s in summaries {
+        if let (Some(t), w) = s.at_idle {
+            out.push_str(&format!(
+                "{}: write amp {t:.2}, write(2) amp {} once background compaction had nothing due (before the full settle)\n",
+                s.workload.name(),
+                fmt(w, 2)
+            ));
+        }
         if let Some(d) = &s.range_deletes {
             out.push_str(&range_delete_text(d));
         }
@@ -381,6 +388,10 @@ fn document(
                 "settle_seconds": p.settle.map(|d| d.as_secs_f64()),
                 "write_amplification": p.write_amplification,
                 "process_write_amplification": p.process_write_amplification,
+                "at_idle": p.at_idle.map(|(t, w)| json!({
+                    "write_amplification": t,
+                    "process_write_amplification": w,
+                })),
                 "background_writes": p.background_writes,
                 "range_deletes": p.range_deletes.as_ref().map(round_range_deletes_json),
             })).collect::<Vec<_>>(),
@@ -401,6 +412,10 @@ fn document(
             "settle_seconds": s.settle_secs,
             "write_amplification": s.write_amplification,
             "process_write_amplification": s.process_write_amplification,
+            "at_idle": {
+                "write_amplification": s.at_idle.0,
+                "process_write_amplification": s.at_idle.1,
+            },
             "background_writes_per_sec": s.background_writes_per_sec,
             "range_deletes": s.range_deletes.as_ref().map(range_deletes_json),
         })).collect::<Vec<_>>(),

@@ -103,6 +103,16 @@ pub trait Engine: Sync {
         Err("range deletes are not driven on this engine".into())
     }
 
+    /// Waits until background compaction has nothing due (levels within
+    /// their targets, as `RocksDB`'s `waitforcompaction`), flushing
+    /// nothing; a no-op for an engine that cannot tell.
+    ///
+    /// # Errors
+    /// The engine's error.
+    fn wait_idle(&self) -> Result<(), String> {
+        Ok(())
+    }
+
     /// Flushes the memtables and compacts until the tree is in its steady
     /// shape, as a long-running store would be between bursts.
     ///
@@ -157,6 +167,10 @@ impl Engine for Siftdb {
     #[inline]
     fn get(&self, key: &[u8]) -> Result<Option<usize>, String> {
         self.0.get(key).map(|v| v.map(|v| v.len())).map_err(|e| e.to_string())
+    }
+
+    fn wait_idle(&self) -> Result<(), String> {
+        self.0.wait_for_background_work().map_err(|e| e.to_string())
     }
 
     fn seek(&self, key: &[u8], n: usize) -> Result<usize, String> {

@@ -26,6 +26,9 @@ pub struct Summary {
     pub write_amplification: Option<f64>,
     /// Median bytes handed to `write(2)` per user byte (Linux).
     pub process_write_amplification: Option<f64>,
+    /// Medians of the two once background compaction idled, before the
+    /// full settle (tables, `write(2)`).
+    pub at_idle: (Option<f64>, Option<f64>),
     /// Median rate of the background writer (`readwhilewriting`), puts/s.
     pub background_writes_per_sec: Option<f64>,
     /// `deleterange`'s figures over its rounds.
@@ -132,6 +135,7 @@ pub fn summarize(rounds: &[Round]) -> Vec<Summary> {
             settle_secs: of(&|p| p.settle.map(|d| d.as_secs_f64())),
             write_amplification: of(&|p| p.write_amplification),
             process_write_amplification: of(&|p| p.process_write_amplification),
+            at_idle: (of(&|p| p.at_idle.and_then(|a| a.0)), of(&|p| p.at_idle.and_then(|a| a.1))),
             background_writes_per_sec: of(&|p| {
                 p.background_writes.map(|n| n as f64 / p.elapsed.as_secs_f64().max(1e-9))
             }),
@@ -159,6 +163,7 @@ mod tests {
             settle: wa.map(|_| Duration::from_millis(millis)),
             write_amplification: wa,
             process_write_amplification: None,
+            at_idle: None,
             background_writes: None,
             range_deletes: None,
         }

@@ -135,6 +135,10 @@ pub struct Phase {
     /// tables, manifest) per user byte over the same span, on Linux: how
     /// every engine can be counted alike.
     pub process_write_amplification: Option<f64>,
+    /// For writing workloads: the same two figures, tables then `write(2)`,
+    /// once background compaction had nothing due (`Engine::wait_idle`),
+    /// before the full settle: what `RocksDB`'s `waitforcompaction` leaves.
+    pub at_idle: Option<(Option<f64>, Option<f64>)>,
     /// For `readwhilewriting`: the puts the writer thread made meanwhile.
     pub background_writes: Option<u64>,
     /// For `deleterange`: what the deletes gave back and what reads of the
@@ -216,6 +220,7 @@ fn fill<E: Engine>(
         settle: None,
         write_amplification: None,
         process_write_amplification: None,
+        at_idle: None,
         background_writes: None,
         range_deletes: None,
     })
@@ -233,6 +238,10 @@ fn settle<E: Engine>(
     spinner.set_message(format!("{} settling", phase.workload.name()));
     spinner.enable_steady_tick(Duration::from_millis(120));
     let start = Instant::now();
+    e.wait_idle()?;
+    if let (Some(b), Some(a)) = (before, e.written()) {
+        phase.at_idle = Some((a.amplification_since(&b), a.process_amplification_since(&b)));
+    }
     e.settle()?;
     phase.settle = Some(start.elapsed());
     spinner.finish_and_clear();
@@ -337,6 +346,7 @@ fn reads<E: Engine>(
         settle: None,
         write_amplification: None,
         process_write_amplification: None,
+        at_idle: None,
         background_writes: None,
         range_deletes: None,
     })

@@ -60,6 +60,10 @@ fn every_workload_reports_rates_latencies_and_write_amplification() {
             if cfg!(target_os = "linux") {
                 let process = w["process_write_amplification"].as_f64().unwrap();
                 assert!(process >= tables + 1.0, "{w}");
+                // Before the full settle, no more was written than after it.
+                let idle = &w["at_idle"];
+                assert!(idle["write_amplification"].as_f64().unwrap() <= tables, "{w}");
+                assert!(idle["process_write_amplification"].as_f64().unwrap() <= process, "{w}");
             }
         } else {
             assert!(w["process_write_amplification"].is_null(), "{w}");

@@ -134,6 +134,7 @@ pub(super) fn run<E: Engine>(cfg: &Config, e: &E, dir: &Path) -> Result<Phase, S
         settle: Some(settle),
         write_amplification: None,
         process_write_amplification: None,
+        at_idle: None,
         background_writes: None,
         range_deletes: Some(RangeDeletes {
             keys_deleted: deleted.len() as u64,
