@@ -132,7 +132,6 @@ pub(crate) fn run(ctx: &JobContext<'_>, choice: &Choice, tree: &Tree) -> Result<
 
     let mut edit =
         VersionEdit { next_file_number: Some(ctx.sink.next_file_number()), ..VersionEdit::default() };
-    let level_u8 = |l: usize| u8::try_from(l).unwrap_or(u8::MAX);
     for t in &job.inputs {
         edit.removed.push((level_u8(job.level), t.number()));
     }
@@ -175,7 +174,6 @@ fn apply_filter(f: &dyn CompactionFilter, level: usize, v: &mut KeyVersion, filt
 /// The edit that moves `job`'s tables a level down as they are: the same
 /// files, records and open tables (the install keeps them live).
 fn move_tables(ctx: &JobContext<'_>, job: &Job) -> Outcome {
-    let level_u8 = |l: usize| u8::try_from(l).unwrap_or(u8::MAX);
     let (from, to) = (level_u8(job.level), level_u8(job.level + 1));
     let edit = VersionEdit {
         next_file_number: Some(ctx.sink.next_file_number()),
@@ -183,19 +181,12 @@ fn move_tables(ctx: &JobContext<'_>, job: &Job) -> Outcome {
         added: job.inputs.iter().map(|t| (to, TableRecord::clone(&t.record))).collect(),
         ..VersionEdit::default()
     };
-    Outcome {
-        edit,
-        outputs: job.inputs.clone(),
-        bytes_read: 0,
-        bytes_written: 0,
-        dropped_by_range: 0,
-        filtered: Filtered::default(),
-    }
+    Outcome::unwritten(edit, job.inputs.clone())
 }
 
 /// The edit that removes `job`'s tables of its level, reading nothing.
 fn drop_tables(ctx: &JobContext<'_>, job: &Job) -> Outcome {
-    let level = u8::try_from(job.level).unwrap_or(u8::MAX);
+    let level = level_u8(job.level);
     let edit = VersionEdit {
         next_file_number: Some(ctx.sink.next_file_number()),
         removed: job.inputs.iter().map(|t| (level, t.number())).collect(),
@@ -207,14 +198,12 @@ fn drop_tables(ctx: &JobContext<'_>, job: &Job) -> Outcome {
         }),
         ..VersionEdit::default()
     };
-    Outcome {
-        edit,
-        outputs: Vec::new(),
-        bytes_read: 0,
-        bytes_written: 0,
-        dropped_by_range: 0,
-        filtered: Filtered::default(),
-    }
+    Outcome::unwritten(edit, Vec::new())
+}
+
+/// A level as the manifest records it (levels are fewer than 256).
+fn level_u8(level: usize) -> u8 {
+    u8::try_from(level).unwrap_or(u8::MAX)
 }
 
 /// The drop rules of the module docs for one version.

@@ -58,7 +58,6 @@ use super::strategy::{Choice, CompactionStrategy, Job, State};
 use crate::key::SeqNo;
 use crate::options::Options;
 use crate::policy::LevelFilter;
-use crate::table::Compression;
 use crate::table::TableRecord;
 use crate::tree::{TableFile, Tree};
 
@@ -112,10 +111,6 @@ impl CompactionStrategy for Leveled {
 /// under Monkey, where each level's bits differ, moves are rarer.
 fn merge_or_move(job: Job, opts: &Options, plan: impl FnOnce() -> Arc<Vec<LevelFilter>>) -> Choice {
     let codec = opts.compression.for_level(job.level + 1, false);
-    let same_codec = |t: &Arc<TableFile>| {
-        let written = t.table.properties().compression.as_deref().and_then(|c| c.parse::<Compression>().ok());
-        written.unwrap_or_default() == codec
-    };
     let mut ranges: Vec<(&[u8], &[u8])> =
         job.inputs.iter().map(|t| (t.record.smallest.as_slice(), t.record.largest.as_slice())).collect();
     ranges.sort_unstable();
@@ -123,7 +118,7 @@ fn merge_or_move(job: Job, opts: &Options, plan: impl FnOnce() -> Arc<Vec<LevelF
     let movable = job.next_inputs.is_empty()
         && disjoint
         && opts.compression.last_level().is_none()
-        && job.inputs.iter().all(|t| t.table.range_dels().is_none() && same_codec(t))
+        && job.inputs.iter().all(|t| t.table.range_dels().is_none() && t.table.properties().codec() == codec)
         && plan()
             .get(job.level + 1)
             .is_some_and(|planned| job.inputs.iter().all(|t| !drifted(t, planned, super::EXPLICIT_DRIFT)));

@@ -98,6 +98,21 @@ pub(crate) struct Outcome {
     pub filtered: Filtered,
 }
 
+impl Outcome {
+    /// A job that read and wrote no table (a move, a drop): only `edit`,
+    /// with `outputs` the open tables it adds.
+    pub(crate) fn unwritten(edit: VersionEdit, outputs: Vec<Arc<TableFile>>) -> Self {
+        Outcome {
+            edit,
+            outputs,
+            bytes_read: 0,
+            bytes_written: 0,
+            dropped_by_range: 0,
+            filtered: Filtered::default(),
+        }
+    }
+}
+
 /// What the compaction filter did in one job.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub(crate) struct Filtered {

@@ -51,13 +51,7 @@ impl Db {
                     path: t.path.clone(),
                     record: TableRecord::clone(&t.record),
                     filter_fpr: t.table.filter_fpr(),
-                    compression: t
-                        .table
-                        .properties()
-                        .compression
-                        .as_deref()
-                        .and_then(|c| c.parse().ok())
-                        .unwrap_or_default(),
+                    compression: t.table.properties().codec(),
                 })
             })
             .collect()

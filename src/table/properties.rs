@@ -125,6 +125,14 @@ fn put_u64_field(out: &mut Vec<u8>, tag: u64, v: u64) {
 }
 
 impl TableProperties {
+    /// The codec [`compression`](Self::compression) names
+    /// ([`Compression::None`](super::Compression::None) for none, or for a
+    /// name this build does not parse).
+    #[must_use]
+    pub fn codec(&self) -> super::Compression {
+        self.compression.as_deref().and_then(|c| c.parse().ok()).unwrap_or_default()
+    }
+
     /// Encodes the properties block.
     #[must_use]
     pub fn encode(&self) -> Vec<u8> {

@@ -35,7 +35,7 @@ use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
-use siftdb_cli::engine::{Engine, Shape, Siftdb, Written};
+use siftdb_cli::engine::{Engine, Shape, Siftdb, Written, process_write_bytes as wchar};
 use siftdb_cli::summary::{Summary, summarize};
 use siftdb_cli::workloads::{Config, Round, Workload, round};
 
@@ -103,12 +103,6 @@ impl Engine for Fjall {
     fn close(self) -> Result<(), String> {
         Ok(())
     }
-}
-
-/// Bytes this process has handed to `write(2)` and its kin so far, all
-/// threads; `None` off Linux.
-fn wchar() -> Option<u64> {
-    siftdb_cli::engine::process_write_bytes()
 }
 
 /// What one fill cost on disk: user bytes put, and the bytes written from
