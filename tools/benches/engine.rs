@@ -28,7 +28,8 @@
 //! `ENGINE_THREADS` (reader threads, 1), `ENGINE_VALUE_BYTES` (100),
 //! `ENGINE_WORKLOADS` (comma-separated; default all), `ENGINE_DIR` (where
 //! the stores go; default a temp dir), `ENGINE_COMPRESSION` (above),
-//! `ENGINE_VALUE_COMPRESSIBILITY` (the fraction of each value that repeats,
+//! `ENGINE_KEY_FORMAT` (`hex`, the default, or `dbbench`: db_bench's key
+//! layout), `ENGINE_VALUE_COMPRESSIBILITY` (the fraction of each value that repeats,
 //! as `siftdb bench engine --value-compressibility`; default 0.5).
 
 use std::path::Path;
@@ -36,6 +37,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use siftdb_cli::engine::{Engine, Shape, Siftdb, Written, process_write_bytes as wchar};
+use siftdb_cli::keys::KeyFormat;
 use siftdb_cli::summary::{Summary, summarize};
 use siftdb_cli::workloads::{Config, Round, Workload, round};
 
@@ -239,6 +241,10 @@ fn main() -> Result<(), String> {
         threads: env("ENGINE_THREADS", 1) as usize,
         nexts: 10,
         seed: 42,
+        key_format: std::env::var("ENGINE_KEY_FORMAT")
+            .ok()
+            .and_then(|f| KeyFormat::parse(&f))
+            .unwrap_or_default(),
         workloads,
         progress: false,
     };

@@ -8,6 +8,7 @@ use std::path::PathBuf;
 use serde_json::{Value, json};
 use siftdb::{Compaction, CompressionPolicy, FilterPolicy};
 use siftdb_cli::engine::Siftdb;
+use siftdb_cli::keys::KeyFormat;
 use siftdb_cli::summary::{RangeDeleteSummary, Spread, Summary, summarize};
 use siftdb_cli::workloads::{self, Config, RangeDeletes, Rate, Round, Workload};
 
@@ -59,6 +60,11 @@ pub struct Args {
     /// --compression_ratio (which is 1 - F).
     #[arg(long, default_value_t = 0.5, value_parser = parse_fraction)]
     value_compressibility: f64,
+    /// Key layout: hex (16 hex digits of a mixed key number, the default) or dbbench
+    /// (db_bench's: the number's 8 bytes big-endian, then eight '0's), so that figures set
+    /// beside `db_bench`'s are of the same bytes.
+    #[arg(long, default_value = "hex", value_parser = parse_key_format)]
+    key_format: KeyFormat,
     /// Memtable size in MiB (1 to 4,096): how much a flush writes; default: the engine's (64 MiB).
     #[arg(long, value_parser = numbers::count_usize(1, 4096))]
     memtable_mib: Option<usize>,
@@ -107,6 +113,10 @@ fn parse_compaction(s: &str) -> Result<Compaction, String> {
     })
 }
 
+fn parse_key_format(s: &str) -> Result<KeyFormat, String> {
+    KeyFormat::parse(s).ok_or_else(|| format!("expected hex or dbbench, got {s:?}"))
+}
+
 fn parse_fraction(s: &str) -> Result<f64, String> {
     match s.parse::<f64>() {
         Ok(f) if (0.0..=1.0).contains(&f) => Ok(f),
@@ -147,6 +157,7 @@ pub fn run(args: &Args) -> Result<Outcome, String> {
         threads: args.threads,
         nexts: args.nexts,
         seed: args.seed,
+        key_format: args.key_format,
         workloads,
         progress: !args.json,
     };
@@ -223,8 +234,9 @@ fn shape_text(r: &Round) -> String {
 
 fn text(cfg: &Config, policy: &str, rounds: &[Round], summaries: &[Summary]) -> String {
     let mut out = format!(
-        "siftdb bench engine: {} keys of 16 bytes, {}-byte values ({} compressible), {} ops per read workload, {} reader thread(s), {} round(s), filter policy {policy}\n",
+        "siftdb bench engine: {} keys of 16 bytes ({}), {}-byte values ({} compressible), {} ops per read workload, {} reader thread(s), {} round(s), filter policy {policy}\n",
         cfg.keys,
+        cfg.key_format.name(),
         cfg.value_bytes,
         cfg.value_compressibility,
         cfg.ops,
@@ -358,6 +370,7 @@ fn document(
     json!({
         "keys": cfg.keys,
         "key_bytes": 16,
+        "key_format": cfg.key_format.name(),
         "value_bytes": cfg.value_bytes,
         "value_compressibility": cfg.value_compressibility,
         "compression": opts.compression.to_string(),

@@ -47,6 +47,65 @@ pub fn key(seed: u64, i: u64) -> [u8; 16] {
     hex16(mix(seed.wrapping_add(i).wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ seed.rotate_left(17)))
 }
 
+/// How the engine benchmark turns key numbers into keys.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum KeyFormat {
+    /// [`key`]: 16 hex digits of a mix of the number, spread over the key
+    /// space; sequential numbers ([`hex16`]) for `fillseq`.
+    #[default]
+    Hex,
+    /// db_bench's 16-byte keys, so that siftdb's figures and `RocksDB`'s
+    /// are of the same bytes: the number's 8 bytes big-endian, then eight
+    /// ASCII `'0'`s. Numbers `n..2n` (the absent half) are `i - n`'s key
+    /// with a last byte of `'1'`: inside the tables' key range, absent.
+    DbBench,
+}
+
+impl KeyFormat {
+    /// The format named `s` (`hex` or `dbbench`).
+    #[must_use]
+    pub fn parse(s: &str) -> Option<Self> {
+        match s {
+            "hex" => Some(KeyFormat::Hex),
+            "dbbench" => Some(KeyFormat::DbBench),
+            _ => None,
+        }
+    }
+
+    /// Its name on the command line and in reports.
+    #[must_use]
+    pub fn name(self) -> &'static str {
+        match self {
+            KeyFormat::Hex => "hex",
+            KeyFormat::DbBench => "dbbench",
+        }
+    }
+
+    /// Key number `i` of a key space of `n` present keys (`i ≥ n` absent).
+    #[must_use]
+    pub fn key(self, seed: u64, n: u64, i: u64) -> [u8; 16] {
+        match self {
+            KeyFormat::Hex => key(seed, i),
+            KeyFormat::DbBench => {
+                let (number, last) = if i < n { (i, b'0') } else { (i - n, b'1') };
+                let mut out = [b'0'; 16];
+                out[..8].copy_from_slice(&number.to_be_bytes());
+                out[15] = last;
+                out
+            }
+        }
+    }
+
+    /// Key number `i` of `fillseq`, which writes keys in ascending order.
+    #[must_use]
+    pub fn sequential(self, i: u64) -> [u8; 16] {
+        match self {
+            KeyFormat::Hex => hex16(i),
+            KeyFormat::DbBench => self.key(0, u64::MAX, i),
+        }
+    }
+}
+
 /// `v` as 16 lowercase hex digits, most significant first: ascending `v`
 /// gives ascending keys.
 #[must_use]
@@ -78,6 +137,20 @@ mod tests {
             assert!(seen.insert(key(7, i)), "duplicate key at {i}");
         }
         assert_ne!(key(7, 0), key(8, 0));
+    }
+
+    #[test]
+    fn db_bench_keys_are_its_layout_and_absent_ones_fall_between() {
+        let f = KeyFormat::DbBench;
+        assert_eq!(&f.key(1, 1 << 20, 0x0102), b"\0\0\0\0\0\0\x01\x0200000000");
+        assert_eq!(f.key(1, 10, 3), f.sequential(3));
+        // Absent key 10 + 3 sorts after present key 3 and before key 4.
+        assert!(f.key(1, 10, 3) < f.key(1, 10, 13) && f.key(1, 10, 13) < f.key(1, 10, 4));
+        assert_eq!(KeyFormat::Hex.key(7, 10, 3), key(7, 3));
+        for format in [KeyFormat::Hex, KeyFormat::DbBench] {
+            assert_eq!(KeyFormat::parse(format.name()), Some(format));
+        }
+        assert_eq!(KeyFormat::parse("binary"), None);
     }
 
     #[test]

@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 use indicatif::{ProgressBar, ProgressStyle};
 
 use crate::engine::{Engine, Shape, Written};
-use crate::keys::{SplitMix, hex16, key};
+use crate::keys::{KeyFormat, SplitMix};
 use crate::latency::Histogram;
 
 mod delete_range;
@@ -107,12 +107,22 @@ pub struct Config {
     pub nexts: usize,
     /// Seed of the keys and of every operation sequence.
     pub seed: u64,
+    /// How key numbers become keys.
+    pub key_format: KeyFormat,
     /// The workloads to time, in [`Workload::ALL`]'s order whatever the
     /// order given; the store is loaded untimed when `fillrandom` is not
     /// among them.
     pub workloads: Vec<Workload>,
     /// A progress line on stderr while a phase runs.
     pub progress: bool,
+}
+
+impl Config {
+    /// Key number `i` (`i ≥ keys`: absent keys).
+    #[must_use]
+    pub fn key(&self, i: u64) -> [u8; 16] {
+        self.key_format.key(self.seed, self.keys, i)
+    }
 }
 
 /// One workload's figures in one round.
@@ -295,7 +305,7 @@ fn reads<E: Engine>(
                             Read::Missing => n + rng.below(n),
                             Read::Absent { ids, .. } => ids[rng.below(ids.len() as u64) as usize],
                         };
-                        let k = key(cfg.seed, i);
+                        let k = cfg.key(i);
                         let t = Instant::now();
                         match read {
                             Read::Present => match e.get(&k)? {
@@ -367,7 +377,7 @@ fn read_while_writing<E: Engine>(cfg: &Config, e: &E, values: &Values) -> Result
             let mut rng = SplitMix::new(cfg.seed ^ 0x3717E);
             while !stop.load(Ordering::Acquire) {
                 let i = rng.below(cfg.keys);
-                e.put(&key(cfg.seed, i), values.get(i ^ 0xACE))?;
+                e.put(&cfg.key(i), values.get(i ^ 0xACE))?;
                 writes.fetch_add(1, Ordering::Relaxed);
             }
             Ok(())
@@ -401,7 +411,7 @@ pub fn round<E: Engine>(
         let path = fresh(dir, "fillseq")?;
         let e = open(&path)?;
         let before = e.written();
-        let phase = fill(cfg, &e, Workload::FillSeq, cfg.keys, hex16, &values)?;
+        let phase = fill(cfg, &e, Workload::FillSeq, cfg.keys, |i| cfg.key_format.sequential(i), &values)?;
         phases.push(settle(cfg, &e, phase, before)?);
         e.close()?;
         remove(&path)?;
@@ -413,13 +423,12 @@ pub fn round<E: Engine>(
     let order = permutation(cfg.keys, cfg.seed);
     let before = e.written();
     if wants(Workload::FillRandom) {
-        let phase =
-            fill(cfg, &e, Workload::FillRandom, cfg.keys, |i| key(cfg.seed, order[i as usize]), &values)?;
+        let phase = fill(cfg, &e, Workload::FillRandom, cfg.keys, |i| cfg.key(order[i as usize]), &values)?;
         phases.push(settle(cfg, &e, phase, before)?);
     } else {
         let progress = bar(cfg, cfg.keys, "load (untimed)");
         for chunk in order.chunks(1000) {
-            let pairs: Vec<_> = chunk.iter().map(|&i| (key(cfg.seed, i), values.get(i).to_vec())).collect();
+            let pairs: Vec<_> = chunk.iter().map(|&i| (cfg.key(i), values.get(i).to_vec())).collect();
             e.put_many(&pairs)?;
             progress.inc(chunk.len() as u64);
         }
@@ -445,8 +454,7 @@ pub fn round<E: Engine>(
         let mut rng = SplitMix::new(cfg.seed ^ 0x0BE5);
         let draws: Vec<u64> = (0..cfg.ops).map(|_| rng.below(cfg.keys)).collect();
         let before = e.written();
-        let phase =
-            fill(cfg, &e, Workload::Overwrite, cfg.ops, |j| key(cfg.seed, draws[j as usize]), &values)?;
+        let phase = fill(cfg, &e, Workload::Overwrite, cfg.ops, |j| cfg.key(draws[j as usize]), &values)?;
         phases.push(settle(cfg, &e, phase, before)?);
     }
     if wants(Workload::ReadWhileWriting) {

@@ -5,6 +5,7 @@ use std::path::Path;
 use std::process::Command;
 
 use siftdb_cli::engine::{Engine, Shape, Siftdb, Written};
+use siftdb_cli::keys::KeyFormat;
 use siftdb_cli::workloads::{Config, Workload, round};
 
 fn siftdb() -> Command {
@@ -283,6 +284,7 @@ fn config(workloads: Vec<Workload>) -> Config {
         threads: 1,
         nexts: 5,
         seed: 1,
+        key_format: KeyFormat::default(),
         workloads,
         progress: false,
     }
@@ -305,4 +307,37 @@ fn a_wrong_answer_stops_the_benchmark() {
         assert_eq!(r.phases.len(), 1);
         assert_eq!(r.phases[0].ops, 100);
     }
+}
+
+/// Issue 69: db_bench's key layout, for figures set beside `RocksDB`'s,
+/// runs every workload with answers checked (an absent key that collided
+/// with a present one, or a deleted range that missed, would stop it), and
+/// the report names it.
+#[test]
+fn db_bench_keys_pass_every_checked_workload() {
+    let cfg = Config {
+        key_format: KeyFormat::DbBench,
+        ..config(vec![
+            Workload::FillSeq,
+            Workload::FillRandom,
+            Workload::ReadRandom,
+            Workload::ReadMissing,
+            Workload::SeekRandom,
+            Workload::DeleteRange,
+        ])
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let r = round(&cfg, dir.path(), &|p: &Path| Siftdb::open(p, &siftdb::Options::default())).unwrap();
+    assert_eq!(r.phases.len(), 6);
+    let out = siftdb()
+        .current_dir(env!("CARGO_TARGET_TMPDIR"))
+        .args(["bench", "engine", "--keys", "5000", "--rounds", "1", "--workloads", "fillrandom,readmissing"])
+        .args(["--key-format", "dbbench", "--json"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "stderr: {}", String::from_utf8_lossy(&out.stderr));
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(report["key_format"], "dbbench");
+    let out = siftdb().args(["bench", "engine", "--key-format", "binary"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
 }

@@ -8,7 +8,6 @@ use std::time::{Duration, Instant};
 
 use super::{Config, Phase, Read, Workload, bar, dir_bytes, reads};
 use crate::engine::Engine;
-use crate::keys::key;
 use crate::latency::Histogram;
 
 /// Keys each range delete covers: a run of this many consecutive keys in
@@ -75,7 +74,7 @@ pub(super) fn run<E: Engine>(cfg: &Config, e: &E, dir: &Path) -> Result<Phase, S
     let disk_bytes_before = dir_bytes(dir);
     // Key numbers scatter over the key space; a range covers consecutive keys in key order.
     let mut ids: Vec<u64> = (0..cfg.keys).collect();
-    ids.sort_by_cached_key(|&i| key(cfg.seed, i));
+    ids.sort_by_cached_key(|&i| cfg.key(i));
     // A store under 2,000 keys still gets half its keys deleted.
     let run = RANGE_KEYS.min(ids.len() / 2).max(1);
     let runs: Vec<&[u64]> = ids.chunks(run).collect();
@@ -84,11 +83,11 @@ pub(super) fn run<E: Engine>(cfg: &Config, e: &E, dir: &Path) -> Result<Phase, S
     let mut latency = Histogram::new();
     let start = Instant::now();
     for (n, keys) in runs.iter().enumerate().skip(1).step_by(2) {
-        let from = key(cfg.seed, keys[0]);
+        let from = cfg.key(keys[0]);
         // Up to the next run's first key, which stays; after the last key, its successor.
         let to = match runs.get(n + 1) {
-            Some(next) => key(cfg.seed, next[0]).to_vec(),
-            None => [&key(cfg.seed, keys[keys.len() - 1])[..], &[0]].concat(),
+            Some(next) => cfg.key(next[0]).to_vec(),
+            None => [&cfg.key(keys[keys.len() - 1])[..], &[0]].concat(),
         };
         let t = Instant::now();
         e.delete_range(&from, &to)?;
