@@ -114,3 +114,34 @@ fn under_monkey_no_table_moves_off_its_new_levels_plan() {
     let bits_per_key = bytes as f64 * 8.0 / keys as f64;
     assert!(bits_per_key < 10.5, "levels 1+ at {bits_per_key:.2} bits/key under monkey:10");
 }
+
+#[test]
+fn a_level_past_its_target_over_room_below_goes_down_whole() {
+    // Keys in a scattered order: every level-0 merge meets all of level 1.
+    // When level 1 first passes its target, level 2 is empty, so each of
+    // its tables meets nothing below: the move takes them all at once,
+    // where one table at a time would stop at the target and leave level 1
+    // for every later level-0 merge to rewrite.
+    let tmp = tempfile::tempdir().unwrap();
+    let db = Db::open(tmp.path(), opts()).unwrap();
+    let n = 12_000u32;
+    let scattered = |i: u32| (i.wrapping_mul(7_919)) % n; // 7,919 is prime, coprime to n
+    for i in 0..n {
+        db.put(key(scattered(i)), value(scattered(i), 0)).unwrap();
+        if i % 500 == 499 {
+            db.flush().unwrap();
+            db.compact_due().unwrap();
+            let stats = db.stats();
+            if stats.levels[2].tables > 0 {
+                assert_eq!(stats.levels[1].tables, 0, "level 1 left behind: {:?}", stats.levels);
+                assert!(stats.tables_moved >= stats.levels[2].tables, "{stats:?}");
+                for j in 0..n.min(i + 1) {
+                    let k = scattered(j);
+                    assert_eq!(db.get(key(k)).unwrap().as_deref(), Some(value(k, 0).as_bytes()), "key {k}");
+                }
+                return;
+            }
+        }
+    }
+    panic!("level 2 never filled: {:?}", db.stats().levels);
+}

@@ -57,7 +57,7 @@ use super::refresh::{drifted, pick_over_budget, pick_refresh};
 use super::strategy::{Choice, CompactionStrategy, Job, State};
 use crate::key::SeqNo;
 use crate::options::Options;
-use crate::policy::LevelFilter;
+use crate::policy::{LevelFilter, Writing};
 use crate::table::TableRecord;
 use crate::tree::{TableFile, Tree};
 
@@ -70,8 +70,8 @@ impl CompactionStrategy for Leveled {
     /// refresh to the filter plan.
     fn choose(&self, tree: &Tree, opts: &Options, state: &State<'_>) -> Choice {
         if let Some(job) = pick(tree, opts, state.cursors) {
-            let plan = || state.planner.plan(&state.planner.shape(tree, None));
-            return merge_or_move(job, opts, plan);
+            let plan = |w| state.planner.plan(&state.planner.shape(tree, Some(w)));
+            return merge_or_move(tree, job, opts, plan);
         }
         if let Some(job) = pick_range_dels(tree, opts, state.horizon) {
             return Choice::Merge(job);
@@ -103,26 +103,80 @@ impl CompactionStrategy for Leveled {
 /// other, hold no range tombstone (those are merged down to drop what
 /// they delete), were written with the codec of the level they would move
 /// to (a policy with a codec of its own for the last level always merges),
-/// and carry a filter on that level's plan (`plan`, asked last): a move
-/// writes nothing, and a table that would then be refreshed to its new
-/// level's filter would be written anyway, while one left off plan would
-/// hold more filter memory than the policy gives. Under a policy whose
-/// levels share a filter (`fuse8`) keys written in order go down whole;
-/// under Monkey, where each level's bits differ, moves are rarer.
-fn merge_or_move(job: Job, opts: &Options, plan: impl FnOnce() -> Arc<Vec<LevelFilter>>) -> Choice {
+/// and carry a filter on that level's plan once they are there (`plan`,
+/// asked last, of the tree the move leaves): a move writes nothing, and a
+/// table that would then be refreshed to its new level's filter would be
+/// written anyway, while one left off plan would hold more filter memory
+/// than the policy gives. Under a policy whose levels share a filter
+/// (`fuse8`) keys written in order go down whole; under Monkey, where each
+/// level's bits differ, moves are rarer, but a whole last level moving
+/// into an empty one below keeps its bits: it is still the last level.
+///
+/// A move from a level ≥ 1 takes along every neighbour on its level that
+/// could move as well ([`extend_move`]).
+fn merge_or_move(
+    tree: &Tree,
+    job: Job,
+    opts: &Options,
+    plan: impl FnOnce(Writing) -> Arc<Vec<LevelFilter>>,
+) -> Choice {
     let codec = opts.compression.for_level(job.level + 1, false);
     let mut ranges: Vec<(&[u8], &[u8])> =
         job.inputs.iter().map(|t| (t.record.smallest.as_slice(), t.record.largest.as_slice())).collect();
     ranges.sort_unstable();
     let disjoint = ranges.windows(2).all(|w| w[0].1 < w[1].0);
-    let movable = job.next_inputs.is_empty()
+    let copyable =
+        |t: &Arc<TableFile>| t.table.range_dels().is_none() && t.table.properties().codec() == codec;
+    if !(job.next_inputs.is_empty()
         && disjoint
         && opts.compression.last_level().is_none()
-        && job.inputs.iter().all(|t| t.table.range_dels().is_none() && t.table.properties().codec() == codec)
-        && plan()
-            .get(job.level + 1)
-            .is_some_and(|planned| job.inputs.iter().all(|t| !drifted(t, planned, super::EXPLICIT_DRIFT)));
-    if movable { Choice::Move(job) } else { Choice::Merge(job) }
+        && job.inputs.iter().all(copyable))
+    {
+        return Choice::Merge(job);
+    }
+    let wider = extend_move(tree, &job, copyable);
+    let entries = wider.inputs.iter().map(|t| t.record.entries).sum();
+    let plan = plan(Writing { level: job.level + 1, entries, from: Some(job.level) });
+    let Some(planned) = plan.get(job.level + 1) else { return Choice::Merge(job) };
+    let on_plan = |t: &Arc<TableFile>| !drifted(t, planned, super::EXPLICIT_DRIFT);
+    if !job.inputs.iter().all(on_plan) {
+        return Choice::Merge(job);
+    }
+    // Tables written under one plan share their filter's bits, so the
+    // neighbours almost always pass with the table the strategy chose.
+    // Neighbours under a quarter of the next level's table size stay: each
+    // would be a small table there (`LevelStats::small_tables`), where a
+    // merge widens them into their neighbours (`table_size_multiplier`).
+    let fits = |t: &Arc<TableFile>| t.record.file_size * 4 >= opts.table_target_bytes_for(job.level + 1);
+    Choice::Move(extend_move(tree, &job, |t| copyable(t) && on_plan(t) && fits(t)))
+}
+
+/// A move of one table of a level ≥ 1 widened to the run of neighbours
+/// around it that meet nothing below either and pass `movable` (`RocksDB`
+/// extends its trivial moves the same way); `job` itself otherwise. Every
+/// byte left on a level is rewritten by each merge from the level above
+/// that overlaps it, which for keys spread over the key space is every
+/// merge: when level 1 first passes its target over an empty level 2,
+/// moving one table at a time leaves level 1 at its target, and each later
+/// level-0 merge rewrites it all. A byte moved down costs nothing now, and
+/// is merged below only once that level passes its own target
+/// (docs/measurements.md).
+fn extend_move(tree: &Tree, job: &Job, movable: impl Fn(&Arc<TableFile>) -> bool) -> Job {
+    let (Some(here), [only], 1..) = (tree.levels.get(job.level), job.inputs.as_slice(), job.level) else {
+        return job.clone();
+    };
+    let below = tree.levels.get(job.level + 1).map_or(&[][..], Vec::as_slice);
+    // `below` is sorted and disjoint: the first table ending at or after a
+    // range's start is the only one that can decide whether it meets it.
+    let meets_below = |t: &Arc<TableFile>| {
+        let i = below.partition_point(|b| b.record.largest < t.record.smallest);
+        below.get(i).is_some_and(|b| b.record.smallest <= t.record.largest)
+    };
+    let free = |t: &Arc<TableFile>| movable(t) && !meets_below(t);
+    let Some(at) = here.iter().position(|t| Arc::ptr_eq(t, only)) else { return job.clone() };
+    let start = here[..at].iter().rposition(|t| !free(t)).map_or(0, |i| i + 1);
+    let end = here[at + 1..].iter().position(|t| !free(t)).map_or(here.len(), |i| at + 1 + i);
+    Job { level: job.level, inputs: here[start..end].to_vec(), next_inputs: Vec::new() }
 }
 
 /// How far over its limit each level is; > 1 needs compaction.

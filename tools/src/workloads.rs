@@ -95,13 +95,11 @@ pub struct Config {
     pub keys: u64,
     /// Bytes per value.
     pub value_bytes: usize,
-    /// The fraction of each value's bytes that repeat earlier ones (0 to 1,
-    /// db_bench's `compression_ratio` is 1 minus it): see `values.rs`.
+    /// The fraction of each value's bytes that repeat earlier ones (0 to 1; `values.rs`).
     pub value_compressibility: f64,
     /// Operations per read, seek and overwrite workload.
     pub ops: u64,
-    /// Threads sharing each read workload's operations (and readers beside
-    /// the one writer of `readwhilewriting`); fills use one writer.
+    /// Threads sharing each read workload's operations (and readers beside `readwhilewriting`'s writer).
     pub threads: usize,
     /// Pairs read after each seek.
     pub nexts: usize,
@@ -109,9 +107,8 @@ pub struct Config {
     pub seed: u64,
     /// How key numbers become keys.
     pub key_format: KeyFormat,
-    /// The workloads to time, in [`Workload::ALL`]'s order whatever the
-    /// order given; the store is loaded untimed when `fillrandom` is not
-    /// among them.
+    /// The workloads to time, in [`Workload::ALL`]'s order whatever the order given; the store is
+    /// loaded untimed when `fillrandom` is not among them.
     pub workloads: Vec<Workload>,
     /// A progress line on stderr while a phase runs.
     pub progress: bool,
