@@ -277,3 +277,82 @@ fn the_stats_text_has_a_legend_for_every_column() {
     // A big table on its plan has nothing to explain.
     assert!(!text.contains("small table's filter"), "{text}");
 }
+
+/// Issue 69: `LevelStats` says where the written bytes went, level by
+/// level: level 0 holds the flushes, a merge counts the bytes it brought
+/// down from the level above apart from those of its own level it
+/// rewrote, a move counts the bytes it took down unwritten, and the levels
+/// add up to the totals.
+#[test]
+fn writes_are_counted_by_the_level_they_went_to() {
+    let dir = tempfile::tempdir().unwrap();
+    let o = Options {
+        auto_compaction: false,
+        base_level_bytes: 1 << 30,
+        compression: CompressionPolicy::uniform(Compression::None),
+        ..opts(FilterPolicy::uniform(FilterKind::BinaryFuse8))
+    };
+    let db = Db::open(dir.path(), o).unwrap();
+    let scattered = |i: u32| format!("key{:08}", i.wrapping_mul(7_919) % 100_000);
+    let mut expected_in = 0;
+    let mut expected_rewritten = 0;
+    for round in 0..3u32 {
+        for i in round * 600..(round + 1) * 600 {
+            db.put(scattered(i), b"a value of some bytes").unwrap();
+            if i % 200 == 199 {
+                db.flush().unwrap();
+            }
+        }
+        // Three level-0 tables, the trigger: one merge, of all of them and
+        // of all of level 1 (scattered keys meet every table there).
+        let before = db.stats();
+        expected_in += before.levels[0].bytes;
+        expected_rewritten += before.levels[1].bytes;
+        db.compact_due().unwrap();
+        let after = db.stats();
+        assert_eq!(after.compactions, before.compactions + 1, "{after}");
+        assert_eq!(after.levels[0].tables, 0);
+        assert_eq!(after.levels[1].write_jobs, u64::from(round) + 1);
+        assert_eq!(after.levels[1].bytes_merged_in, expected_in, "{after}");
+        assert_eq!(after.levels[1].bytes_rewritten, expected_rewritten, "{after}");
+    }
+    let s = db.stats();
+    assert_eq!((s.levels[0].write_jobs, s.levels[0].bytes_written), (s.flushes, s.flush_bytes_written));
+    assert_eq!(s.levels[0].bytes_merged_in + s.levels[0].bytes_rewritten, 0);
+    let below: u64 = s.levels.iter().skip(1).map(|l| l.bytes_written).sum();
+    assert_eq!(below, s.compaction_bytes_written);
+    let read: u64 = s.levels.iter().map(|l| l.bytes_merged_in + l.bytes_rewritten).sum();
+    assert_eq!(read, s.compaction_bytes_read);
+    let w = s.levels[1].write_amplification().unwrap();
+    assert!((w - s.levels[1].bytes_written as f64 / expected_in as f64).abs() < 1e-12);
+    assert!(w > 1.0, "level 1 rewritten twice over: {w}");
+    assert_eq!(s.levels[0].write_amplification(), None);
+    assert!(s.to_string().contains("written by level since the open: L0 "), "{s}");
+    // An interval counts only its own jobs.
+    let d = s.since(&s);
+    assert_eq!((d.levels[1].write_jobs, d.levels[1].bytes_merged_in, d.levels[1].bytes_written), (0, 0, 0));
+    drop(db);
+
+    // Keys in order, over room below: level-0 tables go down unwritten.
+    let dir = tempfile::tempdir().unwrap();
+    let db = Db::open(
+        dir.path(),
+        Options { auto_compaction: false, ..opts(FilterPolicy::uniform(FilterKind::BinaryFuse8)) },
+    )
+    .unwrap();
+    for i in 0..600u32 {
+        db.put(format!("key{i:08}"), b"a value of some bytes").unwrap();
+        if i % 200 == 199 {
+            db.flush().unwrap();
+        }
+    }
+    let l0 = db.stats().levels[0].bytes;
+    db.compact_due().unwrap();
+    let s = db.stats();
+    assert_eq!(
+        (s.levels[1].bytes_moved_in, s.levels[1].bytes_written, s.compaction_bytes_written),
+        (l0, 0, 0),
+        "{s}"
+    );
+    assert!(s.to_string().contains(&format!("L1 0 by 0 jobs, {l0} moved in")), "{s}");
+}

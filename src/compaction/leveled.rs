@@ -57,7 +57,7 @@ use super::refresh::{drifted, pick_over_budget, pick_refresh};
 use super::strategy::{Choice, CompactionStrategy, Job, State};
 use crate::key::SeqNo;
 use crate::options::Options;
-use crate::policy::{LevelFilter, Writing};
+use crate::policy::LevelFilter;
 use crate::table::TableRecord;
 use crate::tree::{TableFile, Tree};
 
@@ -70,7 +70,7 @@ impl CompactionStrategy for Leveled {
     /// refresh to the filter plan.
     fn choose(&self, tree: &Tree, opts: &Options, state: &State<'_>) -> Choice {
         if let Some(job) = pick(tree, opts, state.cursors) {
-            let plan = |w| state.planner.plan(&state.planner.shape(tree, Some(w)));
+            let plan = || state.planner.plan(&state.planner.shape(tree, None));
             return merge_or_move(tree, job, opts, plan);
         }
         if let Some(job) = pick_range_dels(tree, opts, state.horizon) {
@@ -103,14 +103,16 @@ impl CompactionStrategy for Leveled {
 /// other, hold no range tombstone (those are merged down to drop what
 /// they delete), were written with the codec of the level they would move
 /// to (a policy with a codec of its own for the last level always merges),
-/// and carry a filter on that level's plan once they are there (`plan`,
-/// asked last, of the tree the move leaves): a move writes nothing, and a
-/// table that would then be refreshed to its new level's filter would be
-/// written anyway, while one left off plan would hold more filter memory
-/// than the policy gives. Under a policy whose levels share a filter
-/// (`fuse8`) keys written in order go down whole; under Monkey, where each
-/// level's bits differ, moves are rarer, but a whole last level moving
-/// into an empty one below keeps its bits: it is still the last level.
+/// and carry a filter on that level's plan (`plan`, asked last): a move
+/// writes nothing, and a table that would then be refreshed to its new
+/// level's filter would be written anyway, while one left off plan would
+/// hold more filter memory than the policy gives. Under a policy whose
+/// levels share a filter (`fuse8`) keys written in order go down whole;
+/// under Monkey, where each level's bits differ, moves are rarer. (Planning
+/// the move on the tree it leaves, where a whole level moving into an
+/// empty one keeps its place as the last level, was tried: at 10^7 keys
+/// the tables then missed that plan in most runs and every one was
+/// rewritten, docs/measurements.md.)
 ///
 /// A move from a level ≥ 1 takes along every neighbour on its level that
 /// could move as well ([`extend_move`]).
@@ -118,7 +120,7 @@ fn merge_or_move(
     tree: &Tree,
     job: Job,
     opts: &Options,
-    plan: impl FnOnce(Writing) -> Arc<Vec<LevelFilter>>,
+    plan: impl FnOnce() -> Arc<Vec<LevelFilter>>,
 ) -> Choice {
     let codec = opts.compression.for_level(job.level + 1, false);
     let mut ranges: Vec<(&[u8], &[u8])> =
@@ -134,9 +136,7 @@ fn merge_or_move(
     {
         return Choice::Merge(job);
     }
-    let wider = extend_move(tree, &job, copyable);
-    let entries = wider.inputs.iter().map(|t| t.record.entries).sum();
-    let plan = plan(Writing { level: job.level + 1, entries, from: Some(job.level) });
+    let plan = plan();
     let Some(planned) = plan.get(job.level + 1) else { return Choice::Merge(job) };
     let on_plan = |t: &Arc<TableFile>| !drifted(t, planned, super::EXPLICIT_DRIFT);
     if !job.inputs.iter().all(on_plan) {

@@ -3,6 +3,7 @@
 //! the database (a [`JobContext`]), installs the edit it returns and counts
 //! it; the background thread; and `Db::compact`'s "settle fully".
 
+use std::sync::Arc;
 use std::sync::atomic::Ordering::{Relaxed, SeqCst};
 
 use crossbeam_channel::{Receiver, RecvTimeoutError};
@@ -12,7 +13,7 @@ use super::{BgSignal, DbInner};
 use crate::Result;
 use crate::compaction::{self, Choice, Drift, Filtered, JobContext, Progress, State};
 use crate::manifest::WriteTotals;
-use crate::tree::Tree;
+use crate::tree::{TableFile, Tree};
 
 impl DbInner {
     /// Runs one compaction if a level needs one, or else one refresh of a
@@ -162,10 +163,21 @@ impl DbInner {
             }
             return Ok(true);
         }
+        let bytes = |tables: &[Arc<TableFile>]| tables.iter().map(|t| t.record.file_size).sum::<u64>();
         match choice {
-            Choice::Refresh(_) => bump(&self.counters.filter_refreshes, 1),
-            Choice::Move(job) => bump(&self.counters.tables_moved, job.inputs.len() as u64),
-            Choice::Nothing | Choice::Merge(_) | Choice::Drop(_) => {}
+            Choice::Refresh(job) => {
+                bump(&self.counters.filter_refreshes, 1);
+                self.counters.wrote(job.level, 0, bytes(&job.inputs), done.bytes_written);
+            }
+            Choice::Move(job) => {
+                bump(&self.counters.tables_moved, job.inputs.len() as u64);
+                self.counters.moved(job.level + 1, bytes(&job.inputs));
+            }
+            Choice::Merge(job) => {
+                let (merged_in, rewritten) = (bytes(&job.inputs), bytes(&job.next_inputs));
+                self.counters.wrote(job.level + 1, merged_in, rewritten, done.bytes_written);
+            }
+            Choice::Nothing | Choice::Drop(_) => {}
         }
         if let Some(d) = done.edit.fifo_dropped {
             let [tables, entries, bytes] = &self.counters.fifo_dropped;

@@ -75,6 +75,7 @@ impl DbInner {
         bump(&self.counters.flushes, 1);
         bump(&self.counters.flushed_entries, entries);
         bump(&self.counters.flush_bytes_written, flushed_bytes);
+        self.counters.wrote(0, 0, 0, flushed_bytes);
         // The edit is durable: the WALs before `next_wal` are no longer needed.
         for n in super::open::list_logs(&*self.fs, &self.dir)?.into_iter().filter(|&n| n < next_wal) {
             self.remove_obsolete_file(&self.dir.join(log_file_name(n)));

@@ -109,9 +109,34 @@ pub struct LevelStats {
     /// search and a data block read). Tables whose key range misses the scan's
     /// bounds, or whose filter lacks its prefix, are not opened.
     pub scan_tables_opened: u64,
+    /// Flushes (level 0), merges and filter refreshes that wrote tables to
+    /// this level since the open.
+    pub write_jobs: u64,
+    /// Bytes of the level above that merges into this level read since the
+    /// open: what came down, rewritten here.
+    pub bytes_merged_in: u64,
+    /// Bytes of this level's own tables that merges and refreshes read to
+    /// rewrite since the open.
+    pub bytes_rewritten: u64,
+    /// Bytes flushes (level 0), merges and refreshes wrote to this level
+    /// since the open ([`LevelStats::write_amplification`]).
+    pub bytes_written: u64,
+    /// Bytes of tables trivially moved into this level since the open: the
+    /// same files, one level down, written nowhere.
+    pub bytes_moved_in: u64,
 }
 
 impl LevelStats {
+    /// Bytes written to this level per byte merged into it from above
+    /// (`RocksDB`'s per-level W-Amp): how much each byte coming down cost
+    /// here. `None` for level 0 and before any merge into the level.
+    #[must_use]
+    #[expect(clippy::cast_precision_loss, reason = "a ratio of byte counts")]
+    pub fn write_amplification(&self) -> Option<f64> {
+        (self.level > 0 && self.bytes_merged_in > 0)
+            .then(|| self.bytes_written as f64 / self.bytes_merged_in as f64)
+    }
+
     /// False positives over the probes of keys the tables lacked:
     /// `false_positives / (probes − true_positives)`; `None` before any such probe.
     #[must_use]
@@ -146,6 +171,11 @@ impl LevelStats {
                 .prefix_false_positives
                 .saturating_sub(earlier.prefix_false_positives),
             scan_tables_opened: self.scan_tables_opened.saturating_sub(earlier.scan_tables_opened),
+            write_jobs: self.write_jobs.saturating_sub(earlier.write_jobs),
+            bytes_merged_in: self.bytes_merged_in.saturating_sub(earlier.bytes_merged_in),
+            bytes_rewritten: self.bytes_rewritten.saturating_sub(earlier.bytes_rewritten),
+            bytes_written: self.bytes_written.saturating_sub(earlier.bytes_written),
+            bytes_moved_in: self.bytes_moved_in.saturating_sub(earlier.bytes_moved_in),
             ..self.clone()
         }
     }

@@ -392,6 +392,14 @@ fn document(
                 "filter_bytes": r.shape.filter_bytes,
                 "disk_bytes": r.shape.disk_bytes,
                 "heap_bytes": r.shape.heap_bytes,
+                // Since the store opened, through the fill's settle.
+                "writes_by_level": r.shape.writes_by_level.iter().map(|w| json!({
+                    "jobs": w.jobs,
+                    "merged_in": w.merged_in,
+                    "rewritten": w.rewritten,
+                    "written": w.written,
+                    "moved_in": w.moved_in,
+                })).collect::<Vec<_>>(),
             },
             "phases": r.phases.iter().map(|p| json!({
                 "workload": p.workload.name(),

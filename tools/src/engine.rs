@@ -21,6 +21,24 @@ pub struct Shape {
     /// heap, not mapped tables) from before the store was opened; the
     /// driver measures it, on Linux.
     pub heap_bytes: Option<u64>,
+    /// What each level was written since the store opened, level 0 first
+    /// (siftdb's `LevelStats`); empty when the engine does not say.
+    pub writes_by_level: Vec<LevelWrites>,
+}
+
+/// What flushes and compactions wrote to one level.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct LevelWrites {
+    /// Flushes (level 0), merges and refreshes that wrote to it.
+    pub jobs: u64,
+    /// Bytes of the level above merged into it.
+    pub merged_in: u64,
+    /// Bytes of its own tables rewritten.
+    pub rewritten: u64,
+    /// Bytes written to it.
+    pub written: u64,
+    /// Bytes of tables moved into it as they were.
+    pub moved_in: u64,
 }
 
 /// Bytes an engine wrote, for write amplification.
@@ -204,6 +222,17 @@ impl Engine for Siftdb {
             tables: per_level.iter().sum(),
             per_level,
             filter_bytes: Some(stats.levels.iter().map(|l| l.filter_bytes).sum()),
+            writes_by_level: stats
+                .levels
+                .iter()
+                .map(|l| LevelWrites {
+                    jobs: l.write_jobs,
+                    merged_in: l.bytes_merged_in,
+                    rewritten: l.bytes_rewritten,
+                    written: l.bytes_written,
+                    moved_in: l.bytes_moved_in,
+                })
+                .collect(),
             ..Shape::default()
         }
     }

@@ -27,6 +27,17 @@ pub(crate) struct LevelCounters {
     pub scan_tables_opened: AtomicU64,
 }
 
+/// What flushes and compactions wrote to one level since the open (one
+/// writer at a time: the flush or the compaction thread).
+#[derive(Debug, Default)]
+pub(crate) struct LevelWrites {
+    pub jobs: AtomicU64,
+    pub merged_in: AtomicU64,
+    pub rewritten: AtomicU64,
+    pub written: AtomicU64,
+    pub moved_in: AtomicU64,
+}
+
 /// Read-path stripes: more than a 2- or 8-core machine runs threads at
 /// once, so two readers rarely share one.
 pub(crate) const STRIPES: usize = 16;
@@ -81,6 +92,8 @@ pub(crate) struct Counters {
     pub fifo_dropped: [AtomicU64; 3],
     /// Shared with every open table, which counts its own failed delete.
     pub cleanup_failures: Arc<AtomicU64>,
+    /// Per level: what flushes and compactions wrote there.
+    pub level_writes: Box<[LevelWrites]>,
 }
 
 impl Counters {
@@ -112,6 +125,26 @@ impl Counters {
             write_stalls: AtomicU64::new(0),
             fifo_dropped: Default::default(),
             cleanup_failures,
+            level_writes: (0..levels).map(|_| LevelWrites::default()).collect(),
+        }
+    }
+
+    /// Counts one flush, merge or refresh that wrote `written` bytes to
+    /// `level`, reading `merged_in` bytes of the level above and
+    /// `rewritten` of its own.
+    pub fn wrote(&self, level: usize, merged_in: u64, rewritten: u64, written: u64) {
+        if let Some(w) = self.level_writes.get(level) {
+            bump(&w.jobs, 1);
+            bump(&w.merged_in, merged_in);
+            bump(&w.rewritten, rewritten);
+            bump(&w.written, written);
+        }
+    }
+
+    /// Counts `bytes` of tables trivially moved into `level`.
+    pub fn moved(&self, level: usize, bytes: u64) {
+        if let Some(w) = self.level_writes.get(level) {
+            bump(&w.moved_in, bytes);
         }
     }
 
@@ -140,7 +173,7 @@ impl Counters {
                     prefix_skipped: at(|c| &c.prefix_skipped),
                     prefix_false_positives: at(|c| &c.prefix_false_positives),
                     scan_tables_opened: at(|c| &c.scan_tables_opened),
-                    ..LevelStats::default()
+                    ..self.level_writes.get(level).map_or_else(LevelStats::default, LevelWrites::stats)
                 }
             })
             .map(|mut l| {
@@ -185,6 +218,20 @@ impl Counters {
             lost_writes: Vec::new(),
             filter_memory_budget: None,
             levels,
+        }
+    }
+}
+
+impl LevelWrites {
+    /// A [`LevelStats`] holding only these counts.
+    fn stats(&self) -> LevelStats {
+        LevelStats {
+            write_jobs: self.jobs.load(Relaxed),
+            bytes_merged_in: self.merged_in.load(Relaxed),
+            bytes_rewritten: self.rewritten.load(Relaxed),
+            bytes_written: self.written.load(Relaxed),
+            bytes_moved_in: self.moved_in.load(Relaxed),
+            ..LevelStats::default()
         }
     }
 }

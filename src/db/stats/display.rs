@@ -3,6 +3,16 @@
 
 use super::{LevelStats, Stats};
 
+/// One level's part of the written-by-level line.
+fn level_writes(l: &LevelStats) -> String {
+    let jobs = if l.level == 0 { "flushes" } else { "jobs" };
+    let merged = l.write_amplification().map_or_else(String::new, |w| {
+        format!(" ({} in, {} rewritten: {w:.2} per byte in)", l.bytes_merged_in, l.bytes_rewritten)
+    });
+    let moved = if l.bytes_moved_in > 0 { format!(", {} moved in", l.bytes_moved_in) } else { String::new() };
+    format!("L{} {} by {} {jobs}{merged}{moved}", l.level, l.bytes_written, l.write_jobs)
+}
+
 impl Stats {
     /// The bytes-written lines of the Display: this open's, then the
     /// database's life's (once a flush has recorded any).
@@ -23,6 +33,12 @@ impl Stats {
                 "over the database's life: {} bytes flushed from the application, {} by flushes, {} by compactions; write amplification {w:.2}",
                 life.user_bytes, life.flush_bytes, life.compaction_bytes
             )?;
+        }
+        // Where those bytes went, once a flush or a compaction wrote any.
+        let by_level: Vec<String> =
+            self.levels.iter().filter(|l| l.bytes_written + l.bytes_moved_in > 0).map(level_writes).collect();
+        if !by_level.is_empty() {
+            writeln!(f, "written by level since the open: {}", by_level.join("; "))?;
         }
         // What FIFO compaction gave back, once it has dropped anything.
         let (now, life) = (self.fifo_dropped, self.lifetime_fifo_dropped);
