@@ -112,7 +112,14 @@ pub(crate) struct Job {
 impl Job {
     /// Bytes of every input table.
     pub fn input_bytes(&self) -> u64 {
-        self.inputs.iter().chain(&self.next_inputs).map(|t| t.record.file_size).sum()
+        let (here, below) = self.input_bytes_by_level();
+        here + below
+    }
+
+    /// Bytes of the input tables of `level`, and of `level + 1`.
+    pub fn input_bytes_by_level(&self) -> (u64, u64) {
+        let bytes = |tables: &[Arc<TableFile>]| tables.iter().map(|t| t.record.file_size).sum();
+        (bytes(&self.inputs), bytes(&self.next_inputs))
     }
 }
 

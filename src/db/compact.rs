@@ -3,7 +3,6 @@
 //! the database (a [`JobContext`]), installs the edit it returns and counts
 //! it; the background thread; and `Db::compact`'s "settle fully".
 
-use std::sync::Arc;
 use std::sync::atomic::Ordering::{Relaxed, SeqCst};
 
 use crossbeam_channel::{Receiver, RecvTimeoutError};
@@ -13,7 +12,7 @@ use super::{BgSignal, DbInner};
 use crate::Result;
 use crate::compaction::{self, Choice, Drift, Filtered, JobContext, Progress, State};
 use crate::manifest::WriteTotals;
-use crate::tree::{TableFile, Tree};
+use crate::tree::Tree;
 
 impl DbInner {
     /// Runs one compaction if a level needs one, or else one refresh of a
@@ -163,18 +162,17 @@ impl DbInner {
             }
             return Ok(true);
         }
-        let bytes = |tables: &[Arc<TableFile>]| tables.iter().map(|t| t.record.file_size).sum::<u64>();
         match choice {
             Choice::Refresh(job) => {
                 bump(&self.counters.filter_refreshes, 1);
-                self.counters.wrote(job.level, 0, bytes(&job.inputs), done.bytes_written);
+                self.counters.wrote(job.level, 0, job.input_bytes(), done.bytes_written);
             }
             Choice::Move(job) => {
                 bump(&self.counters.tables_moved, job.inputs.len() as u64);
-                self.counters.moved(job.level + 1, bytes(&job.inputs));
+                self.counters.moved(job.level + 1, job.input_bytes());
             }
             Choice::Merge(job) => {
-                let (merged_in, rewritten) = (bytes(&job.inputs), bytes(&job.next_inputs));
+                let (merged_in, rewritten) = job.input_bytes_by_level();
                 self.counters.wrote(job.level + 1, merged_in, rewritten, done.bytes_written);
             }
             Choice::Nothing | Choice::Drop(_) => {}

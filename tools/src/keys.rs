@@ -65,11 +65,7 @@ impl KeyFormat {
     /// The format named `s` (`hex` or `dbbench`).
     #[must_use]
     pub fn parse(s: &str) -> Option<Self> {
-        match s {
-            "hex" => Some(KeyFormat::Hex),
-            "dbbench" => Some(KeyFormat::DbBench),
-            _ => None,
-        }
+        [KeyFormat::Hex, KeyFormat::DbBench].into_iter().find(|f| f.name() == s)
     }
 
     /// Its name on the command line and in reports.
