@@ -358,8 +358,8 @@ impl Db {
         self.inner.write_batch(batch)
     }
 
-    /// The value of `key`, if any.
-    ///
+    /// The value of `key`, if any: a slice of what it was read from (a 32 KiB
+    /// memtable chunk, a table block or mapping), so copy values kept long.
     /// # Errors
     /// `Corruption` or `Io` from a table read; `Closed`.
     pub fn get(&self, key: impl AsRef<[u8]>) -> Result<Option<Bytes>> {

@@ -130,7 +130,7 @@ impl MemtableRange {
 }
 
 fn entry(k: &MemKey) -> MemEntry {
-    MemEntry { user_key: k.user_key_bytes(), seq: k.seq, kind: k.kind, value: k.value() }
+    MemEntry { user_key: k.user_key_bytes(), seq: k.seq, kind: k.kind(), value: k.value() }
 }
 
 /// Whether the internal-key range is empty (`BTreeMap::range` panics on

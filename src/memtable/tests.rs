@@ -71,7 +71,8 @@ proptest! {
         if pa != pb {
             prop_assert_eq!(pa.cmp(&pb), a.cmp(&b));
         }
-        prop_assert_eq!(super::compare((pa, &a, 5), (pb, &b, 7)), crate::key::compare_internal(&a, 5, &b, 7));
+        let (ka, kb) = (Probe { prefix: pa, key: &a, seq: 5 }, Probe { prefix: pb, key: &b, seq: 7 });
+        prop_assert_eq!(super::compare(&ka, &kb), crate::key::compare_internal(&a, 5, &b, 7));
     }
 
     #[test]
@@ -143,12 +144,13 @@ fn batches_take_consecutive_sequence_numbers() {
 }
 
 #[test]
-fn reinserting_a_version_replaces_it_and_its_size() {
+fn reinserting_a_version_replaces_it_and_charges_both() {
     let m = Memtable::new();
     m.insert(b"k", 1, ValueKind::Value, b"long value").unwrap();
     m.insert(b"k", 1, ValueKind::Value, b"v").unwrap();
     assert_eq!(m.len(), 1);
-    assert_eq!(m.approximate_bytes(), 2 + ENTRY_OVERHEAD);
+    // The first one's bytes stay in its arena chunk until the memtable goes.
+    assert_eq!(m.approximate_bytes(), 11 + 2 + 2 * ENTRY_OVERHEAD);
     assert_eq!(m.get(b"k", 1).unwrap().1.as_ref(), b"v");
 }
 
@@ -265,4 +267,32 @@ fn range_tombstones_sit_beside_the_entries_and_count() {
     assert_eq!(m.get_version(b"c", 9).map(|(s, k, _)| (s, k)), Some((7, ValueKind::Value)));
     assert!(m.delete_range(b"x", b"x", 9).is_err());
     assert!(m.delete_range(b"a", b"b", MAX_SEQ + 1).is_err());
+}
+
+#[test]
+fn a_version_is_a_48_byte_key_over_its_arena_bytes() {
+    // The set's node density is what ENTRY_OVERHEAD charges for.
+    assert_eq!(std::mem::size_of::<MemKey>(), 48);
+    let m = Memtable::new();
+    m.insert(b"key", 3, ValueKind::Tombstone, b"").unwrap();
+    m.insert(b"key", 2, ValueKind::Value, b"value").unwrap();
+    let map = m.read_map();
+    let [newest, older] = [map.first().unwrap(), map.last().unwrap()];
+    assert_eq!((newest.user_key(), newest.kind(), newest.value().as_ref()), (&b"key"[..], ValueKind::Tombstone, &b""[..]));
+    assert_eq!((older.user_key(), older.kind(), older.value().as_ref()), (&b"key"[..], ValueKind::Value, &b"value"[..]));
+    // Both sit in one chunk, one after the other.
+    assert_eq!(older.kv.as_ptr(), newest.kv.as_ptr().wrapping_add(HEADER + 3), "inserted oldest last");
+}
+
+#[test]
+fn versions_span_chunks_and_a_large_one_gets_its_own() {
+    let m = Memtable::new();
+    let value = |i: u32| vec![(i % 251) as u8; if i == 500 { 3 * Arena::CHUNK } else { 100 + i as usize % 7 }];
+    for i in 0..1000u32 {
+        m.insert(&i.to_be_bytes(), u64::from(i) + 1, ValueKind::Value, &value(i)).unwrap();
+    }
+    for i in 0..1000u32 {
+        assert_eq!(m.get(&i.to_be_bytes(), MAX_SEQ).unwrap().1, value(i), "key {i}");
+    }
+    assert_eq!(m.read_map().iter().map(|k| k.user_key().to_vec()).collect::<Vec<_>>(), (0..1000u32).map(|i| i.to_be_bytes().to_vec()).collect::<Vec<_>>());
 }
