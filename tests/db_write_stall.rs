@@ -28,6 +28,10 @@ fn full_level_zero_stalls_writes_without_losing_them() {
     }
     let s = db.stats();
     assert!(s.write_stalls > 0, "{s:?}");
+    // Each slowed write sleeps a millisecond, so the stalls took at least
+    // a millisecond each on the whole (stops may take less).
+    assert!(s.write_stall_micros >= 1000, "{s:?}");
+    assert!(s.to_string().contains(&format!("writes stalled {} times for ", s.write_stalls)), "{s}");
     assert!(s.compactions > 0);
     assert_eq!(db.iter().count(), 3000);
 }

@@ -241,6 +241,9 @@ pub struct Stats {
     pub compaction_bytes_written: u64,
     /// Writes that were slowed or stopped because level 0 was too full.
     pub write_stalls: u64,
+    /// Microseconds writers spent slowed or stopped (`RocksDB`'s stall
+    /// micros): the part of a fill that waited on flushes and compactions.
+    pub write_stall_micros: u64,
     /// What FIFO compaction ([`crate::Compaction::Fifo`]) dropped: tables
     /// past its byte limit or time to live, with their entries and bytes.
     pub fifo_dropped: DropTotals,
@@ -325,6 +328,7 @@ impl Stats {
                 .compaction_bytes_written
                 .saturating_sub(earlier.compaction_bytes_written),
             write_stalls: self.write_stalls.saturating_sub(earlier.write_stalls),
+            write_stall_micros: self.write_stall_micros.saturating_sub(earlier.write_stall_micros),
             fifo_dropped: self.fifo_dropped.since(earlier.fifo_dropped),
             cleanup_failures: self.cleanup_failures.saturating_sub(earlier.cleanup_failures),
             memtable_bytes: self.memtable_bytes,

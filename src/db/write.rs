@@ -22,7 +22,7 @@
 
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use crate::batch::WriteBatch;
 use parking_lot::{Condvar, Mutex};
@@ -227,9 +227,10 @@ impl DbInner {
     }
 
     /// Waits while too many memtables queue for flush or level 0 is past its
-    /// stop trigger; sleeps 1 ms past the slowdown trigger.
+    /// stop trigger; sleeps 1 ms past the slowdown trigger. Counts each
+    /// stall and the time it took (the clock is read only once stalled).
     fn throttle(&self) -> Result<()> {
-        let mut stalled = false;
+        let mut stalled: Option<Instant> = None;
         loop {
             self.check_writable()?;
             let sv = self.current();
@@ -241,18 +242,28 @@ impl DbInner {
             if !imm_full && !l0_stop {
                 if limits && l0 >= self.opts.l0_slowdown_trigger {
                     bump(&self.counters.write_stalls, 1);
+                    let slowed = Instant::now();
                     std::thread::sleep(Duration::from_millis(1));
+                    self.count_stall(slowed);
+                }
+                if let Some(since) = stalled {
+                    self.count_stall(since);
                 }
                 return Ok(());
             }
-            if !stalled {
-                stalled = true;
+            if stalled.is_none() {
+                stalled = Some(Instant::now());
                 bump(&self.counters.write_stalls, 1);
             }
             self.wake_flush();
             self.wake_compaction();
             self.wait_bg(Duration::from_millis(20));
         }
+    }
+
+    fn count_stall(&self, since: Instant) {
+        let micros = u64::try_from(since.elapsed().as_micros()).unwrap_or(u64::MAX);
+        bump(&self.counters.write_stall_micros, micros);
     }
 }
 

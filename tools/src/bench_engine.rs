@@ -4,6 +4,7 @@
 //! `tools/benches/engine.rs` runs beside fjall.
 
 use std::path::PathBuf;
+use std::time::Duration;
 
 use serde_json::{Value, json};
 use siftdb::{Compaction, CompressionPolicy, FilterPolicy};
@@ -221,8 +222,11 @@ fn shape_text(r: &Round) -> String {
     let mib = |b: Option<u64>| {
         b.map_or_else(|| "-".to_string(), |b| format!("{:.1} MiB", b as f64 / f64::from(1 << 20)))
     };
+    let stalled = r.shape.write_stall_micros.map_or(String::new(), |m| {
+        format!("; writes stalled {:.1} s", Duration::from_micros(m).as_secs_f64())
+    });
     format!(
-        "{} ({}), {} in level 0; filters {}, disk {}, heap {}",
+        "{} ({}), {} in level 0; filters {}, disk {}, heap {}{stalled}",
         output::count(r.shape.tables, "table", "tables"),
         levels.join(", "),
         r.shape.l0_tables,
@@ -400,6 +404,7 @@ fn document(
                     "written": w.written,
                     "moved_in": w.moved_in,
                 })).collect::<Vec<_>>(),
+                "write_stall_seconds": r.shape.write_stall_micros.map(|m| Duration::from_micros(m).as_secs_f64()),
             },
             "phases": r.phases.iter().map(|p| json!({
                 "workload": p.workload.name(),

@@ -24,6 +24,9 @@ pub struct Shape {
     /// What each level was written since the store opened, level 0 first
     /// (siftdb's `LevelStats`); empty when the engine does not say.
     pub writes_by_level: Vec<LevelWrites>,
+    /// Microseconds writes waited on flushes and compactions since the
+    /// store opened (siftdb's `Stats::write_stall_micros`), when it says.
+    pub write_stall_micros: Option<u64>,
 }
 
 /// What flushes and compactions wrote to one level.
@@ -233,6 +236,7 @@ impl Engine for Siftdb {
                     moved_in: l.bytes_moved_in,
                 })
                 .collect(),
+            write_stall_micros: Some(stats.write_stall_micros),
             ..Shape::default()
         }
     }

@@ -83,6 +83,8 @@ fn every_workload_reports_rates_latencies_and_write_amplification() {
         let filter = shape["filter_bytes"].as_u64().unwrap();
         assert!((20_000 / 8..20_000 * 4).contains(&filter), "{r}");
         assert!(shape["heap_bytes"].as_u64().unwrap() < 64 << 20, "{r}");
+        // A small fill waits on nothing for long, but the time is counted.
+        assert!((0.0..60.0).contains(&shape["write_stall_seconds"].as_f64().unwrap()), "{r}");
         let ops = |name: &str| {
             r["phases"].as_array().unwrap().iter().find(|p| p["workload"] == name).unwrap()["ops"]
                 .as_u64()

@@ -88,6 +88,7 @@ pub(crate) struct Counters {
     pub compaction_bytes_read: AtomicU64,
     pub compaction_bytes_written: AtomicU64,
     pub write_stalls: AtomicU64,
+    pub write_stall_micros: AtomicU64,
     /// Tables, entries and bytes FIFO compaction dropped.
     pub fifo_dropped: [AtomicU64; 3],
     /// Shared with every open table, which counts its own failed delete.
@@ -123,6 +124,7 @@ impl Counters {
             compaction_bytes_read: AtomicU64::new(0),
             compaction_bytes_written: AtomicU64::new(0),
             write_stalls: AtomicU64::new(0),
+            write_stall_micros: AtomicU64::new(0),
             fifo_dropped: Default::default(),
             cleanup_failures,
             level_writes: (0..levels).map(|_| LevelWrites::default()).collect(),
@@ -202,6 +204,7 @@ impl Counters {
             compaction_bytes_read: self.compaction_bytes_read.load(Relaxed),
             compaction_bytes_written: self.compaction_bytes_written.load(Relaxed),
             write_stalls: self.write_stalls.load(Relaxed),
+            write_stall_micros: self.write_stall_micros.load(Relaxed),
             fifo_dropped: crate::manifest::DropTotals {
                 tables: self.fifo_dropped[0].load(Relaxed),
                 entries: self.fifo_dropped[1].load(Relaxed),

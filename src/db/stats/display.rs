@@ -40,6 +40,10 @@ impl Stats {
         if !by_level.is_empty() {
             writeln!(f, "written by level since the open: {}", by_level.join("; "))?;
         }
+        if self.write_stalls > 0 {
+            let seconds = std::time::Duration::from_micros(self.write_stall_micros).as_secs_f64();
+            writeln!(f, "writes stalled {} times for {seconds:.3} s since the open", self.write_stalls)?;
+        }
         // What FIFO compaction gave back, once it has dropped anything.
         let (now, life) = (self.fifo_dropped, self.lifetime_fifo_dropped);
         if life.tables > 0 {
