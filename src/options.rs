@@ -158,6 +158,14 @@ pub struct Options {
     /// The clock tables record their creation time with, and FIFO's TTL
     /// reads (default [`SystemClock`]).
     pub clock: Arc<dyn Clock>,
+    /// Pieces a merge may split into by key range, merged side by side on
+    /// threads of their own (`RocksDB`'s `max_subcompactions`; the cuts fall
+    /// between the output level's input tables). Default 2: while a
+    /// level-0 merge rewrites level 1, a full level 0 stops the writer and
+    /// leaves a core idle. 1 merges on the compaction thread alone, as do
+    /// refreshes and every merge under `filter_memory_bytes` (whose plan
+    /// moves with the tables' sizes).
+    pub subcompactions: usize,
     /// Whether background compaction runs on its own; `false` leaves it to
     /// [`crate::Db::compact`] (writes still stop past `l0_stop_trigger`
     /// only when this is `true`).
@@ -191,6 +199,7 @@ impl Default for Options {
             max_levels: 7,
             manifest_roll_bytes: 4 << 20,
             auto_compaction: true,
+            subcompactions: 2,
             compaction: Compaction::Leveled,
             compaction_filter: None,
             clock: Arc::new(SystemClock),
@@ -254,6 +263,9 @@ impl Options {
         self.compaction.validate()?;
         if self.table_size_multiplier == 0 {
             return bad("table_size_multiplier must be at least 1");
+        }
+        if !(1..=64).contains(&self.subcompactions) {
+            return bad("subcompactions must be 1 to 64");
         }
         if let Some(policy) = &self.filter_policy {
             policy.validate().map_err(|e| match e {

@@ -22,7 +22,8 @@
 //! [`TableSink`] and returns the edit. Nothing here imports `db`. One
 //! compaction runs at a time (the database's `compaction` lock, which
 //! holds the [`Progress`]), on the background thread or on the caller of
-//! `Db::compact`.
+//! `Db::compact`; a large merge may split by key range into pieces merged
+//! side by side on threads of its own ([`subcompaction`]).
 //!
 //! A new strategy is a file here implementing [`CompactionStrategy`],
 //! its `mod` line, and its arm in [`strategy_for`].
@@ -33,6 +34,7 @@ pub(crate) mod leveled;
 pub(crate) mod range_dels;
 pub(crate) mod refresh;
 pub(crate) mod strategy;
+pub(crate) mod subcompaction;
 pub(crate) mod writer;
 
 use std::collections::HashSet;
@@ -96,6 +98,8 @@ pub(crate) struct Outcome {
     pub dropped_by_range: u64,
     /// Entries the compaction filter removed and changed.
     pub filtered: Filtered,
+    /// Key-range pieces the merge ran side by side (1: not split).
+    pub pieces: usize,
 }
 
 impl Outcome {
@@ -109,6 +113,7 @@ impl Outcome {
             bytes_written: 0,
             dropped_by_range: 0,
             filtered: Filtered::default(),
+            pieces: 1,
         }
     }
 }

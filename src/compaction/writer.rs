@@ -91,6 +91,25 @@ impl<'a> OutputWriter<'a> {
         }
     }
 
+    /// Whether the write keeps a memory budget's account of a Bloom level's
+    /// bits (one account over all the outputs, so it is not split).
+    pub fn keeps_bloom_account(&self) -> bool {
+        self.bloom.is_some()
+    }
+
+    /// This writer as one of the pieces a merge splits into by key range
+    /// (`share` of it, `incoming` versions): a mixed level's ledger keeps
+    /// that share of the level's account, so the pieces' tables together
+    /// carry the planned mix.
+    pub fn piece(mut self, share: f64, incoming: u64) -> Self {
+        self.incoming = incoming;
+        self.table_keys = self.table_keys.min(incoming);
+        if let Some(ledger) = &mut self.ledger {
+            ledger.scale(share);
+        }
+        self
+    }
+
     /// Carries `tombstones` into the outputs, each cut to the key range of
     /// the output it lands in: an output ends at its last key, cut at that
     /// key's successor, so its range (which covers its tombstones) ends at

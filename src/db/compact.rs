@@ -174,6 +174,10 @@ impl DbInner {
             Choice::Merge(job) => {
                 let (merged_in, rewritten) = job.input_bytes_by_level();
                 self.counters.wrote(job.level + 1, merged_in, rewritten, done.bytes_written);
+                if done.pieces > 1 {
+                    bump(&self.counters.split_merges, 1);
+                    bump(&self.counters.split_pieces, done.pieces as u64);
+                }
             }
             Choice::Nothing | Choice::Drop(_) => {}
         }

@@ -228,6 +228,11 @@ pub struct Stats {
     /// Tables compaction moved a level down as they were (trivial moves:
     /// they met nothing below), writing nothing; counted in `compactions`.
     pub tables_moved: u64,
+    /// Merges split by key range into pieces merged side by side
+    /// ([`crate::Options::subcompactions`]).
+    pub split_merges: u64,
+    /// Pieces the split merges ran.
+    pub split_pieces: u64,
     /// Keys the compaction filter (`Options::compaction_filter`) removed.
     pub compaction_filter_removed: u64,
     /// Values the compaction filter changed.
@@ -316,6 +321,8 @@ impl Stats {
             filter_refreshes: self.filter_refreshes.saturating_sub(earlier.filter_refreshes),
             range_deleted_entries: self.range_deleted_entries.saturating_sub(earlier.range_deleted_entries),
             tables_moved: self.tables_moved.saturating_sub(earlier.tables_moved),
+            split_merges: self.split_merges.saturating_sub(earlier.split_merges),
+            split_pieces: self.split_pieces.saturating_sub(earlier.split_pieces),
             compaction_filter_removed: self
                 .compaction_filter_removed
                 .saturating_sub(earlier.compaction_filter_removed),

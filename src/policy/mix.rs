@@ -52,6 +52,13 @@ impl MixLedger {
         Some(MixLedger { want: mix.share * total as f64, have: have as f64 })
     }
 
+    /// This ledger's part for one of the pieces a write splits into by key
+    /// range (`share` of its keys): the pieces' parts add up to the whole.
+    pub fn scale(&mut self, share: f64) {
+        self.want *= share;
+        self.have *= share;
+    }
+
     /// The kind of the next table, expected to hold `table_keys` keys.
     #[must_use]
     pub fn next_kind(&self, planned: &LevelFilter, table_keys: u64) -> FilterKind {

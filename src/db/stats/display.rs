@@ -44,6 +44,10 @@ impl Stats {
             let seconds = std::time::Duration::from_micros(self.write_stall_micros).as_secs_f64();
             writeln!(f, "writes stalled {} times for {seconds:.3} s since the open", self.write_stalls)?;
         }
+        if self.split_merges > 0 {
+            let (merges, pieces) = (self.split_merges, self.split_pieces);
+            writeln!(f, "{merges} merges split by key range into {pieces} pieces run side by side")?;
+        }
         // What FIFO compaction gave back, once it has dropped anything.
         let (now, life) = (self.fifo_dropped, self.lifetime_fifo_dropped);
         if life.tables > 0 {
