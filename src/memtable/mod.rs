@@ -32,7 +32,7 @@ use crate::{BatchOp, Error, Result, WriteBatch};
 pub use range::{MemEntry, MemtableRange};
 
 /// Bytes charged per entry on top of its key and value: the set node share
-/// (a 48-byte [`MemKey`] in B-tree nodes about two-thirds full) and the
+/// (a 48-byte `MemKey` in B-tree nodes about two-thirds full) and the
 /// arena header. Resident memory grew 195.6 bytes per 116-byte entry over
 /// 10^6 random puts (`benches/memtable.rs`'s keys), 79.6 over the payload.
 /// An estimate, used only to decide when to flush.
