@@ -101,17 +101,19 @@ pub(crate) fn run(ctx: &JobContext<'_>, choice: &Choice, tree: &Tree) -> Result<
     // memory budget, whose plan moves with the tables' sizes, split merges
     // left the plan asking 5-6 refreshes after a one-key write, not 2-3
     // (tests/filter_budget.rs), so those merge whole too.
+    let whole = Piece::whole();
+    let first = writer(&whole);
     let budget = ctx.opts.filter_memory_bytes.is_some();
-    let pieces = if refresh || budget || writer(&Piece::default()).keeps_bloom_account() {
+    let pieces = if refresh || budget || first.keeps_bloom_account() {
         Vec::new()
     } else {
         let table_bytes = ctx.opts.table_target_bytes_for(output_level);
         subcompaction::pieces(ctx.opts.subcompactions, &job.next_inputs, table_bytes)
     };
     let done = if pieces.len() < 2 {
-        let whole = Piece { share: 1.0, ..Piece::default() };
-        merge.run(&whole, writer(&whole))?
+        merge.run(&whole, first)?
     } else {
+        drop(first);
         merge.run_pieces(&pieces, writer)?
     };
     dropped_by_range += done.dropped_by_range;

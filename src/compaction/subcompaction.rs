@@ -23,7 +23,7 @@ use crate::range_del::successor;
 use crate::tree::TableFile;
 
 /// One piece's key range: `[lo, hi)`, unbounded where `None`.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, PartialEq)]
 pub(crate) struct Piece {
     pub lo: Option<Bytes>,
     pub hi: Option<Bytes>,
@@ -33,6 +33,11 @@ pub(crate) struct Piece {
 }
 
 impl Piece {
+    /// The whole key range, unsplit.
+    pub fn whole() -> Self {
+        Piece { lo: None, hi: None, share: 1.0 }
+    }
+
     /// Whether `key` lies past the piece's end.
     pub fn past(&self, key: &[u8]) -> bool {
         self.hi.as_deref().is_some_and(|hi| key >= hi)
@@ -59,18 +64,17 @@ const MIN_PIECE_TABLES: u64 = 4;
 /// [`pieces`] over each table's largest key and size, each piece over at
 /// least `min_bytes` of them.
 fn split(max: usize, tables: &[(&[u8], u64)], min_bytes: u64) -> Vec<Piece> {
-    let bytes: u64 = tables.iter().map(|t| t.1).sum();
-    let fit = usize::try_from(bytes / min_bytes.max(1)).unwrap_or(usize::MAX);
-    let n = max.min(tables.len()).min(fit);
-    if n < 2 {
-        return vec![Piece { lo: None, hi: None, share: 1.0 }];
-    }
     let sizes: Vec<u64> = tables.iter().map(|t| t.1.max(1)).collect();
     let total: u64 = sizes.iter().sum();
+    let fit = usize::try_from(total / min_bytes.max(1)).unwrap_or(usize::MAX);
+    let n = max.min(tables.len()).min(fit);
+    if n < 2 {
+        return vec![Piece::whole()];
+    }
     let mut pieces = Vec::with_capacity(n);
     let (mut lo, mut from, mut run) = (None, 0, 0u64);
-    for (i, &(largest, size)) in tables.iter().enumerate().take(tables.len() - 1) {
-        run += size.max(1);
+    for (i, &(largest, _)) in tables.iter().enumerate().take(tables.len() - 1) {
+        run += sizes[i];
         // Cut after table `i` once the tables up to it hold the next
         // piece's share of the bytes.
         let wanted = u128::from(total) * (pieces.len() as u128 + 1) / n as u128;
@@ -126,7 +130,7 @@ mod tests {
 
     #[test]
     fn no_split_without_two_tables_or_bytes_for_two_pieces() {
-        let whole = [Piece { lo: None, hi: None, share: 1.0 }];
+        let whole = [Piece::whole()];
         assert_eq!(split(2, &[], 1), whole);
         assert_eq!(split(2, &[(b"a", 10)], 1), whole);
         assert_eq!(split(1, &[(b"a", 10), (b"b", 10)], 1), whole);
