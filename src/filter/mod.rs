@@ -34,7 +34,7 @@ mod fingerprint;
 mod hash;
 mod kind;
 mod peel;
-mod prefetch;
+pub(crate) mod prefetch;
 mod ribbon;
 #[cfg(test)]
 mod static_tests;

@@ -2,11 +2,12 @@
 //! ascending, then sequence number descending; see [`crate::key`]).
 //!
 //! Concurrency: any number of readers, one writer at a time (the engine
-//! serialises writers). Entries sit in a `BTreeMap` behind a
-//! `parking_lot::RwLock`; each `get` or `insert` holds the lock for one map
-//! operation, and a range iterator ([`MemtableRange`]) takes the read lock
-//! only while it copies the next chunk of entries, so a slow consumer never
-//! blocks the writer for long.
+//! serialises writers). Versions are laid out in an arena of chunks and
+//! ordered by a set of 16-byte keys pointing into it (`arena`), both
+//! behind one `parking_lot::RwLock`; each `get` or `insert` holds the lock
+//! for one set operation, and a range iterator ([`MemtableRange`]) takes
+//! the read lock only while it copies the next chunk of entries, so a slow
+//! consumer never blocks the writer for long.
 //!
 //! Range tombstones sit beside the map, in a list of their own that reads
 //! take fragmented ([`RangeDels`]), rebuilt on the first read after a range
@@ -15,6 +16,7 @@
 //! Entries are never removed. Freezing is done by the owner: stop writing
 //! to an `Arc<Memtable>` and it is the immutable memtable a flush drains.
 
+mod arena;
 mod range;
 
 use std::collections::BTreeSet;
@@ -22,78 +24,24 @@ use std::ops::Bound;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 
-use bytes::{BufMut, Bytes, BytesMut};
-use parking_lot::{Mutex, RwLock};
+use bytes::Bytes;
+use parking_lot::RwLock;
 
 use crate::key::{MAX_SEQ, SeqNo, ValueKind, compare_internal};
 use crate::range_del::{RangeDels, RangeTombstone};
 use crate::{BatchOp, Error, Result, WriteBatch};
 
+use arena::Arena;
+pub(crate) use arena::MemKey;
 pub use range::{MemEntry, MemtableRange};
 
 /// Bytes charged per entry on top of its key and value: the set node share
-/// (a 48-byte `MemKey` in B-tree nodes about two-thirds full) and the
-/// arena header. Resident memory grew 195.6 bytes per 116-byte entry over
-/// 10^6 random puts (`benches/memtable.rs`'s keys), 79.6 over the payload.
-/// An estimate, used only to decide when to flush.
-pub const ENTRY_OVERHEAD: usize = 80;
-
-/// An internal key as the map orders it: 48 bytes, so a set node holds
-/// eleven in about nine cache lines.
-#[derive(Debug, Clone)]
-pub(crate) struct MemKey {
-    /// The version as the [`Arena`] laid it out: kind, key length, key,
-    /// value (see [`Arena::alloc`]); a slice of a chunk shared with its
-    /// neighbours, so cloning it is a refcount bump.
-    kv: Bytes,
-    /// The key's first eight bytes, inline: most comparisons in the set end
-    /// here, without following `kv` to another cache line (see [`key_prefix`]).
-    prefix: u64,
-    pub(crate) seq: SeqNo,
-}
-
-/// Bytes before the key in an arena entry: the kind, then the key's length
-/// (u16, little-endian).
-const HEADER: usize = 3;
-
-/// Where a memtable's versions live: chunks of [`Arena::CHUNK`] bytes
-/// filled front to back, one allocation per chunk rather than one per
-/// version (a malloc per put and a free per entry at the flush were a
-/// tenth of a fill's time). Each version is a `Bytes` slice of its chunk,
-/// and the chunk is freed when its last slice is dropped: by the memtable
-/// at the end of its flush, or later by a reader still holding a value.
-#[derive(Debug, Default)]
-struct Arena {
-    /// The unused rest of the current chunk.
-    chunk: BytesMut,
-}
-
-impl Arena {
-    /// Chunk size: small beside a 64 MiB memtable, so the last chunk wastes
-    /// little, and a value a reader keeps holds at most this much alive.
-    const CHUNK: usize = 32 << 10;
-
-    /// Lays out the version (see [`layout`]) as a slice of the current
-    /// chunk; a version larger than a chunk gets one of its own size.
-    fn alloc(&mut self, user_key: &[u8], kind: ValueKind, value: &[u8]) -> Bytes {
-        let need = HEADER + user_key.len() + value.len();
-        if self.chunk.capacity() - self.chunk.len() < need {
-            self.chunk = BytesMut::with_capacity(need.max(Self::CHUNK));
-        }
-        layout(&mut self.chunk, user_key, kind, value);
-        self.chunk.split().freeze()
-    }
-}
-
-/// Writes `[kind u8][key length u16 LE][key][value]`.
-fn layout(out: &mut impl BufMut, user_key: &[u8], kind: ValueKind, value: &[u8]) {
-    // Keys are at most `MAX_KEY_BYTES` (65,535); the batch checked it.
-    let key_len = u16::try_from(user_key.len()).unwrap_or(u16::MAX);
-    out.put_u8(kind.as_u8());
-    out.put_u16_le(key_len);
-    out.put_slice(user_key);
-    out.put_slice(value);
-}
+/// (a 16-byte `MemKey` in B-tree nodes about two-thirds full) and the
+/// arena's 18-byte header. Resident memory grew 164.0 bytes per 116-byte
+/// entry over 10^6 random puts (`db_bench`'s key layout), 48.0 over the
+/// payload (the 48-byte key before it: 195.6). An estimate, used only to
+/// decide when to flush.
+pub const ENTRY_OVERHEAD: usize = 48;
 
 /// The first eight bytes of `key`, big-endian, zero-padded. Ordering by it
 /// agrees with ordering the keys: where two prefixes differ, the keys
@@ -119,63 +67,6 @@ fn compare<A: KeyRef + ?Sized, B: KeyRef + ?Sized>(a: &A, b: &B) -> std::cmp::Or
     a.prefix().cmp(&b.prefix()).then_with(|| compare_internal(a.key(), a.seq(), b.key(), b.seq()))
 }
 
-impl MemKey {
-    fn new(arena: &mut Arena, user_key: &[u8], seq: SeqNo, kind: ValueKind, value: &[u8]) -> Self {
-        MemKey { kv: arena.alloc(user_key, kind, value), prefix: key_prefix(user_key), seq }
-    }
-
-    /// A bound for a range search: no value, in an allocation of its own.
-    pub(crate) fn probe(user_key: &[u8], seq: SeqNo) -> Self {
-        let mut kv = Vec::with_capacity(HEADER + user_key.len());
-        layout(&mut kv, user_key, ValueKind::Value, b"");
-        MemKey { kv: kv.into(), prefix: key_prefix(user_key), seq }
-    }
-
-    fn key_len(&self) -> usize {
-        usize::from(u16::from_le_bytes([self.kv[1], self.kv[2]]))
-    }
-
-    pub(crate) fn kind(&self) -> ValueKind {
-        if self.kv[0] == ValueKind::Tombstone.as_u8() { ValueKind::Tombstone } else { ValueKind::Value }
-    }
-
-    pub(crate) fn user_key(&self) -> &[u8] {
-        &self.kv[HEADER..HEADER + self.key_len()]
-    }
-
-    /// The value, sharing this version's chunk.
-    pub(crate) fn value(&self) -> Bytes {
-        self.kv.slice(HEADER + self.key_len()..)
-    }
-
-    /// The user key, sharing this version's chunk.
-    pub(crate) fn user_key_bytes(&self) -> Bytes {
-        self.kv.slice(HEADER..HEADER + self.key_len())
-    }
-}
-
-impl Ord for MemKey {
-    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
-        compare(self, other)
-    }
-}
-
-// Equal as ordered: a version is its key and sequence number (the set
-// replaces a version inserted twice, value and all).
-impl PartialEq for MemKey {
-    fn eq(&self, other: &Self) -> bool {
-        self.cmp(other).is_eq()
-    }
-}
-
-impl Eq for MemKey {}
-
-impl PartialOrd for MemKey {
-    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
-        Some(self.cmp(other))
-    }
-}
-
 /// An internal key the map can be searched with without owning it: a
 /// lookup probes with a borrowed `(user key, seq)` instead of copying the
 /// key into a `Bytes` (an allocation and a free per memtable per lookup,
@@ -187,23 +78,6 @@ trait KeyRef {
     fn key(&self) -> &[u8];
     /// The sequence number.
     fn seq(&self) -> SeqNo;
-}
-
-impl KeyRef for MemKey {
-    #[inline]
-    fn prefix(&self) -> u64 {
-        self.prefix
-    }
-
-    #[inline]
-    fn key(&self) -> &[u8] {
-        self.user_key()
-    }
-
-    #[inline]
-    fn seq(&self) -> SeqNo {
-        self.seq
-    }
 }
 
 /// A borrowed search key, its prefix computed once per search.
@@ -227,6 +101,61 @@ impl KeyRef for Probe<'_> {
     #[inline]
     fn seq(&self) -> SeqNo {
         self.seq
+    }
+}
+
+/// An owned search key: a range iterator's bound, kept across read locks
+/// (a `MemKey` never leaves its set).
+#[derive(Debug, Clone)]
+pub(crate) struct Edge {
+    prefix: u64,
+    key: Box<[u8]>,
+    seq: SeqNo,
+}
+
+impl Edge {
+    pub(crate) fn new(user_key: &[u8], seq: SeqNo) -> Self {
+        Edge { prefix: key_prefix(user_key), key: user_key.into(), seq }
+    }
+}
+
+impl KeyRef for Edge {
+    #[inline]
+    fn prefix(&self) -> u64 {
+        self.prefix
+    }
+
+    #[inline]
+    fn key(&self) -> &[u8] {
+        &self.key
+    }
+
+    #[inline]
+    fn seq(&self) -> SeqNo {
+        self.seq
+    }
+}
+
+impl Ord for MemKey {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        compare(self, other)
+    }
+}
+
+// Equal as ordered: a version is its key and sequence number (the set
+// replaces a version inserted twice; the first one's bytes stay in the
+// arena).
+impl PartialEq for MemKey {
+    fn eq(&self, other: &Self) -> bool {
+        self.cmp(other).is_eq()
+    }
+}
+
+impl Eq for MemKey {}
+
+impl PartialOrd for MemKey {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
     }
 }
 
@@ -257,7 +186,30 @@ impl PartialEq for dyn KeyRef + '_ {
 
 impl Eq for dyn KeyRef + '_ {}
 
-type Map = BTreeSet<MemKey>;
+/// The set and the arena its keys point into, under one lock: a reader
+/// holding it may follow any key in the set and slice its chunk.
+#[derive(Debug, Default)]
+pub(crate) struct Map {
+    pub(crate) set: BTreeSet<MemKey>,
+    arena: Arena,
+}
+
+impl Map {
+    /// The version's user key, sharing its chunk once the writer moved on.
+    pub(crate) fn key_bytes(&self, key: &MemKey) -> Bytes {
+        self.arena.key_bytes(key)
+    }
+
+    /// The version's value, sharing its chunk once the writer moved on.
+    pub(crate) fn value(&self, key: &MemKey) -> Bytes {
+        self.arena.value(key)
+    }
+
+    fn insert(&mut self, user_key: &[u8], seq: SeqNo, kind: ValueKind, value: &[u8]) {
+        let key = self.arena.alloc(user_key, seq, kind, value);
+        self.set.replace(key);
+    }
+}
 
 /// An in-memory, sorted, multi-version write buffer.
 ///
@@ -277,8 +229,6 @@ type Map = BTreeSet<MemKey>;
 #[derive(Debug, Default)]
 pub struct Memtable {
     map: RwLock<Map>,
-    /// Taken by the one writer, before `map`'s write lock.
-    arena: Mutex<Arena>,
     bytes: AtomicUsize,
     /// Key and value bytes of every version inserted, replaced ones
     /// included: what the application wrote into this memtable.
@@ -313,8 +263,7 @@ impl Memtable {
     /// `InvalidArgument` if `seq > MAX_SEQ`.
     pub fn insert(&self, user_key: &[u8], seq: SeqNo, kind: ValueKind, value: &[u8]) -> Result<()> {
         check_seq(seq)?;
-        let key = MemKey::new(&mut self.arena.lock(), user_key, seq, kind, value);
-        self.map.write().replace(key);
+        self.map.write().insert(user_key, seq, kind, value);
         self.bytes.fetch_add(entry_bytes(user_key, value), Ordering::Relaxed);
         self.user_bytes.fetch_add((user_key.len() + value.len()) as u64, Ordering::Relaxed);
         Ok(())
@@ -329,7 +278,6 @@ impl Memtable {
     pub fn apply_batch(&self, base_seq: SeqNo, batch: &WriteBatch) -> Result<()> {
         let last = base_seq.saturating_add(batch.len().saturating_sub(1) as u64);
         check_seq(last)?;
-        let mut arena = self.arena.lock();
         let mut map = self.map.write();
         let mut added = 0;
         for (seq, op) in (base_seq..).zip(batch.iter()) {
@@ -340,10 +288,9 @@ impl Memtable {
             }
             let (key, value) = (op.key(), op.value());
             added += entry_bytes(key, value);
-            map.replace(MemKey::new(&mut arena, key, seq, op.kind(), value));
+            map.insert(key, seq, op.kind(), value);
         }
         drop(map);
-        drop(arena);
         self.bytes.fetch_add(added, Ordering::Relaxed);
         self.user_bytes.fetch_add(batch.payload_bytes() as u64, Ordering::Relaxed);
         Ok(())
@@ -424,8 +371,8 @@ impl Memtable {
         let probe = Probe { prefix: key_prefix(user_key), key: user_key, seq: snapshot };
         let map = self.map.read();
         let from: Bound<&dyn KeyRef> = Bound::Included(&probe);
-        let k = map.range::<dyn KeyRef, _>((from, Bound::Unbounded)).next()?;
-        (k.user_key() == user_key).then(|| (k.seq, k.kind(), k.value()))
+        let k = map.set.range::<dyn KeyRef, _>((from, Bound::Unbounded)).next()?;
+        (k.user_key() == user_key).then(|| (k.seq(), k.kind(), map.value(k)))
     }
 
     /// Approximate memory held: keys, values and [`ENTRY_OVERHEAD`] per entry.
@@ -445,7 +392,7 @@ impl Memtable {
     /// Number of entries: versions, tombstones and range tombstones.
     #[must_use]
     pub fn len(&self) -> usize {
-        self.map.read().len() + self.range_del_count()
+        self.map.read().set.len() + self.range_del_count()
     }
 
     /// Whether nothing was ever written to the memtable, read without its
@@ -460,7 +407,7 @@ impl Memtable {
     /// Whether the memtable holds no entries (range tombstones included).
     #[must_use]
     pub fn is_empty(&self) -> bool {
-        self.map.read().is_empty() && self.range_del_count() == 0
+        self.map.read().set.is_empty() && self.range_del_count() == 0
     }
 
     /// The entries with user keys within the bounds and sequence numbers

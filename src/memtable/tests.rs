@@ -270,29 +270,47 @@ fn range_tombstones_sit_beside_the_entries_and_count() {
 }
 
 #[test]
-fn a_version_is_a_48_byte_key_over_its_arena_bytes() {
+fn a_version_is_a_16_byte_key_over_its_arena_bytes() {
     // The set's node density is what ENTRY_OVERHEAD charges for.
-    assert_eq!(std::mem::size_of::<MemKey>(), 48);
+    assert_eq!(std::mem::size_of::<MemKey>(), 16);
     let m = Memtable::new();
     m.insert(b"key", 3, ValueKind::Tombstone, b"").unwrap();
     m.insert(b"key", 2, ValueKind::Value, b"value").unwrap();
     let map = m.read_map();
-    let [newest, older] = [map.first().unwrap(), map.last().unwrap()];
-    assert_eq!((newest.user_key(), newest.kind(), newest.value().as_ref()), (&b"key"[..], ValueKind::Tombstone, &b""[..]));
-    assert_eq!((older.user_key(), older.kind(), older.value().as_ref()), (&b"key"[..], ValueKind::Value, &b"value"[..]));
+    let [newest, older] = [map.set.first().unwrap(), map.set.last().unwrap()];
+    assert_eq!((newest.user_key(), newest.seq(), newest.kind(), newest.value_slice()), (&b"key"[..], 3, ValueKind::Tombstone, &b""[..]));
+    assert_eq!((older.user_key(), older.seq(), older.kind(), older.value_slice()), (&b"key"[..], 2, ValueKind::Value, &b"value"[..]));
     // Both sit in one chunk, one after the other.
-    assert_eq!(older.kv.as_ptr(), newest.kv.as_ptr().wrapping_add(HEADER + 3), "inserted oldest last");
+    assert_eq!(older.addr(), newest.addr() + arena::HEADER + 3, "inserted oldest last");
+    assert_eq!(map.arena.chunks(), 1);
 }
 
 #[test]
 fn versions_span_chunks_and_a_large_one_gets_its_own() {
-    let m = Memtable::new();
+    let m = Arc::new(Memtable::new());
     let value = |i: u32| vec![(i % 251) as u8; if i == 500 { 3 * Arena::CHUNK } else { 100 + i as usize % 7 }];
     for i in 0..1000u32 {
         m.insert(&i.to_be_bytes(), u64::from(i) + 1, ValueKind::Value, &value(i)).unwrap();
     }
-    for i in 0..1000u32 {
-        assert_eq!(m.get(&i.to_be_bytes(), MAX_SEQ).unwrap().1, value(i), "key {i}");
-    }
-    assert_eq!(m.read_map().iter().map(|k| k.user_key().to_vec()).collect::<Vec<_>>(), (0..1000u32).map(|i| i.to_be_bytes().to_vec()).collect::<Vec<_>>());
+    let check = |what: &str| {
+        for i in 0..1000u32 {
+            assert_eq!(m.get(&i.to_be_bytes(), MAX_SEQ).unwrap().1, value(i), "{what}: key {i}");
+        }
+        let all: Vec<MemEntry> = m.range(Bound::Unbounded, Bound::Unbounded, MAX_SEQ).collect();
+        assert_eq!(all.len(), 1000, "{what}");
+        for (i, e) in (0..1000u32).zip(&all) {
+            assert_eq!((e.user_key.as_ref(), e.seq, e.value.as_ref()), (&i.to_be_bytes()[..], u64::from(i) + 1, &value(i)[..]), "{what}");
+        }
+    };
+    check("written");
+    // About 110 KiB of small versions in 32 KiB chunks, the large one in
+    // a chunk of its own between them.
+    assert_eq!(m.read_map().arena.chunks(), 5);
+    // Values handed out outlive the memtable: a sealed chunk's are slices
+    // that keep it alive, the open chunk's are copies.
+    let (early, late) = (m.get(&1u32.to_be_bytes(), MAX_SEQ).unwrap().1, m.get(&999u32.to_be_bytes(), MAX_SEQ).unwrap().1);
+    let big = m.get(&500u32.to_be_bytes(), MAX_SEQ).unwrap().1;
+    check("read again");
+    drop(m);
+    assert_eq!((early.to_vec(), late.to_vec(), big.to_vec()), (value(1), value(999), value(500)));
 }
