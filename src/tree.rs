@@ -147,6 +147,13 @@ impl<'a> Level<'a> {
     pub fn first_ending_at_or_after(self, key: &[u8]) -> usize {
         self.tables.partition_point(|t| t.record.largest.as_slice() < key)
     }
+
+    /// Whether a table of a sorted level holds a key range meeting
+    /// `[lo, hi]`: only the first one ending at or after `lo` can decide.
+    pub fn meets(self, lo: &[u8], hi: &[u8]) -> bool {
+        let i = self.first_ending_at_or_after(lo);
+        self.tables.get(i).is_some_and(|t| t.record.smallest.as_slice() <= hi)
+    }
 }
 
 /// A memtable and the WAL that holds its writes.

@@ -364,10 +364,7 @@ fn bottommost<'t>(
         hi = Some(hi.map_or(l, |hi| hi.max(l)));
     }
     let (Some(lo), Some(hi)) = (lo, hi) else { return false };
-    tree.each_level().skip(output_level + 1).all(|level| {
-        let i = level.first_ending_at_or_after(lo);
-        level.tables.get(i).is_none_or(|t| t.record.smallest.as_slice() > hi)
-    })
+    !tree.each_level().skip(output_level + 1).any(|level| level.meets(lo, hi))
 }
 
 /// A level as the manifest records it (levels are fewer than 256).

@@ -59,7 +59,7 @@ use crate::key::SeqNo;
 use crate::options::Options;
 use crate::policy::LevelFilter;
 use crate::table::TableRecord;
-use crate::tree::{TableFile, Tree};
+use crate::tree::{Level, TableFile, Tree};
 
 /// Leveled compaction: see the module docs.
 #[derive(Debug, Clone, Copy, Default)]
@@ -166,12 +166,8 @@ fn extend_move(tree: &Tree, job: &Job, movable: impl Fn(&Arc<TableFile>) -> bool
         return job.clone();
     };
     let below = tree.levels.get(job.level + 1).map_or(&[][..], Vec::as_slice);
-    // `below` is sorted and disjoint: the first table ending at or after a
-    // range's start is the only one that can decide whether it meets it.
-    let meets_below = |t: &Arc<TableFile>| {
-        let i = below.partition_point(|b| b.record.largest < t.record.smallest);
-        below.get(i).is_some_and(|b| b.record.smallest <= t.record.largest)
-    };
+    let below = Level { number: job.level + 1, tables: below };
+    let meets_below = |t: &Arc<TableFile>| below.meets(&t.record.smallest, &t.record.largest);
     let free = |t: &Arc<TableFile>| movable(t) && !meets_below(t);
     let Some(at) = here.iter().position(|t| Arc::ptr_eq(t, only)) else { return job.clone() };
     let start = here[..at].iter().rposition(|t| !free(t)).map_or(0, |i| i + 1);

@@ -179,29 +179,31 @@ impl Arena {
         }
     }
 
-    /// `len` bytes at `at` in version `key`'s chunk, as a `Bytes`: a slice
-    /// of a sealed chunk, a copy from the open one.
-    fn bytes(&self, key: &MemKey, at: *const u8, len: usize) -> Bytes {
+    /// Slices of version `key`'s chunk, one per `(start, len)` in `parts`
+    /// (each within the version), as `Bytes`: slices of a sealed chunk,
+    /// copies from the open one.
+    fn bytes<const N: usize>(&self, key: &MemKey, parts: [(*const u8, usize); N]) -> [Bytes; N] {
         match self.slots.get(key.chunk()) {
-            Some(Slot::Sealed(chunk)) => {
+            Some(Slot::Sealed(chunk)) => parts.map(|(at, len)| {
                 let from = at as usize - chunk.as_ptr() as usize;
                 chunk.slice(from..from + len)
-            }
-            // SAFETY: `at..at + len` is part of a version `key` points to.
-            _ => Bytes::copy_from_slice(unsafe { std::slice::from_raw_parts(at, len) }),
+            }),
+            // SAFETY: each part lies within the version `key` points to.
+            _ => parts.map(|(at, len)| Bytes::copy_from_slice(unsafe { std::slice::from_raw_parts(at, len) })),
         }
     }
 
-    /// The version's user key, sharing its chunk once sealed.
-    pub(super) fn key_bytes(&self, key: &MemKey) -> Bytes {
+    /// The version's user key and value, sharing its chunk once sealed.
+    pub(super) fn key_value(&self, key: &MemKey) -> (Bytes, Bytes) {
         let k = key.user_key();
-        self.bytes(key, k.as_ptr(), k.len())
+        let [k, v] = self.bytes(key, [(k.as_ptr(), k.len()), key.value_at()]);
+        (k, v)
     }
 
     /// The version's value, sharing its chunk once sealed.
     pub(super) fn value(&self, key: &MemKey) -> Bytes {
-        let (at, len) = key.value_at();
-        self.bytes(key, at, len)
+        let [v] = self.bytes(key, [key.value_at()]);
+        v
     }
 
     /// Chunks started, sealed or not.

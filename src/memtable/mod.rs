@@ -80,46 +80,26 @@ trait KeyRef {
     fn seq(&self) -> SeqNo;
 }
 
-/// A borrowed search key, its prefix computed once per search.
-struct Probe<'a> {
-    prefix: u64,
-    key: &'a [u8],
-    seq: SeqNo,
-}
-
-impl KeyRef for Probe<'_> {
-    #[inline]
-    fn prefix(&self) -> u64 {
-        self.prefix
-    }
-
-    #[inline]
-    fn key(&self) -> &[u8] {
-        self.key
-    }
-
-    #[inline]
-    fn seq(&self) -> SeqNo {
-        self.seq
-    }
-}
-
-/// An owned search key: a range iterator's bound, kept across read locks
-/// (a `MemKey` never leaves its set).
+/// A search key, its prefix computed once: borrowed by a lookup
+/// (`Probe<&[u8]>`), owned by a range iterator's bounds, which outlive a
+/// read lock where a `MemKey` never leaves its set ([`Edge`]).
 #[derive(Debug, Clone)]
-pub(crate) struct Edge {
+pub(crate) struct Probe<K> {
     prefix: u64,
-    key: Box<[u8]>,
+    key: K,
     seq: SeqNo,
 }
 
-impl Edge {
-    pub(crate) fn new(user_key: &[u8], seq: SeqNo) -> Self {
-        Edge { prefix: key_prefix(user_key), key: user_key.into(), seq }
+/// An owned search key: a range iterator's bound.
+pub(crate) type Edge = Probe<Box<[u8]>>;
+
+impl<K: AsRef<[u8]>> Probe<K> {
+    pub(crate) fn new(user_key: K, seq: SeqNo) -> Self {
+        Probe { prefix: key_prefix(user_key.as_ref()), key: user_key, seq }
     }
 }
 
-impl KeyRef for Edge {
+impl<K: AsRef<[u8]>> KeyRef for Probe<K> {
     #[inline]
     fn prefix(&self) -> u64 {
         self.prefix
@@ -127,7 +107,7 @@ impl KeyRef for Edge {
 
     #[inline]
     fn key(&self) -> &[u8] {
-        &self.key
+        self.key.as_ref()
     }
 
     #[inline]
@@ -195,9 +175,10 @@ pub(crate) struct Map {
 }
 
 impl Map {
-    /// The version's user key, sharing its chunk once the writer moved on.
-    pub(crate) fn key_bytes(&self, key: &MemKey) -> Bytes {
-        self.arena.key_bytes(key)
+    /// The version's user key and value, sharing its chunk once the writer
+    /// moved on.
+    pub(crate) fn key_value(&self, key: &MemKey) -> (Bytes, Bytes) {
+        self.arena.key_value(key)
     }
 
     /// The version's value, sharing its chunk once the writer moved on.
@@ -368,7 +349,7 @@ impl Memtable {
         }
         // The first entry at or after (key, snapshot) is the newest visible
         // version, if it belongs to the same user key.
-        let probe = Probe { prefix: key_prefix(user_key), key: user_key, seq: snapshot };
+        let probe = Probe::new(user_key, snapshot);
         let map = self.map.read();
         let from: Bound<&dyn KeyRef> = Bound::Included(&probe);
         let k = map.set.range::<dyn KeyRef, _>((from, Bound::Unbounded)).next()?;

@@ -61,7 +61,7 @@ impl MemtableRange {
         snapshot: SeqNo,
     ) -> Self {
         // Versions of one key run from the largest sequence number down to 0.
-        let at = Edge::new;
+        let at = |k: &[u8], seq| Edge::new(k.into(), seq);
         let resume = match lower {
             Bound::Included(k) => Bound::Included(at(k, u64::MAX)),
             Bound::Excluded(k) => Bound::Excluded(at(k, 0)),
@@ -125,7 +125,7 @@ impl MemtableRange {
             }
         }
         if let Some(k) = last {
-            let seen = Bound::Excluded(Edge::new(k.user_key(), k.seq()));
+            let seen = Bound::Excluded(Edge::new(k.user_key().into(), k.seq()));
             if from_back { self.upper = seen } else { self.resume = seen }
         }
         if scanned < self.chunk {
@@ -135,7 +135,8 @@ impl MemtableRange {
 }
 
 fn entry(map: &Map, k: &MemKey) -> MemEntry {
-    MemEntry { user_key: map.key_bytes(k), seq: k.seq(), kind: k.kind(), value: map.value(k) }
+    let (user_key, value) = map.key_value(k);
+    MemEntry { user_key, seq: k.seq(), kind: k.kind(), value }
 }
 
 fn as_dyn(b: &Bound<Edge>) -> Bound<&dyn KeyRef> {
