@@ -117,12 +117,31 @@ pub struct Options {
     pub compression: CompressionPolicy,
     /// The file system every file goes through (tests inject faults here).
     pub fs: Arc<dyn FileSystem>,
-    /// Level-0 tables that trigger a compaction into level 1.
+    /// Level-0 tables that trigger a compaction into level 1, at least
+    /// (leveled compaction; default 4): level 0 then waits, up to
+    /// [`Options::l0_compaction_trigger_max`] tables, until it holds as
+    /// many bytes as level 1.
     pub l0_compaction_trigger: usize,
+    /// Level-0 tables that trigger a compaction into level 1 whatever
+    /// level 1 holds (default 7; at most `l0_compaction_trigger` keeps a
+    /// fixed trigger, as `RocksDB` does). Each level-0 merge rewrites all of
+    /// level 1 that its flushes overlap, which for keys spread over the key
+    /// space is all of it: waiting until level 0 holds level 1's bytes
+    /// keeps that rewrite to at most one byte per byte merged in, where a
+    /// fixed trigger of 4 flushes over a full level 1 of 256 MiB rewrote
+    /// about two (write amplification at 10^7 keys, docs/measurements.md).
+    /// The price is up to this many tables on level 0: a point read
+    /// probes their filters, a scan reads each. It is capped at
+    /// `l0_slowdown_trigger − 1`, so the wait never slows writes.
+    pub l0_compaction_trigger_max: usize,
     /// Level-0 tables past which each write sleeps ~1 ms (leveled
-    /// compaction only: FIFO keeps every table on level 0).
+    /// compaction only: FIFO keeps every table on level 0). Default 12:
+    /// above `l0_compaction_trigger_max` by the flushes that arrive while
+    /// a merge of that many runs (at 8, a 7-table merge over a full level
+    /// 1 slowed a 10^7-key fill for 1.2-1.6 s; `RocksDB`'s default is 20).
     pub l0_slowdown_trigger: usize,
-    /// Level-0 tables past which writes wait for compaction (leveled only).
+    /// Level-0 tables past which writes wait for compaction (leveled
+    /// only; default 20).
     pub l0_stop_trigger: usize,
     /// Target size of level 1; level `i` aims at `base_level_bytes × ratio^(i−1)`.
     /// Default 256 MiB (see [`Options::memtable_bytes`]).
@@ -191,8 +210,9 @@ impl Default for Options {
             compression: CompressionPolicy::default(),
             fs: Arc::new(StdFs),
             l0_compaction_trigger: 4,
-            l0_slowdown_trigger: 8,
-            l0_stop_trigger: 12,
+            l0_compaction_trigger_max: 7,
+            l0_slowdown_trigger: 12,
+            l0_stop_trigger: 20,
             base_level_bytes: 256 << 20,
             level_size_ratio: 10,
             table_target_bytes: 8 << 20,

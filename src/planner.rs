@@ -150,9 +150,14 @@ impl Planner<'_> {
             if keys.len() <= w.level {
                 keys.resize(w.level + 1, 0.0);
             }
-            keys[w.level] += w.entries as f64;
+            keys[w.level] += (w.entries + w.passing) as f64;
             if let Some(from) = w.from.and_then(|f| keys.get_mut(f)) {
                 *from = (*from - w.entries as f64).max(0.0);
+            }
+            if let Some(above) =
+                w.level.checked_sub(1).filter(|_| w.passing > 0).and_then(|l| keys.get_mut(l))
+            {
+                *above = (*above - w.passing as f64).max(0.0);
             }
         }
         let total: f64 = keys.iter().sum();

@@ -290,6 +290,9 @@ fn writes_are_counted_by_the_level_they_went_to() {
         auto_compaction: false,
         base_level_bytes: 1 << 30,
         compression: CompressionPolicy::uniform(Compression::None),
+        // A fixed trigger: every third flush merges (tests/level0_merges.rs
+        // has the trigger that waits for level 1's bytes).
+        l0_compaction_trigger_max: 0,
         ..opts(FilterPolicy::uniform(FilterKind::BinaryFuse8))
     };
     let db = Db::open(dir.path(), o).unwrap();

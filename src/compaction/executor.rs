@@ -77,8 +77,13 @@ pub(crate) fn run(ctx: &JobContext<'_>, choice: &Choice, tree: &Tree) -> Result<
     // The upper inputs' entries leave their level and arrive at the output
     // (which may be a new deepest level); the policy plans with that.
     let entries = job.inputs.iter().map(|t| t.record.entries).sum();
-    let writing = Writing { level: output_level, entries, from: Some(job.level) };
-    let replaced = if refresh { &job.inputs } else { &job.next_inputs };
+    let passing = if job.through { job.next_inputs.iter().map(|t| t.record.entries).sum() } else { 0 };
+    let writing = Writing { level: output_level, entries, from: Some(job.level), passing };
+    let replaced = match (refresh, job.through) {
+        (true, _) => &job.inputs[..],
+        (false, false) => &job.next_inputs[..],
+        (false, true) => &[][..],
+    };
     let incoming: u64 = job.inputs.iter().chain(&job.next_inputs).map(|t| t.record.entries).sum();
     // Each output gets the part of the carried tombstones within its range.
     let carried = if refresh {
@@ -138,7 +143,7 @@ pub(crate) fn run(ctx: &JobContext<'_>, choice: &Choice, tree: &Tree) -> Result<
         edit.removed.push((level_u8(job.level), t.number()));
     }
     for t in &job.next_inputs {
-        edit.removed.push((level_u8(output_level), t.number()));
+        edit.removed.push((level_u8(job.level + 1), t.number()));
     }
     for t in &outputs {
         edit.added.push((level_u8(output_level), TableRecord::clone(&t.record)));
@@ -310,7 +315,7 @@ fn apply_filter(f: &dyn CompactionFilter, level: usize, v: &mut KeyVersion, filt
 /// The edit that moves `job`'s tables a level down as they are: the same
 /// files, records and open tables (the install keeps them live).
 fn move_tables(ctx: &JobContext<'_>, job: &Job) -> Outcome {
-    let (from, to) = (level_u8(job.level), level_u8(job.level + 1));
+    let (from, to) = (level_u8(job.level), level_u8(job.target_level()));
     let edit = VersionEdit {
         next_file_number: Some(ctx.sink.next_file_number()),
         removed: job.inputs.iter().map(|t| (from, t.number())).collect(),

@@ -72,7 +72,7 @@ impl CompactionStrategy for Fifo {
         if inputs.is_empty() {
             return Choice::Nothing;
         }
-        Choice::Drop(Job { level, inputs, next_inputs: Vec::new() })
+        Choice::Drop(Job::new(level, inputs, Vec::new()))
     }
 
     fn drops_only(&self) -> bool {

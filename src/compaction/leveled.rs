@@ -10,11 +10,13 @@
 //! - A newer version of a key is never below an older one: all of level 0
 //!   merges at once, and a deeper level's table merges with everything it
 //!   overlaps one level down.
-//! - Level 0 is merged once it holds `l0_compaction_trigger` tables, level
-//!   `i ≥ 1` once its bytes pass `Options::level_target_bytes(i)`; the last
-//!   level (`max_levels − 1`) has no target. The filter planner
-//!   (`crate::planner`) models the tree this way: level 0 at half its
-//!   trigger, deeper levels at their targets.
+//! - Level 0 is merged once it holds `l0_compaction_trigger` tables and as
+//!   many bytes as level 1, or `l0_compaction_trigger_max` tables whatever
+//!   level 1 holds ([`level0_trigger`]); level `i ≥ 1` once its bytes pass
+//!   `Options::level_target_bytes(i)`; the last level (`max_levels − 1`)
+//!   has no target. The filter planner (`crate::planner`) models the tree
+//!   this way: level 0 at half its least trigger, deeper levels at their
+//!   targets.
 //!
 //! Another strategy may change any of this, but the first point is also
 //! what the version check and the read path assume: a strategy that keeps
@@ -23,9 +25,11 @@
 //!
 //! # Choosing
 //!
-//! - Level 0 (overlapping flushes): once it holds `l0_compaction_trigger`
-//!   tables, all of them merge into level 1 together with every level-1
-//!   table their combined key range overlaps. Taking all of L0 at once keeps
+//! - Level 0 (overlapping flushes): once it reaches its trigger
+//!   ([`level0_trigger`]), all of its tables merge into level 1 together
+//!   with every level-1 table their combined key range overlaps; where
+//!   that is all of level 1, the result would pass level 1's target and
+//!   level 2 is empty, the merge writes to level 2 ([`writes_through`]). Taking all of L0 at once keeps
 //!   the rule "a newer version is never below an older one" trivially true.
 //! - Level `i ≥ 1`: when its bytes exceed its target
 //!   (`base_level_bytes × ratio^(i−1)`), one table moves down, merged with
@@ -172,7 +176,7 @@ fn extend_move(tree: &Tree, job: &Job, movable: impl Fn(&Arc<TableFile>) -> bool
     let Some(at) = here.iter().position(|t| Arc::ptr_eq(t, only)) else { return job.clone() };
     let start = here[..at].iter().rposition(|t| !free(t)).map_or(0, |i| i + 1);
     let end = here[at + 1..].iter().position(|t| !free(t)).map_or(here.len(), |i| at + 1 + i);
-    Job { level: job.level, inputs: here[start..end].to_vec(), next_inputs: Vec::new() }
+    Job::new(job.level, here[start..end].to_vec(), Vec::new())
 }
 
 /// How far over its limit each level is; > 1 needs compaction.
@@ -182,12 +186,45 @@ fn scores(tree: &Tree, opts: &Options) -> Vec<f64> {
     (0..last)
         .map(|level| {
             if level == 0 {
-                tree.l0_tables() as f64 / opts.l0_compaction_trigger as f64
+                tree.l0_tables() as f64 / level0_trigger(tree, opts) as f64
             } else {
                 tree.level_bytes(level) as f64 / opts.level_target_bytes(level) as f64
             }
         })
         .collect()
+}
+
+/// The level-0 table count that triggers a merge into level 1 now: the
+/// count at which level 0, at its tables' mean size, holds as many bytes as
+/// level 1, between `l0_compaction_trigger` and `l0_compaction_trigger_max`.
+///
+/// A level-0 merge writes level 0's bytes and rewrites level 1's, so
+/// merging at a fixed table count writes `1 + L1 / L0` bytes per byte
+/// brought down: over a full level 1 of 256 MiB and four flushes of 29 MB
+/// that is 3.2; waiting until level 0 holds level 1's bytes bounds it at 2
+/// (until the cap). The same trade of runs for writes that tiering makes
+/// at the top of a tree (Dostoevsky's lazy leveling), kept to level 0,
+/// where a point read pays a filter probe per table.
+///
+/// The cap stays below `l0_slowdown_trigger`: waiting for level 1 never
+/// holds level 0 where writes slow or stop, which (past the stop trigger)
+/// would wait on a merge that never came.
+pub(crate) fn level0_trigger(tree: &Tree, opts: &Options) -> usize {
+    let least = opts.l0_compaction_trigger;
+    let most = opts.l0_compaction_trigger_max.min(opts.l0_slowdown_trigger.saturating_sub(1));
+    trigger_for(tree.l0_tables(), tree.level_bytes(0), tree.level_bytes(1), least, most)
+}
+
+/// [`level0_trigger`] for `tables` level-0 tables of `l0` bytes over `l1`
+/// bytes of level 1.
+fn trigger_for(tables: usize, l0: u64, l1: u64, least: usize, most: usize) -> usize {
+    let most = most.max(least);
+    if tables == 0 || l0 == 0 {
+        return least;
+    }
+    // ceil(l1 / mean) with mean = l0 / tables, in integers.
+    let wanted = (u128::from(l1) * tables as u128).div_ceil(u128::from(l0));
+    usize::try_from(wanted).unwrap_or(usize::MAX).clamp(least, most)
 }
 
 /// The tables of `tables` (a sorted run) whose key range meets `[lo, hi]`.
@@ -258,7 +295,30 @@ fn job_with(tree: &Tree, opts: &Options, level: usize, inputs: Vec<Arc<TableFile
     let mut next_inputs = overlapping(below, lo, hi);
     let input_bytes = inputs.iter().map(|t| t.record.file_size).sum();
     widen_to_target(below, &mut next_inputs, input_bytes, opts.table_target_bytes_for(level + 1), lo);
-    Some(Job { level, inputs, next_inputs })
+    let through = level == 0 && writes_through(tree, opts, input_bytes, &next_inputs);
+    Some(Job { level, inputs, next_inputs, through })
+}
+
+/// Whether a level-0 merge taking `next_inputs` of level 1 writes to level 2
+/// instead: it takes all of level 1, level 2 is empty, and what it writes
+/// would leave level 1 over its target.
+///
+/// Level 1 would then move down whole ([`extend_move`]), but only tables on
+/// level 2's filter plan move, and under Monkey the merge wrote level 1's
+/// plan (more bits per key than the level below, once the tree outgrows
+/// level 1): at 10^7 keys the tables went down one merge at a time until
+/// level 1 was back at its target, and the next level-0 merge rewrote that
+/// target's worth again. Written to level 2 directly, the output carries
+/// level 2's plan, and level 1 starts over empty (docs/measurements.md).
+fn writes_through(tree: &Tree, opts: &Options, input_bytes: u64, next_inputs: &[Arc<TableFile>]) -> bool {
+    let level1 = tree.levels.get(1).map_or(&[][..], Vec::as_slice);
+    let level2_empty = tree.levels.get(2).is_none_or(Vec::is_empty);
+    let next_bytes: u64 = next_inputs.iter().map(|t| t.record.file_size).sum();
+    opts.max_levels > 2
+        && level2_empty
+        && !next_inputs.is_empty()
+        && next_inputs.len() == level1.len()
+        && input_bytes + next_bytes > opts.level_target_bytes(1)
 }
 
 /// The table of `here` whose compaction into `below` rewrites the fewest
@@ -389,6 +449,25 @@ mod tests {
         let below =
             [rec(10, "a", "c", 100), rec(11, "d", "f", 150), rec(12, "g", "i", 200), rec(13, "p", "q", 300)];
         assert_eq!(least_overlapping(&here, &below, b"", |r| r).unwrap().file_number, 6);
+    }
+
+    #[test]
+    fn level_0_waits_for_level_1s_bytes_between_its_two_triggers() {
+        // Level 1 empty or small: the least trigger.
+        assert_eq!(trigger_for(0, 0, 1 << 30, 4, 7), 4);
+        assert_eq!(trigger_for(2, 60, 0, 4, 7), 4);
+        assert_eq!(trigger_for(3, 90, 100, 4, 7), 4);
+        // Tables of 30 bytes over 150 bytes of level 1: five of them hold
+        // as much; 151 bytes needs a sixth.
+        assert_eq!(trigger_for(4, 120, 150, 4, 7), 5);
+        assert_eq!(trigger_for(5, 150, 150, 4, 7), 5);
+        assert_eq!(trigger_for(5, 150, 151, 4, 7), 6);
+        // Level 1 far larger: the cap.
+        assert_eq!(trigger_for(4, 120, 1 << 40, 4, 7), 7);
+        assert_eq!(trigger_for(4, 1, u64::MAX, 4, 7), 7);
+        // A cap at or below the least trigger is a fixed trigger.
+        assert_eq!(trigger_for(4, 120, 1 << 40, 4, 0), 4);
+        assert_eq!(trigger_for(4, 120, 1 << 40, 4, 4), 4);
     }
 
     #[test]

@@ -139,7 +139,7 @@ pub(crate) fn pick_refresh(
                     || (explicit && off_share(t, tables, planned))
                     || (explicit && budgeted && off_budget(t, tables, planned)))
         })?;
-        Some(Job { level, inputs: vec![Arc::clone(t)], next_inputs: Vec::new() })
+        Some(Job::new(level, vec![Arc::clone(t)], Vec::new()))
     })
 }
 
@@ -189,5 +189,5 @@ pub(crate) fn pick_over_budget(
         .flat_map(|(level, tables, p)| tables.iter().map(move |t| (level, t, excess(t, p))))
         .filter(|(_, t, e)| *e > 0 && !skip(t.number()) && !t.table.filter_fell_back())
         .max_by_key(|(_, _, e)| *e)?;
-    Some(Job { level, inputs: vec![Arc::clone(t)], next_inputs: Vec::new() })
+    Some(Job::new(level, vec![Arc::clone(t)], Vec::new()))
 }

@@ -94,7 +94,7 @@ impl Choice {
     pub fn output_level(&self) -> Option<usize> {
         match self {
             Self::Nothing | Self::Drop(_) => None,
-            Self::Merge(job) | Self::Move(job) => Some(job.level + 1),
+            Self::Merge(job) | Self::Move(job) => Some(job.target_level()),
             Self::Refresh(job) => Some(job.level),
         }
     }
@@ -107,9 +107,25 @@ pub(crate) struct Job {
     pub level: usize,
     pub inputs: Vec<Arc<TableFile>>,
     pub next_inputs: Vec<Arc<TableFile>>,
+    /// A merge that takes all of `level + 1` along and writes to the empty
+    /// `level + 2`, where its output would have moved next
+    /// (`leveled::job_with`).
+    pub through: bool,
 }
 
 impl Job {
+    /// The tables `inputs` of `level`, merged or moved into `level + 1`
+    /// with `next_inputs`.
+    pub fn new(level: usize, inputs: Vec<Arc<TableFile>>, next_inputs: Vec<Arc<TableFile>>) -> Self {
+        Job { level, inputs, next_inputs, through: false }
+    }
+
+    /// The level a merge or a move writes to: `level + 1`, or `level + 2`
+    /// for a merge [`Job::through`] the level below.
+    pub fn target_level(&self) -> usize {
+        self.level + 1 + usize::from(self.through)
+    }
+
     /// Bytes of every input table.
     pub fn input_bytes(&self) -> u64 {
         let (here, below) = self.input_bytes_by_level();

@@ -169,11 +169,11 @@ impl DbInner {
             }
             Choice::Move(job) => {
                 bump(&self.counters.tables_moved, job.inputs.len() as u64);
-                self.counters.moved(job.level + 1, job.input_bytes());
+                self.counters.moved(job.target_level(), job.input_bytes());
             }
             Choice::Merge(job) => {
                 let (merged_in, rewritten) = job.input_bytes_by_level();
-                self.counters.wrote(job.level + 1, merged_in, rewritten, done.bytes_written);
+                self.counters.wrote(job.target_level(), merged_in, rewritten, done.bytes_written);
                 if done.pieces > 1 {
                     bump(&self.counters.split_merges, 1);
                     bump(&self.counters.split_pieces, done.pieces as u64);

@@ -57,7 +57,7 @@ impl DbInner {
         };
         let next_wal = sv.imm.get(1).map_or(sv.mem.wal_number, |m| m.wal_number);
         let entries = imm.mem.len() as u64;
-        let filter = self.filter_for(&sv.tree, Writing { level: 0, entries, from: None }).kind;
+        let filter = self.filter_for(&sv.tree, Writing { level: 0, entries, from: None, passing: 0 }).kind;
         drop(sv);
         let table = self.write_memtable(&imm, filter)?;
         let flushed_bytes = table.record.file_size;

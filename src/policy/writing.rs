@@ -12,4 +12,8 @@ pub(crate) struct Writing {
     pub entries: u64,
     /// The level they leave (a compaction's upper inputs), if any.
     pub from: Option<usize>,
+    /// Entries of the level just above `level` that arrive with them: a
+    /// level-0 merge written through level 1 into an empty level 2 takes
+    /// all of level 1 along.
+    pub passing: u64,
 }

@@ -205,7 +205,7 @@ impl DbInner {
     fn rebuild(&self, checked: Checked) -> Result<Staged> {
         let sv = self.current();
         let level = deepest_free_level(&sv, &checked, self.last_level(&sv, checked.entries));
-        let writing = Writing { level, entries: checked.entries, from: None };
+        let writing = Writing { level, entries: checked.entries, from: None, passing: 0 };
         let filter = self.filter_for(&sv.tree, writing).kind;
         let compression = self.compression_for(&sv.tree, writing);
         drop(sv);
@@ -232,7 +232,8 @@ impl DbInner {
         if matches!(self.opts.compaction, Compaction::Fifo { .. }) {
             return 0;
         }
-        let shape = self.shape(&sv.tree, Some(Writing { level: 0, entries: incoming, from: None }));
+        let shape =
+            self.shape(&sv.tree, Some(Writing { level: 0, entries: incoming, from: None, passing: 0 }));
         shape.level_models().len().saturating_sub(1).clamp(1, NUM_LEVELS - 1)
     }
 
