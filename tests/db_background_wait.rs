@@ -26,15 +26,20 @@ fn put_range(db: &Db, from: u32, to: u32) {
 }
 
 /// The picker's condition, as `Stats` shows it: no frozen memtable, level 0
-/// under its trigger, every deeper level but the last within its target.
+/// under its trigger (at least `l0_compaction_trigger` tables holding level
+/// 1's bytes, or its most tables, below the slowdown trigger), every deeper
+/// level but the last within its target.
 fn over_triggers(stats: &Stats, o: &Options) -> Vec<String> {
     let mut over = Vec::new();
     if stats.immutable_memtables > 0 {
         over.push(format!("{} frozen memtables", stats.immutable_memtables));
     }
+    let least = o.l0_compaction_trigger as u64;
+    let most = (o.l0_compaction_trigger_max.min(o.l0_slowdown_trigger - 1) as u64).max(least);
+    let level1_bytes = stats.levels.get(1).map_or(0, |l| l.bytes);
     for l in stats.levels.iter().filter(|l| l.level + 1 < o.max_levels) {
         let over_target = if l.level == 0 {
-            l.tables >= o.l0_compaction_trigger as u64
+            l.tables >= most || (l.tables >= least && l.bytes >= level1_bytes)
         } else {
             l.bytes >= o.level_target_bytes(l.level)
         };
