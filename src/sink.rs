@@ -9,7 +9,7 @@
 //! directory); the sink then opens the published file, so what joins the
 //! tree is what a reader after a restart would see.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -103,27 +103,55 @@ impl TableSink<'_> {
         Ok(NewTable { number, builder })
     }
 
+    /// What [`TableSink::finish`] needs, owned: a compaction finishes each
+    /// output on a thread of its own while it merges into the next.
+    pub fn finisher(&self) -> Finisher {
+        Finisher {
+            fs: Arc::clone(self.fs),
+            dir: self.dir.to_path_buf(),
+            cleanup_failures: Arc::clone(self.cleanup_failures),
+        }
+    }
+
     /// Finishes (publishes) `t` and opens it, with the record the manifest
     /// will keep.
     ///
     /// # Errors
     /// Writing or syncing the table, or reading it back.
     pub fn finish(&self, t: NewTable) -> Result<TableFile> {
-        let path = self.dir.join(table_file_name(t.number));
-        let record = t.builder.finish()?;
-        let table = Table::open(&**self.fs, &path).map_err(|e| e.at_file(&path, 0))?;
-        Ok(TableFile::new(
-            Arc::new(record),
-            table,
-            path,
-            Arc::clone(self.fs),
-            Arc::clone(self.cleanup_failures),
-        ))
+        self.finisher().finish(t)
     }
 
     /// The next unused file number, for the manifest edit that installs
     /// what this sink wrote.
     pub fn next_file_number(&self) -> u64 {
         self.next_file.load(Ordering::SeqCst)
+    }
+}
+
+/// The part of a [`TableSink`] that finishes a table, owned, so that it can
+/// move to another thread.
+pub(crate) struct Finisher {
+    fs: Arc<dyn FileSystem>,
+    dir: PathBuf,
+    cleanup_failures: Arc<AtomicU64>,
+}
+
+impl Finisher {
+    /// [`TableSink::finish`].
+    ///
+    /// # Errors
+    /// Writing or syncing the table, or reading it back.
+    pub fn finish(&self, t: NewTable) -> Result<TableFile> {
+        let path = self.dir.join(table_file_name(t.number));
+        let record = t.builder.finish()?;
+        let table = Table::open(&*self.fs, &path).map_err(|e| e.at_file(&path, 0))?;
+        Ok(TableFile::new(
+            Arc::new(record),
+            table,
+            path,
+            Arc::clone(&self.fs),
+            Arc::clone(&self.cleanup_failures),
+        ))
     }
 }
