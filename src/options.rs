@@ -128,8 +128,9 @@ pub struct Options {
     /// level 1 that its flushes overlap, which for keys spread over the key
     /// space is all of it: waiting until level 0 holds level 1's bytes
     /// keeps that rewrite to at most one byte per byte merged in, where a
-    /// fixed trigger of 4 flushes over a full level 1 of 256 MiB rewrote
-    /// about two (write amplification at 10^7 keys, docs/measurements.md).
+    /// fixed trigger of 4 flushes (29 MB each at 10^7 keys) over a full
+    /// level 1 of 256 MiB rewrites 2.3 (over a 10^7-key fill, 1.4 on
+    /// average: docs/measurements.md).
     /// The price is up to this many tables on level 0: a point read
     /// probes their filters, a scan reads each. It is capped at
     /// `l0_slowdown_trigger − 1`, so the wait never slows writes.
@@ -137,8 +138,9 @@ pub struct Options {
     /// Level-0 tables past which each write sleeps ~1 ms (leveled
     /// compaction only: FIFO keeps every table on level 0). Default 12:
     /// above `l0_compaction_trigger_max` by the flushes that arrive while
-    /// a merge of that many runs (at 8, a 7-table merge over a full level
-    /// 1 slowed a 10^7-key fill for 1.2-1.6 s; `RocksDB`'s default is 20).
+    /// a merge of that many tables runs (at 8, a 7-table merge over a full
+    /// level 1 slowed a 10^7-key fill for 1.1-1.6 s; `RocksDB`'s default is
+    /// 20).
     pub l0_slowdown_trigger: usize,
     /// Level-0 tables past which writes wait for compaction (leveled
     /// only; default 20).

@@ -201,7 +201,7 @@ fn scores(tree: &Tree, opts: &Options) -> Vec<f64> {
 /// A level-0 merge writes level 0's bytes and rewrites level 1's, so
 /// merging at a fixed table count writes `1 + L1 / L0` bytes per byte
 /// brought down: over a full level 1 of 256 MiB and four flushes of 29 MB
-/// that is 3.2; waiting until level 0 holds level 1's bytes bounds it at 2
+/// that is 3.3; waiting until level 0 holds level 1's bytes bounds it at 2
 /// (until the cap). The same trade of runs for writes that tiering makes
 /// at the top of a tree (Dostoevsky's lazy leveling), kept to level 0,
 /// where a point read pays a filter probe per table.
@@ -209,7 +209,7 @@ fn scores(tree: &Tree, opts: &Options) -> Vec<f64> {
 /// The cap stays below `l0_slowdown_trigger`: waiting for level 1 never
 /// holds level 0 where writes slow or stop, which (past the stop trigger)
 /// would wait on a merge that never came.
-pub(crate) fn level0_trigger(tree: &Tree, opts: &Options) -> usize {
+fn level0_trigger(tree: &Tree, opts: &Options) -> usize {
     let least = opts.l0_compaction_trigger;
     let most = opts.l0_compaction_trigger_max.min(opts.l0_slowdown_trigger.saturating_sub(1));
     trigger_for(tree.l0_tables(), tree.level_bytes(0), tree.level_bytes(1), least, most)
