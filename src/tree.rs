@@ -19,7 +19,7 @@ use crate::memtable::Memtable;
 use crate::table::Table;
 
 mod search;
-pub(crate) use search::SearchTree;
+pub(crate) use search::{SearchTree, prefix};
 
 /// An open table and what the manifest says about it.
 #[derive(Debug)]

@@ -530,6 +530,21 @@ fn db_files_sweep() {
                     Err(e) => return Err(format!("get: non-corruption error {e}")),
                 }
             }
+            // A batch reads the same blocks as the gets: the same values,
+            // or the same typed error.
+            match db.multi_get(&keys) {
+                Err(e) if e.is_corruption() && corrupt => {}
+                Ok(values) if !corrupt => {
+                    if keys.iter().zip(&values).any(|(k, v)| v.as_deref() != got.get(k).map(Vec::as_slice)) {
+                        return Err(format!("{name}: multi_get disagrees with get"));
+                    }
+                }
+                other => {
+                    return Err(format!(
+                        "{name}: multi_get gave {other:?} where get found corruption: {corrupt}"
+                    ));
+                }
+            }
             if corrupt {
                 return Ok(true);
             }

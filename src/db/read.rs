@@ -35,6 +35,8 @@ use crate::tree::{SuperVersion, TableFile};
 use super::DbInner;
 use super::stats::{LevelCounters, bump};
 
+mod multi;
+
 /// Candidate tables whose filters are prefetched together: more than a
 /// settled tree's levels plus a full level 0 (the rest are probed unfetched).
 const AHEAD: usize = 12;
@@ -129,19 +131,52 @@ fn visible(seq: SeqNo, kind: ValueKind, value: Bytes, deleted_at: Option<SeqNo>)
 /// filter's "absent" (a probe is the sum of its answers, see
 /// `Counters::snapshot`), three for a probe that read a block.
 fn count_probe(c: &LevelCounters, lookup: &Lookup) {
-    let found = lookup.entry.is_some();
-    bump(
-        match lookup.filter {
-            FilterAnswer::NoFilter => &c.probes_without_filter,
-            FilterAnswer::Absent => &c.filter_negatives,
-            FilterAnswer::MayContain if found => &c.filter_true_positives,
-            FilterAnswer::MayContain => &c.filter_false_positives,
-        },
-        1,
-    );
-    if lookup.blocks_read > 0 {
-        bump(&c.data_blocks_read, u64::from(lookup.blocks_read));
-        bump(&c.bytes_read, lookup.bytes_read);
+    let mut tally = Tally::default();
+    tally.add(lookup);
+    tally.bump(c);
+}
+
+/// Table probes of one level, summed before they are added to its
+/// counters (a batch adds a step's probes at once).
+#[derive(Debug, Default)]
+struct Tally {
+    /// By the filter's answer: no filter, absent, found, a false positive.
+    answers: [u64; 4],
+    blocks_read: u64,
+    bytes_read: u64,
+}
+
+impl Tally {
+    fn add(&mut self, lookup: &Lookup) {
+        let found = lookup.entry.is_some();
+        let answer = match lookup.filter {
+            FilterAnswer::NoFilter => 0,
+            FilterAnswer::Absent => 1,
+            FilterAnswer::MayContain if found => 2,
+            FilterAnswer::MayContain => 3,
+        };
+        self.answers[answer] += 1;
+        self.blocks_read += u64::from(lookup.blocks_read);
+        self.bytes_read += lookup.bytes_read;
+    }
+
+    /// Adds the sums to `c`, skipping the zeros.
+    fn bump(&self, c: &LevelCounters) {
+        let counters = [
+            &c.probes_without_filter,
+            &c.filter_negatives,
+            &c.filter_true_positives,
+            &c.filter_false_positives,
+        ];
+        for (counter, &n) in counters.into_iter().zip(&self.answers) {
+            if n > 0 {
+                bump(counter, n);
+            }
+        }
+        if self.blocks_read > 0 {
+            bump(&c.data_blocks_read, self.blocks_read);
+            bump(&c.bytes_read, self.bytes_read);
+        }
     }
 }
 

@@ -118,6 +118,16 @@ impl Snapshot {
         self.inner.get_in(self.pinned.as_ref(), key.as_ref(), Some(self.seq))
     }
 
+    /// The value of each of `keys` as of this snapshot, in order, as
+    /// [`crate::Db::multi_get`] gives them.
+    ///
+    /// # Errors
+    /// `Corruption` or `Io` from a table read.
+    pub fn multi_get<K: AsRef<[u8]>>(&self, keys: impl IntoIterator<Item = K>) -> Result<Vec<Option<Bytes>>> {
+        let keys: Vec<K> = keys.into_iter().collect();
+        self.inner.multi_get_in(self.pinned.as_ref(), &keys, Some(self.seq))
+    }
+
     /// Key-value pairs in `range`, ascending, as of this snapshot (bounds as
     /// in [`crate::Db::range`]).
     pub fn range(&self, range: impl super::KeyRange) -> DbIter {

@@ -10,7 +10,7 @@ use crate::manifest::{DropTotals, LostWrites, WriteTotals};
 mod counters;
 mod display;
 mod gather;
-pub(crate) use counters::{Counters, LevelCounters, bump};
+pub(crate) use counters::{Counters, LevelCounters, ReadStripe, bump};
 
 /// Counters and shape of one level, as of one [`Stats`] snapshot.
 #[derive(Debug, Clone, Default, PartialEq)]

@@ -157,6 +157,12 @@ impl Filter for AnyFilter {
         self.inner.contains(hash)
     }
 
+    /// The kind's own batch query (one feature check a batch for Ribbon),
+    /// not the default loop over `contains`.
+    fn contains_batch(&self, hashes: &[u64], out: &mut Vec<bool>) {
+        self.inner.contains_batch(hashes, out);
+    }
+
     #[inline]
     fn prefetch(&self, hash: u64) {
         self.inner.prefetch(hash);

@@ -129,6 +129,18 @@ impl TableFilter {
         self.filter.as_ref().is_none_or(|f| f.contains(hash))
     }
 
+    /// [`TableFilter::may_contain`] for each of `hashes`, in order, into
+    /// `out` (cleared first), through the kind's batch query
+    /// ([`crate::filter::Filter::contains_batch`]).
+    pub fn may_contain_batch(&self, hashes: &[u64], out: &mut Vec<bool>) {
+        if let Some(f) = &self.filter {
+            f.contains_batch(hashes, out);
+        } else {
+            out.clear();
+            out.resize(hashes.len(), true);
+        }
+    }
+
     /// Starts loading what [`TableFilter::may_contain`] of `hash` will read
     /// ([`crate::filter::Filter::prefetch`]).
     #[inline]

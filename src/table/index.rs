@@ -97,8 +97,8 @@ impl Index {
     /// # Errors
     /// `Corruption` if the entry is malformed.
     pub fn entry(&self, i: usize) -> Result<(&[u8], BlockHandle)> {
-        let (key, value) = self.block.restart_entry(i)?;
-        let mut r = Reader::new(&value);
+        let (key, value) = self.block.restart_parts(i)?;
+        let mut r = Reader::new(value);
         let h = BlockHandle::decode_from(&mut r)?;
         r.finish()?;
         Ok((key, h))

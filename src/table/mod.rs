@@ -51,7 +51,7 @@ pub use format::{BlockHandle, FORMAT_VERSION, FORMAT_VERSION_COMPRESSED, FORMAT_
 pub use iter::{TableEntry, TableIter};
 pub use properties::TableProperties;
 pub use filter_details::{FilterDetails, FilterStatus};
-pub use reader::Table;
+pub use reader::{BatchScratch, Table};
 pub use record::TableRecord;
 pub use rev_iter::TableRevIter;
 pub use stats::{CounterSnapshot, Entry, FilterAnswer, Lookup};

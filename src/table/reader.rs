@@ -60,6 +60,8 @@ use crate::fs::{FileSystem, StdFs};
 use crate::range_del::RangeDels;
 use crate::{Error, Result};
 
+mod batch;
+pub use batch::BatchScratch;
 mod heap;
 
 /// An open, immutable table. Cheap to clone; clones share the map and the
@@ -239,23 +241,29 @@ impl Table {
             let block = self.read_block_uncounted(handle)?;
             lookup.blocks_read = 1;
             lookup.bytes_read = handle.size_with_trailer();
-            let mut it = block.cursor();
-            let at = |e: Error| e.at_file(&inner.path, handle.offset);
-            it.seek(user_key, trailer).map_err(at)?;
-            if it.valid() {
-                let (user, seq, kind) = parse_internal_key(it.key()).map_err(at)?;
-                let seq = self.global_seq.unwrap_or(seq);
-                // Under a global number a table holds one version per key:
-                // newer than the snapshot, the key is not here for it.
-                if user == user_key && seq <= snapshot_seq {
-                    lookup.entry = Some(match kind {
-                        ValueKind::Value => Entry::Value { seq, value: it.value() },
-                        ValueKind::Tombstone => Entry::Tombstone { seq },
-                    });
-                }
-            }
+            lookup.entry = self.entry_in(&block, handle, user_key, snapshot_seq)?;
         }
         Ok(lookup)
+    }
+
+    /// The newest version of `user_key` at most `snapshot_seq` in `block`
+    /// (the data block at `handle` that the index gave for it).
+    fn entry_in(&self, block: &Block, handle: BlockHandle, user_key: &[u8], snapshot_seq: u64) -> Result<Option<Entry>> {
+        let trailer = pack_trailer(snapshot_seq.min(MAX_SEQ), ValueKind::Value);
+        let mut it = block.cursor();
+        let at = |e: Error| e.at_file(&self.inner.path, handle.offset);
+        it.seek(user_key, trailer).map_err(at)?;
+        if !it.valid() {
+            return Ok(None);
+        }
+        let (user, seq, kind) = parse_internal_key(it.key()).map_err(at)?;
+        let seq = self.global_seq.unwrap_or(seq);
+        // Under a global number a table holds one version per key: newer
+        // than the snapshot, the key is not here for it.
+        Ok((user == user_key && seq <= snapshot_seq).then(|| match kind {
+            ValueKind::Value => Entry::Value { seq, value: it.value() },
+            ValueKind::Tombstone => Entry::Tombstone { seq },
+        }))
     }
 
     /// What the filter says about `user_key`, without reading data or

@@ -125,7 +125,7 @@ impl TableRevIter {
         let (mut lo, mut hi) = (0usize, block.num_restarts());
         while lo < hi {
             let mid = lo + (hi - lo) / 2;
-            let (k, _) = block.restart_entry(mid).map_err(|e| self.in_file(e, *offset))?;
+            let (k, _) = block.restart_parts(mid).map_err(|e| self.in_file(e, *offset))?;
             let (user, _) = split_internal_key(k).map_err(|e| self.in_file(e, *offset))?;
             if past_end(&self.upper, user) { hi = mid } else { lo = mid + 1 }
         }

@@ -26,7 +26,7 @@ use super::{TableFile, Tree};
 
 /// A key's first 8 bytes as a big-endian integer, zero-padded.
 #[inline]
-fn prefix(key: &[u8]) -> u64 {
+pub(crate) fn prefix(key: &[u8]) -> u64 {
     let mut b = [0u8; 8];
     let n = key.len().min(8);
     b[..n].copy_from_slice(&key[..n]);
@@ -89,7 +89,29 @@ impl SearchTree {
         key: &'a [u8],
     ) -> impl Iterator<Item = (usize, &'a Arc<TableFile>)> {
         let kp = prefix(key);
-        self.tree.levels().iter().zip(&self.bounds).enumerate().flat_map(move |(number, (tables, b))| {
+        (0..self.bounds.len())
+            .flat_map(move |number| self.in_level(number, key, kp).map(move |t| (number, t)))
+    }
+
+    /// The one table of level `number` (≥ 1) that may hold `key`: the
+    /// level's table among [`SearchTree::candidates`], without an iterator.
+    pub(crate) fn level_candidate(&self, number: usize, key: &[u8]) -> Option<&Arc<TableFile>> {
+        let (tables, b) = self.tree.levels().get(number).zip(self.bounds.get(number))?;
+        let kp = prefix(key);
+        let i = first_ending_at_or_after(tables, b, key, kp);
+        let t = tables.get(i)?;
+        let above = b.smallest[i] < kp || (b.smallest[i] == kp && t.record.smallest.as_slice() <= key);
+        above.then_some(t)
+    }
+
+    fn in_level<'a>(
+        &'a self,
+        number: usize,
+        key: &'a [u8],
+        kp: u64,
+    ) -> impl Iterator<Item = &'a Arc<TableFile>> {
+        let level = self.tree.levels().get(number).zip(self.bounds.get(number));
+        level.into_iter().flat_map(move |(tables, b)| {
             let range = if number == 0 {
                 0..tables.len()
             } else {
@@ -101,7 +123,7 @@ impl SearchTree {
                 let (s, l) = (b.smallest[i], b.largest[i]);
                 let above = s < kp || (s == kp && t.record.smallest.as_slice() <= key);
                 let below = kp < l || (kp == l && key <= t.record.largest.as_slice());
-                (above && below).then_some((number, t))
+                (above && below).then_some(t)
             })
         })
     }

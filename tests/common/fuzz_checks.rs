@@ -14,8 +14,8 @@
 
 use siftdb::codec::seal;
 use siftdb::filter::{
-    BinaryFuse8, BinaryFuse16, BlockedBloom, Bloom, CountingBloom, CuckooFilter, Filter, FilterCodec, Ribbon,
-    Xor8, Xor16,
+    BinaryFuse8, BinaryFuse16, BlockedBloom, Bloom, CountingBloom, CuckooFilter, Filter, FilterCodec,
+    KeyHash, Ribbon, Xor8, Xor16,
 };
 use siftdb::key::MAX_SEQ;
 use siftdb::manifest::{VersionEdit, replay};
@@ -467,6 +467,19 @@ pub fn check_table_file(data: &[u8]) -> bool {
         } else {
             clean = false;
         }
+    }
+    // The same keys as one batch: a typed error, or each key's own answer.
+    let keys: Vec<Vec<u8>> = table_probe_keys().collect();
+    let probes: Vec<(&[u8], KeyHash)> = keys.iter().map(|k| (k.as_slice(), KeyHash::new(0, k))).collect();
+    let mut batch = Vec::new();
+    if expect_corruption(table.get_batch(&probes, u64::MAX, &mut batch)).is_some() {
+        for (key, lookup) in keys.iter().zip(&batch) {
+            if let Ok(single) = table.get(key, u64::MAX) {
+                assert_eq!(lookup.entry, single.entry, "a batch answers as the key's own lookup");
+            }
+        }
+    } else {
+        clean = false;
     }
     let mut forward = Vec::new();
     for (n, entry) in table.iter().enumerate() {

@@ -39,9 +39,11 @@ pub struct Args {
     #[arg(long, default_value_t = 3, value_parser = numbers::count_usize(1, 99))]
     rounds: usize,
     /// Comma-separated workloads, run in this order whatever the order given: fillseq,
-    /// fillrandom, readrandom, readmissing, seekrandom, overwrite, readwhilewriting,
-    /// deleterange (not by default: it deletes half the keys in ranges of 1,000, settles,
-    /// and reports disk bytes before and after and gets of the deleted keys).
+    /// fillrandom, readrandom, readmissing, multiget32, multiget256, multimissing32,
+    /// multimissing256 (readrandom's and readmissing's keys read 32 or 256 a call, each key
+    /// an operation; not by default), seekrandom, overwrite, readwhilewriting, deleterange
+    /// (not by default: it deletes half the keys in ranges of 1,000, settles, and reports
+    /// disk bytes before and after and gets of the deleted keys).
     #[arg(
         long,
         default_value = "fillseq,fillrandom,readrandom,readmissing,seekrandom,overwrite,readwhilewriting"

@@ -107,6 +107,20 @@ pub trait Engine: Sync {
     /// The engine's error.
     fn get(&self, key: &[u8]) -> Result<Option<usize>, String>;
 
+    /// The length of the value under each of `keys`, in order, into `out`
+    /// (cleared first): a batched read. By default a loop of
+    /// [`Engine::get`]; an engine with a batched read overrides it.
+    ///
+    /// # Errors
+    /// The engine's error.
+    fn multi_get(&self, keys: &[[u8; 16]], out: &mut Vec<Option<usize>>) -> Result<(), String> {
+        out.clear();
+        for k in keys {
+            out.push(self.get(k)?);
+        }
+        Ok(())
+    }
+
     /// Seeks to the first key at or after `key` and reads up to `n` pairs,
     /// values included; returns how many it read.
     ///
@@ -188,6 +202,13 @@ impl Engine for Siftdb {
     #[inline]
     fn get(&self, key: &[u8]) -> Result<Option<usize>, String> {
         self.0.get(key).map(|v| v.map(|v| v.len())).map_err(|e| e.to_string())
+    }
+
+    fn multi_get(&self, keys: &[[u8; 16]], out: &mut Vec<Option<usize>>) -> Result<(), String> {
+        let values = self.0.multi_get(keys).map_err(|e| e.to_string())?;
+        out.clear();
+        out.extend(values.iter().map(|v| v.as_deref().map(<[u8]>::len)));
+        Ok(())
     }
 
     fn wait_idle(&self) -> Result<(), String> {

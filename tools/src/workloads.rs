@@ -17,8 +17,10 @@ use crate::keys::{KeyFormat, SplitMix};
 use crate::latency::Histogram;
 
 mod delete_range;
+mod reads;
 mod values;
 pub use delete_range::{RANGE_KEYS, RangeDeletes, Rate};
+use reads::{Read, reads};
 pub use values::Values;
 
 /// One of the benchmark's workloads.
@@ -33,6 +35,14 @@ pub enum Workload {
     ReadRandom,
     /// Keys never written looked up: only filters keep these cheap.
     ReadMissing,
+    /// `readrandom`'s keys read 32 a call (`Engine::multi_get`).
+    MultiGet32,
+    /// `readrandom`'s keys read 256 a call.
+    MultiGet256,
+    /// `readmissing`'s keys read 32 a call.
+    MultiMissing32,
+    /// `readmissing`'s keys read 256 a call.
+    MultiMissing256,
     /// A seek to a random present key, then `nexts` pairs read.
     SeekRandom,
     /// Random present keys overwritten with new values, one put per write.
@@ -49,11 +59,15 @@ pub enum Workload {
 
 impl Workload {
     /// Every workload, in the order a round runs them.
-    pub const ALL: [Workload; 8] = [
+    pub const ALL: [Workload; 12] = [
         Workload::FillSeq,
         Workload::FillRandom,
         Workload::ReadRandom,
         Workload::ReadMissing,
+        Workload::MultiGet32,
+        Workload::MultiGet256,
+        Workload::MultiMissing32,
+        Workload::MultiMissing256,
         Workload::SeekRandom,
         Workload::Overwrite,
         Workload::ReadWhileWriting,
@@ -68,6 +82,10 @@ impl Workload {
             Workload::FillRandom => "fillrandom",
             Workload::ReadRandom => "readrandom",
             Workload::ReadMissing => "readmissing",
+            Workload::MultiGet32 => "multiget32",
+            Workload::MultiGet256 => "multiget256",
+            Workload::MultiMissing32 => "multimissing32",
+            Workload::MultiMissing256 => "multimissing256",
             Workload::SeekRandom => "seekrandom",
             Workload::Overwrite => "overwrite",
             Workload::ReadWhileWriting => "readwhilewriting",
@@ -154,6 +172,24 @@ pub struct Phase {
 }
 
 impl Phase {
+    /// A phase of `ops` operations timed over `elapsed`, with nothing else
+    /// measured.
+    #[must_use]
+    pub fn timed(workload: Workload, ops: u64, elapsed: Duration, latency: Histogram) -> Self {
+        Phase {
+            workload,
+            ops,
+            elapsed,
+            latency,
+            settle: None,
+            write_amplification: None,
+            process_write_amplification: None,
+            at_idle: None,
+            background_writes: None,
+            range_deletes: None,
+        }
+    }
+
     /// Operations per second.
     #[must_use]
     pub fn ops_per_sec(&self) -> f64 {
@@ -219,18 +255,7 @@ fn fill<E: Engine>(
     }
     let elapsed = start.elapsed();
     progress.finish_and_clear();
-    Ok(Phase {
-        workload,
-        ops: n,
-        elapsed,
-        latency,
-        settle: None,
-        write_amplification: None,
-        process_write_amplification: None,
-        at_idle: None,
-        background_writes: None,
-        range_deletes: None,
-    })
+    Ok(Phase::timed(workload, n, elapsed, latency))
 }
 
 /// Settles `e` and completes a writing phase with its settle time and write
@@ -257,111 +282,6 @@ fn settle<E: Engine>(
         phase.process_write_amplification = a.process_amplification_since(&b);
     }
     Ok(phase)
-}
-
-/// What one reader thread does per operation: the key number it draws and
-/// how the answer is checked.
-#[derive(Debug, Clone, Copy)]
-enum Read<'a> {
-    Present,
-    Missing,
-    Seek,
-    /// One of `ids`, none of which may be found: `what` they are, for the
-    /// error. Gets compared with each other draw from lists alike, so the
-    /// draw's cache miss is not what tells them apart.
-    Absent {
-        ids: &'a [u64],
-        what: &'static str,
-    },
-}
-
-/// `ops` reads shared by `cfg.threads` threads; `stop` is raised when the
-/// last reader finishes (the `readwhilewriting` writer watches it).
-fn reads<E: Engine>(
-    cfg: &Config,
-    e: &E,
-    workload: Workload,
-    read: Read<'_>,
-    stop: &AtomicBool,
-) -> Result<Phase, String> {
-    let n = cfg.keys;
-    let threads = cfg.threads.max(1);
-    let per_thread = cfg.ops.div_ceil(threads as u64);
-    let progress = bar(cfg, per_thread * threads as u64, workload.name());
-    let start = Instant::now();
-    let results: Vec<Result<Histogram, String>> = std::thread::scope(|s| {
-        let handles: Vec<_> = (0..threads)
-            .map(|t| {
-                let progress = progress.clone();
-                s.spawn(move || -> Result<Histogram, String> {
-                    let mut rng = SplitMix::new(cfg.seed ^ (workload as u64) << 32 ^ t as u64);
-                    let mut latency = Histogram::new();
-                    for op in 0..per_thread {
-                        let i = match read {
-                            Read::Present | Read::Seek => rng.below(n),
-                            Read::Missing => n + rng.below(n),
-                            Read::Absent { ids, .. } => ids[rng.below(ids.len() as u64) as usize],
-                        };
-                        let k = cfg.key(i);
-                        let t = Instant::now();
-                        match read {
-                            Read::Present => match e.get(&k)? {
-                                Some(len) if len == cfg.value_bytes => {}
-                                got => return Err(wrong(&k, "present", got)),
-                            },
-                            Read::Missing => {
-                                if let got @ Some(_) = e.get(&k)? {
-                                    return Err(wrong(&k, "never written", got));
-                                }
-                            }
-                            Read::Absent { what, .. } => {
-                                if let got @ Some(_) = e.get(&k)? {
-                                    return Err(wrong(&k, what, got));
-                                }
-                            }
-                            Read::Seek => {
-                                if e.seek(&k, cfg.nexts.max(1))? == 0 {
-                                    return Err(wrong(&k, "present (seek found nothing)", None));
-                                }
-                            }
-                        }
-                        latency.record(t.elapsed().as_nanos() as u64);
-                        if op % TICK == TICK - 1 {
-                            progress.inc(TICK);
-                        }
-                    }
-                    Ok(latency)
-                })
-            })
-            .collect();
-        let results = handles.into_iter().map(|h| h.join().unwrap_or_else(|_| Err("reader panicked".into())));
-        let results: Vec<_> = results.collect();
-        stop.store(true, Ordering::Release);
-        results
-    });
-    let elapsed = start.elapsed();
-    progress.finish_and_clear();
-    let mut latency = Histogram::new();
-    for r in results {
-        latency.merge(&r?);
-    }
-    Ok(Phase {
-        workload,
-        ops: latency.count(),
-        elapsed,
-        latency,
-        settle: None,
-        write_amplification: None,
-        process_write_amplification: None,
-        at_idle: None,
-        background_writes: None,
-        range_deletes: None,
-    })
-}
-
-fn wrong(key: &[u8], expected: &str, got: Option<usize>) -> String {
-    let got = got.map_or_else(|| "nothing".to_string(), |len| format!("a {len}-byte value"));
-    format!("wrong answer: key {} is {expected}, but the engine returned {got}", String::from_utf8_lossy(key))
 }
 
 /// `readwhilewriting`: the readers of `readrandom`, plus one thread
@@ -441,6 +361,10 @@ pub fn round<E: Engine>(
     for (w, read) in [
         (Workload::ReadRandom, Read::Present),
         (Workload::ReadMissing, Read::Missing),
+        (Workload::MultiGet32, Read::Batch { size: 32, missing: false }),
+        (Workload::MultiGet256, Read::Batch { size: 256, missing: false }),
+        (Workload::MultiMissing32, Read::Batch { size: 32, missing: true }),
+        (Workload::MultiMissing256, Read::Batch { size: 256, missing: true }),
         (Workload::SeekRandom, Read::Seek),
     ] {
         if wants(w) {

@@ -294,7 +294,12 @@ fn config(workloads: Vec<Workload>) -> Config {
 
 #[test]
 fn a_wrong_answer_stops_the_benchmark() {
-    for (missing_found, workload) in [(false, Workload::ReadRandom), (true, Workload::ReadMissing)] {
+    for (missing_found, workload) in [
+        (false, Workload::ReadRandom),
+        (true, Workload::ReadMissing),
+        (false, Workload::MultiGet32),
+        (true, Workload::MultiMissing256),
+    ] {
         let dir = tempfile::tempdir().unwrap();
         let open =
             |p: &Path| Siftdb::open(p, &siftdb::Options::default()).map(|db| Lying { db, missing_found });

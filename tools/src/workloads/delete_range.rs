@@ -6,7 +6,8 @@ use std::path::Path;
 use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant};
 
-use super::{Config, Phase, Read, Workload, bar, dir_bytes, reads};
+use super::reads::{Read, reads};
+use super::{Config, Phase, Workload, bar, dir_bytes};
 use crate::engine::Engine;
 use crate::latency::Histogram;
 
