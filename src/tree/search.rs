@@ -27,9 +27,14 @@ use super::{TableFile, Tree};
 /// A key's first 8 bytes as a big-endian integer, zero-padded.
 #[inline]
 pub(crate) fn prefix(key: &[u8]) -> u64 {
+    // Most keys have 8 bytes or more: one load, where copying a length
+    // known only at run time is a call to `memcpy` (6% of a batched
+    // lookup's time, perf).
+    if let Some(head) = key.first_chunk::<8>() {
+        return u64::from_be_bytes(*head);
+    }
     let mut b = [0u8; 8];
-    let n = key.len().min(8);
-    b[..n].copy_from_slice(&key[..n]);
+    b[..key.len()].copy_from_slice(key);
     u64::from_be_bytes(b)
 }
 

@@ -1,22 +1,27 @@
 //! Batched point lookups: [`Db::multi_get`] and
 //! [`Snapshot::multi_get`](crate::Snapshot::multi_get).
 //!
-//! A lookup of an absent key spends most of its time waiting for its
+//! A lookup of an absent key spends much of its time waiting for its
 //! filters' cache lines; one lookup can only overlap the waits of its own
 //! levels ([`super`]). A batch overlaps them across keys: the keys are
 //! sorted (duplicates answered once), each walks the memtables as a single
 //! lookup does, and the rest go through the tree one step at a time, a
-//! step being one level-0 table (newest first) or one deeper level. In
-//! each step every pending key's filter lines are requested first, then
-//! each table answers all its keys at once ([`Table::get_batch`]: one
-//! filter call, and one read of a data block for the neighbouring keys
-//! that fall in it). A key leaves the batch when a step decides it.
+//! step being one level-0 table (newest first) or one deeper level. Each
+//! step is a few passes, each over all its keys before the next: every
+//! key's filter lines requested; the filters asked (a table with several
+//! of the keys answers them in one call, which Ribbon runs as one batch);
+//! each survivor's data block found in the index and its first lines
+//! requested; then the blocks read, once for the neighbouring keys that
+//! fall in one ([`Table::get_batch`] is the same for one table). A key
+//! leaves the batch when a step decides it.
 //!
 //! Each key meets the same sources in the same order as
 //! [`DbInner::get_in`], and the same rules decide it (range tombstones
 //! asked first, the newest covering one ends the search), so the answers
 //! are the same as a loop of `get` at the batch's one snapshot; probes are
 //! counted per level as there, and each key counts as a get.
+//!
+//! What it gains, measured: docs/measurements.md ("Batched lookups").
 //!
 //! [`Table::get_batch`]: crate::table::Table::get_batch
 
@@ -31,7 +36,7 @@ use crate::db::stats::{ReadStripe, bump};
 use crate::db::{Db, DbInner};
 use crate::filter::KeyHash;
 use crate::key::{SeqNo, ValueKind};
-use crate::table::{BatchScratch, Entry, Lookup};
+use crate::table::{BatchScratch, BlockHandle, Entry, FilterAnswer, Lookup};
 use crate::tree::{SuperVersion, TableFile, prefix};
 
 impl Db {
@@ -116,9 +121,10 @@ impl DbInner {
         for p in &mut pending {
             search_memtables(&sv, p, snapshot, counts);
         }
-        let mut open: Vec<usize> = (0..pending.len()).filter(|&i| !pending[i].done).collect();
+        let mut open: Vec<usize> = Vec::with_capacity(pending.len());
+        open.extend((0..pending.len()).filter(|&i| !pending[i].done));
 
-        let mut step = Step::default();
+        let mut step = Step::with_capacity(open.len());
         for (level, tables) in sv.tree.levels().iter().enumerate() {
             if level == 0 {
                 // Each level-0 table is a step of its own: a key may be in
@@ -167,8 +173,11 @@ impl DbInner {
 
     /// One step of the batch: `step.groups` are tables of `level`, each
     /// with the run of `step.members` (pending keys, ascending) it may
-    /// hold. Every key's filter lines are requested before any table is
-    /// asked; the probes are counted once a step.
+    /// hold. Each pass runs over every key before the next starts, so the
+    /// memory waits of the step's keys overlap: every filter's lines are
+    /// requested; the filters answer; each survivor's data block is found
+    /// in its table's index and its first lines requested; then the blocks
+    /// are read. The probes are counted once a step.
     fn step<'k>(
         &self,
         step: &mut Step<'_, 'k>,
@@ -176,14 +185,15 @@ impl DbInner {
         snapshot: SeqNo,
         level: usize,
     ) -> Result<()> {
-        let Step { members, groups, probe, lookups, scratch } = step;
+        let Step { members, groups, probe, located, scratch } = step;
         for (t, run) in groups.iter() {
             for &i in &members[run.clone()] {
                 t.table.prefetch_filter(pending[i].key, pending[i].hash);
             }
         }
         let mut tally = Tally::default();
-        for (t, run) in groups.iter() {
+        located.clear();
+        for (g, (t, run)) in groups.iter().enumerate() {
             let keys = &members[run.clone()];
             if let Some(dels) = t.table.range_dels() {
                 for &i in keys {
@@ -191,32 +201,55 @@ impl DbInner {
                     p.deleted_at = p.deleted_at.max(dels.covering(p.key, snapshot));
                 }
             }
-            lookups.clear();
-            if let [i] = keys {
+            let answer = if let [i] = keys {
                 // One key (the usual case below level 0): no batch to set up.
-                lookups.push(t.table.get_hashed(pending[*i].key, pending[*i].hash, snapshot)?);
+                let answer = t.table.filter_answer_hashed(pending[*i].key, pending[*i].hash);
+                scratch.passed.clear();
+                scratch.passed.push(answer != FilterAnswer::Absent);
+                answer
             } else {
                 probe.clear();
                 probe.extend(keys.iter().map(|&i| (pending[i].key, pending[i].hash)));
-                t.table.get_batch_into(probe, snapshot, lookups, scratch)?;
-            }
-            for (&i, lookup) in keys.iter().zip(lookups.drain(..)) {
-                tally.add(&lookup);
-                let p = &mut pending[i];
-                match lookup.entry {
-                    Some(Entry::Value { seq, value }) => {
-                        p.decide(visible(seq, ValueKind::Value, value, p.deleted_at));
+                t.table.filter_batch(probe, scratch)
+            };
+            for (&i, &pass) in keys.iter().zip(&scratch.passed) {
+                let filter = if pass { answer } else { FilterAnswer::Absent };
+                let lookup = Lookup { entry: None, filter, blocks_read: 0, bytes_read: 0 };
+                match if pass { t.table.locate(pending[i].key, snapshot)? } else { None } {
+                    Some(handle) => {
+                        t.table.prefetch_block(handle);
+                        located.push((i, g, handle, lookup));
                     }
-                    Some(Entry::Tombstone { .. }) => p.decide(None),
-                    None if p.deleted_at.is_some() => p.decide(None),
-                    None => {}
+                    None => decide(&mut pending[i], lookup, &mut tally),
                 }
             }
+        }
+        let mut last = None;
+        let mut last_group = usize::MAX;
+        for (i, g, handle, mut lookup) in located.drain(..) {
+            if g != last_group {
+                (last, last_group) = (None, g);
+            }
+            groups[g].0.table.entry_at(handle, pending[i].key, snapshot, &mut last, &mut lookup)?;
+            decide(&mut pending[i], lookup, &mut tally);
         }
         if let Some(c) = self.counters.read_stripe().levels.get(level) {
             tally.bump(c);
         }
         Ok(())
+    }
+}
+
+/// What one table's lookup tells a pending key, as in `get_in`: a version
+/// decides it (a tombstone as absent); a range tombstone seen over it
+/// decides it absent; otherwise the search goes on.
+fn decide(p: &mut Pending<'_>, lookup: Lookup, tally: &mut Tally) {
+    tally.add(&lookup);
+    match lookup.entry {
+        Some(Entry::Value { seq, value }) => p.decide(visible(seq, ValueKind::Value, value, p.deleted_at)),
+        Some(Entry::Tombstone { .. }) => p.decide(None),
+        None if p.deleted_at.is_some() => p.decide(None),
+        None => {}
     }
 }
 
@@ -248,18 +281,30 @@ impl Pending<'_> {
 }
 
 /// The buffers of one step, reused from step to step of a batch.
-#[derive(Default)]
 struct Step<'t, 'k> {
     /// Indexes of pending keys, grouped by table.
     members: Vec<usize>,
     /// Each table of the step, with its run of `members`.
     groups: Vec<(&'t Arc<TableFile>, Range<usize>)>,
     probe: Vec<(&'k [u8], KeyHash)>,
-    lookups: Vec<Lookup>,
+    /// Keys whose data block was found: the key, its group, the block, and
+    /// the lookup so far.
+    located: Vec<(usize, usize, BlockHandle, Lookup)>,
     scratch: BatchScratch,
 }
 
 impl Step<'_, '_> {
+    /// Room for `keys` keys, so a batch allocates its buffers once.
+    fn with_capacity(keys: usize) -> Self {
+        Step {
+            members: Vec::with_capacity(keys),
+            groups: Vec::with_capacity(keys),
+            probe: Vec::with_capacity(keys),
+            located: Vec::with_capacity(keys),
+            scratch: BatchScratch::with_capacity(keys),
+        }
+    }
+
     fn clear(&mut self) {
         self.members.clear();
         self.groups.clear();

@@ -39,55 +39,110 @@ impl Table {
         out: &mut Vec<Lookup>,
         scratch: &mut BatchScratch,
     ) -> Result<()> {
-        let inner = &*self.inner;
-        let BatchScratch { hashes, passed } = scratch;
-        let answer = match &inner.filter {
-            None => {
-                passed.clear();
-                passed.resize(keys.len(), true);
-                FilterAnswer::NoFilter
+        let answer = self.filter_batch(keys, scratch);
+        let start = out.len();
+        // Every survivor's block located and its first lines requested
+        // before any is read, so their memory waits overlap.
+        scratch.handles.clear();
+        for (&(key, _), &pass) in keys.iter().zip(&scratch.passed) {
+            let filter = if pass { answer } else { FilterAnswer::Absent };
+            out.push(Lookup { entry: None, filter, blocks_read: 0, bytes_read: 0 });
+            let handle = if pass { self.locate(key, snapshot_seq)? } else { None };
+            if let Some(h) = handle {
+                self.prefetch_block(h);
             }
-            Some(f) => {
-                hashes.clear();
-                hashes.extend(keys.iter().map(|&(key, hash)| hash.under(f.seed(), key)));
-                f.may_contain_batch(hashes, passed);
-                FilterAnswer::MayContain
+            scratch.handles.push(handle);
+        }
+        let mut last = None;
+        for ((&(key, _), handle), lookup) in keys.iter().zip(&scratch.handles).zip(&mut out[start..]) {
+            if let Some(h) = *handle {
+                self.entry_at(h, key, snapshot_seq, &mut last, lookup)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// The filter's answers for `keys` into `scratch.passed` (all `true`
+    /// without a usable filter), and the answer a key that passed got.
+    pub(crate) fn filter_batch(&self, keys: &[(&[u8], KeyHash)], scratch: &mut BatchScratch) -> FilterAnswer {
+        let BatchScratch { hashes, passed, .. } = scratch;
+        if let Some(f) = &self.inner.filter {
+            hashes.clear();
+            hashes.extend(keys.iter().map(|&(key, hash)| hash.under(f.seed(), key)));
+            f.may_contain_batch(hashes, passed);
+            FilterAnswer::MayContain
+        } else {
+            passed.clear();
+            passed.resize(keys.len(), true);
+            FilterAnswer::NoFilter
+        }
+    }
+
+    /// The data block that holds `user_key`'s newest version at most
+    /// `snapshot_seq`, if the table has one that can.
+    pub(crate) fn locate(&self, user_key: &[u8], snapshot_seq: u64) -> Result<Option<BlockHandle>> {
+        let inner = &*self.inner;
+        let trailer = pack_trailer(snapshot_seq.min(MAX_SEQ), ValueKind::Value);
+        let found = inner.index.find(user_key, trailer).map_err(|e| e.at_file(&inner.path, inner.footer.index.offset))?;
+        Ok(found.map(|(_, handle)| handle))
+    }
+
+    /// Starts loading the lines of the block at `handle` that a read meets
+    /// first: its trailer (type and checksum, read before the contents) and
+    /// its first line (where the checksum starts); the rest streams.
+    pub(crate) fn prefetch_block(&self, handle: BlockHandle) {
+        let file = &self.inner.file;
+        let start = usize::try_from(handle.offset).unwrap_or(usize::MAX);
+        let end = start.saturating_add(handle.size as usize);
+        for at in [start, end] {
+            if let Some(byte) = file.get(at) {
+                crate::filter::prefetch::line(byte);
+            }
+        }
+    }
+
+    /// Fills `lookup` with `user_key`'s entry in the block at `handle`,
+    /// reading the block unless `last` already holds it (then the read is
+    /// not counted again), and leaving it there.
+    pub(crate) fn entry_at(
+        &self,
+        handle: BlockHandle,
+        user_key: &[u8],
+        snapshot_seq: u64,
+        last: &mut Option<(BlockHandle, Block)>,
+        lookup: &mut Lookup,
+    ) -> Result<()> {
+        let block = match last.take() {
+            Some((h, block)) if h == handle => block,
+            _ => {
+                lookup.blocks_read = 1;
+                lookup.bytes_read = handle.size_with_trailer();
+                self.read_block_uncounted(handle)?
             }
         };
-        let trailer = pack_trailer(snapshot_seq.min(MAX_SEQ), ValueKind::Value);
-        let mut last: Option<(BlockHandle, Block)> = None;
-        out.reserve(keys.len());
-        for (&(key, _), &pass) in keys.iter().zip(passed.iter()) {
-            let filter = if pass { answer } else { FilterAnswer::Absent };
-            let mut lookup = Lookup { entry: None, filter, blocks_read: 0, bytes_read: 0 };
-            if pass {
-                let found = inner
-                    .index
-                    .find(key, trailer)
-                    .map_err(|e| e.at_file(&inner.path, inner.footer.index.offset))?;
-                if let Some((_, handle)) = found {
-                    let block = match last.take() {
-                        Some((h, block)) if h == handle => block,
-                        _ => {
-                            lookup.blocks_read = 1;
-                            lookup.bytes_read = handle.size_with_trailer();
-                            self.read_block_uncounted(handle)?
-                        }
-                    };
-                    lookup.entry = self.entry_in(&block, handle, key, snapshot_seq)?;
-                    last = Some((handle, block));
-                }
-            }
-            out.push(lookup);
-        }
+        lookup.entry = self.entry_in(&block, handle, user_key, snapshot_seq)?;
+        *last = Some((handle, block));
         Ok(())
     }
 }
 
 /// The working buffers of [`Table::get_batch_into`]: the keys' hashes
-/// under the table's seed, and the filter's answers.
+/// under the table's seed, the filter's answers, and the blocks located.
 #[derive(Debug, Default)]
 pub struct BatchScratch {
     hashes: Vec<u64>,
-    passed: Vec<bool>,
+    pub(crate) passed: Vec<bool>,
+    handles: Vec<Option<BlockHandle>>,
+}
+
+impl BatchScratch {
+    /// Room for batches of `keys` keys.
+    #[must_use]
+    pub fn with_capacity(keys: usize) -> Self {
+        BatchScratch {
+            hashes: Vec::with_capacity(keys),
+            passed: Vec::with_capacity(keys),
+            handles: Vec::with_capacity(keys),
+        }
+    }
 }
