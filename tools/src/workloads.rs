@@ -99,6 +99,27 @@ impl Workload {
         Workload::ALL.into_iter().find(|w| w.name() == s)
     }
 
+    /// What seeds its operations' draws: its place in the list before the
+    /// batched reads were added, so each workload draws the keys it drew in
+    /// earlier runs (the batched reads come after).
+    #[must_use]
+    pub fn stream(self) -> u64 {
+        match self {
+            Workload::FillSeq => 0,
+            Workload::FillRandom => 1,
+            Workload::ReadRandom => 2,
+            Workload::ReadMissing => 3,
+            Workload::SeekRandom => 4,
+            Workload::Overwrite => 5,
+            Workload::ReadWhileWriting => 6,
+            Workload::DeleteRange => 7,
+            Workload::MultiGet32 => 8,
+            Workload::MultiGet256 => 9,
+            Workload::MultiMissing32 => 10,
+            Workload::MultiMissing256 => 11,
+        }
+    }
+
     /// Whether it writes, and so has a write amplification and a settle time.
     #[must_use]
     pub fn writes(self) -> bool {

@@ -51,7 +51,7 @@ pub(super) fn reads<E: Engine>(
             .map(|t| {
                 let progress = progress.clone();
                 s.spawn(move || -> Result<Histogram, String> {
-                    let mut rng = SplitMix::new(cfg.seed ^ (workload as u64) << 32 ^ t as u64);
+                    let mut rng = SplitMix::new(cfg.seed ^ workload.stream() << 32 ^ t as u64);
                     let mut latency = Histogram::new();
                     let mut batch: Vec<[u8; 16]> = Vec::new();
                     let mut answers = Vec::new();
