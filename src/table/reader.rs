@@ -225,23 +225,11 @@ impl Table {
     /// nothing: the returned [`Lookup`] says what it cost, and the caller
     /// keeps the count (the database, per level).
     fn get_after(&self, user_key: &[u8], filter: FilterAnswer, snapshot_seq: u64) -> Result<Lookup> {
-        let inner = &*self.inner;
         let mut lookup = Lookup { entry: None, filter, blocks_read: 0, bytes_read: 0 };
-        if filter == FilterAnswer::Absent {
-            return Ok(lookup);
-        }
-        // Kind Value (1) is the largest kind, so this trailer sorts at or
-        // before every version with seq <= snapshot.
-        let trailer = pack_trailer(snapshot_seq.min(MAX_SEQ), ValueKind::Value);
-        let found = inner
-            .index
-            .find(user_key, trailer)
-            .map_err(|e| e.at_file(&inner.path, inner.footer.index.offset))?;
-        if let Some((_, handle)) = found {
-            let block = self.read_block_uncounted(handle)?;
-            lookup.blocks_read = 1;
-            lookup.bytes_read = handle.size_with_trailer();
-            lookup.entry = self.entry_in(&block, handle, user_key, snapshot_seq)?;
+        if filter != FilterAnswer::Absent
+            && let Some(handle) = self.locate(user_key, snapshot_seq)?
+        {
+            self.entry_at(handle, user_key, snapshot_seq, &mut None, &mut lookup)?;
         }
         Ok(lookup)
     }

@@ -82,6 +82,8 @@ impl Table {
     /// `snapshot_seq`, if the table has one that can.
     pub(crate) fn locate(&self, user_key: &[u8], snapshot_seq: u64) -> Result<Option<BlockHandle>> {
         let inner = &*self.inner;
+        // Kind Value (1) is the largest kind, so this trailer sorts at or
+        // before every version with seq <= snapshot.
         let trailer = pack_trailer(snapshot_seq.min(MAX_SEQ), ValueKind::Value);
         let found = inner.index.find(user_key, trailer).map_err(|e| e.at_file(&inner.path, inner.footer.index.offset))?;
         Ok(found.map(|(_, handle)| handle))
