@@ -98,15 +98,13 @@ impl SearchTree {
             .flat_map(move |number| self.in_level(number, key, kp).map(move |t| (number, t)))
     }
 
-    /// The one table of level `number` (≥ 1) that may hold `key`: the
-    /// level's table among [`SearchTree::candidates`], without an iterator.
-    pub(crate) fn level_candidate(&self, number: usize, key: &[u8]) -> Option<&Arc<TableFile>> {
-        let (tables, b) = self.tree.levels().get(number).zip(self.bounds.get(number))?;
-        let kp = prefix(key);
-        let i = first_ending_at_or_after(tables, b, key, kp);
-        let t = tables.get(i)?;
-        let above = b.smallest[i] < kp || (b.smallest[i] == kp && t.record.smallest.as_slice() <= key);
-        above.then_some(t)
+    /// A walk over level `number` (≥ 1) for keys in ascending order,
+    /// giving each key's table as [`SearchTree::candidates`] would.
+    pub(crate) fn level_walk(&self, number: usize) -> LevelWalk<'_> {
+        match (self.tree.levels().get(number), self.bounds.get(number)) {
+            (Some(t), Some(b)) => LevelWalk { tables: t, smallest: &b.smallest, largest: &b.largest, at: 0 },
+            _ => LevelWalk { tables: &[], smallest: &[], largest: &[], at: 0 },
+        }
     }
 
     fn in_level<'a>(
@@ -132,6 +130,63 @@ impl SearchTree {
             })
         })
     }
+}
+
+/// One level's tables met by keys in ascending order (a batch's): each
+/// key's search gallops on from where the previous key's ended, a step or
+/// two when the keys are as dense as the tables, where a binary search per
+/// key restarts from the middle and, with a batch's filter lines passing
+/// through the first-level cache, misses it on each step
+/// (docs/measurements.md, "Batched lookups").
+pub(crate) struct LevelWalk<'a> {
+    tables: &'a [Arc<TableFile>],
+    smallest: &'a [u64],
+    largest: &'a [u64],
+    /// No table before this one ends at or after the keys still to come.
+    at: usize,
+}
+
+impl<'a> LevelWalk<'a> {
+    /// The one table of the level that may hold `key`, which must not sort
+    /// before the previous key asked.
+    pub(crate) fn candidate(&mut self, key: &[u8]) -> Option<&'a Arc<TableFile>> {
+        let (tables, smallest, largest) = (self.tables, self.smallest, self.largest);
+        let kp = prefix(key);
+        let lo = gallop(largest, kp, self.at);
+        // A later key's prefix is at least this one's: no table before `lo`
+        // ends at or after it either.
+        self.at = lo;
+        let i = if largest.get(lo) == Some(&kp) {
+            let hi = lo + largest[lo..].partition_point(|&p| p == kp);
+            lo + tables[lo..hi].partition_point(|t| t.record.largest.as_slice() < key)
+        } else {
+            lo
+        };
+        let t = tables.get(i)?;
+        let above = smallest[i] < kp || (smallest[i] == kp && t.record.smallest.as_slice() <= key);
+        above.then_some(t)
+    }
+}
+
+/// The first index at or after `from` of sorted `a` holding a value at or
+/// above `x` (`a.len()` if none does): steps of 1, 2, 4, … from `from`,
+/// then a binary search within the last step.
+fn gallop(a: &[u64], x: u64, from: usize) -> usize {
+    let mut lo = from; // every index before `lo` holds a value below `x`
+    let mut step = 1;
+    while let Some(&v) = a.get(lo) {
+        if v >= x {
+            return lo;
+        }
+        let hi = (lo + step).min(a.len());
+        // a[lo] < x: the answer is in lo + 1..=hi (hi = a.len() if none is).
+        if a.get(hi).is_none_or(|&v| v >= x) {
+            return lo + 1 + first_at_or_after(&a[lo + 1..hi], x);
+        }
+        lo = hi;
+        step *= 2;
+    }
+    a.len()
 }
 
 /// The index of the first table of a sorted level whose largest key is at
@@ -180,6 +235,19 @@ mod tests {
             let a: Vec<u64> = (0..len).map(|i| i / 3 * 2).collect();
             for x in 0..(len + 3) {
                 assert_eq!(first_at_or_after(&a, x), a.partition_point(|&p| p < x), "len {len}, x {x}");
+            }
+        }
+    }
+
+    #[test]
+    fn galloping_from_any_earlier_place_is_partition_point() {
+        for len in 0..40u64 {
+            let a: Vec<u64> = (0..len).map(|i| i / 3 * 2).collect();
+            for x in 0..(len + 3) {
+                let want = a.partition_point(|&p| p < x);
+                for from in 0..=want {
+                    assert_eq!(gallop(&a, x, from), want, "len {len}, x {x}, from {from}");
+                }
             }
         }
     }
