@@ -78,6 +78,27 @@ impl Block {
         Ok(off)
     }
 
+    /// Starts loading the line of restart point `i`'s slot in the restart
+    /// array, which a search reads before the entry it points at.
+    pub(crate) fn prefetch_restart_slot(&self, i: usize) {
+        if let Some(byte) = self.data.get(self.entries_end.saturating_add(4 * i)) {
+            crate::filter::prefetch::line(byte);
+        }
+    }
+
+    /// Starts loading the lines of restart point `i`'s entry: the slot is
+    /// read (a damaged one is left for the read that follows to report),
+    /// then the entry's first line and the one a short entry ends in.
+    pub(crate) fn prefetch_restart_entry(&self, i: usize) {
+        if let Ok(off) = self.restart(i) {
+            for at in [off, off + 48] {
+                if let Some(byte) = self.data.get(at) {
+                    crate::filter::prefetch::line(byte);
+                }
+            }
+        }
+    }
+
     /// A cursor before the first entry.
     #[must_use]
     pub fn cursor(&self) -> BlockIter {

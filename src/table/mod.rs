@@ -52,6 +52,8 @@ pub use iter::{TableEntry, TableIter};
 pub use properties::TableProperties;
 pub use filter_details::{FilterDetails, FilterStatus};
 pub use reader::{BatchScratch, Table};
+pub(crate) use index::Search;
+pub(crate) use reader::locate_all;
 pub use record::TableRecord;
 pub use rev_iter::TableRevIter;
 pub use stats::{CounterSnapshot, Entry, FilterAnswer, Lookup};

@@ -62,6 +62,7 @@ use crate::{Error, Result};
 
 mod batch;
 pub use batch::BatchScratch;
+pub(crate) use batch::locate_all;
 mod heap;
 
 /// An open, immutable table. Cheap to clone; clones share the map and the

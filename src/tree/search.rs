@@ -147,11 +147,11 @@ pub(crate) struct LevelWalk<'a> {
 }
 
 impl<'a> LevelWalk<'a> {
-    /// The one table of the level that may hold `key`, which must not sort
-    /// before the previous key asked.
-    pub(crate) fn candidate(&mut self, key: &[u8]) -> Option<&'a Arc<TableFile>> {
+    /// The one table of the level that may hold `key`, whose [`prefix`] is
+    /// `kp`, and which must not sort before the previous key asked.
+    pub(crate) fn candidate(&mut self, key: &[u8], kp: u64) -> Option<&'a Arc<TableFile>> {
+        debug_assert_eq!(kp, prefix(key));
         let (tables, smallest, largest) = (self.tables, self.smallest, self.largest);
-        let kp = prefix(key);
         let lo = gallop(largest, kp, self.at);
         // A later key's prefix is at least this one's: no table before `lo`
         // ends at or after it either.

@@ -10,11 +10,13 @@
 //! step is a few passes over its keys: the filters asked, each key's
 //! filter lines requested a few keys ahead of its answer (a table with
 //! several of the keys answers them in one call, which Ribbon runs as one
-//! batch); each survivor's data block found in the index and its first
-//! lines requested; then the blocks read, once for the neighbouring keys
-//! that fall in one ([`Table::get_batch`] is the same for one table). A
-//! key leaves the batch when a step decides it. A deeper level's tables
-//! are found by one walk along the level for all the sorted keys.
+//! batch); the survivors' index searches run in lockstep (a step of each
+//! before the next of any, so their cache misses overlap), and each block
+//! found has its first lines requested; then the blocks are read, once for
+//! the neighbouring keys that fall in one ([`Table::get_batch`] is the same
+//! for one table). A key leaves the batch when a step decides it. A
+//! deeper level's tables are found by one walk along the level for all
+//! the sorted keys.
 //!
 //! Each key meets the same sources in the same order as
 //! [`DbInner::get_in`], and the same rules decide it (range tombstones
@@ -37,7 +39,7 @@ use crate::db::stats::{ReadStripe, bump};
 use crate::db::{Db, DbInner};
 use crate::filter::KeyHash;
 use crate::key::{SeqNo, ValueKind};
-use crate::table::{BatchScratch, BlockHandle, Entry, FilterAnswer, Lookup};
+use crate::table::{BatchScratch, BlockHandle, Entry, FilterAnswer, Lookup, Search, locate_all};
 use crate::tree::{SuperVersion, TableFile, prefix};
 
 impl Db {
@@ -72,6 +74,9 @@ impl Db {
 /// Where one distinct key of a batch stands.
 struct Pending<'k> {
     key: &'k [u8],
+    /// Its first 8 bytes as an integer ([`prefix`]), kept so that the
+    /// level walks need not load the key again.
+    prefix: u64,
     /// Its filter hash under the database's salt, made once.
     hash: KeyHash,
     /// The newest range tombstone covering it seen so far.
@@ -101,15 +106,17 @@ impl DbInner {
         // Distinct keys in ascending order; `slot[i]` is where key `i` went.
         // Sorted on each key's first 8 bytes as an integer, whole keys
         // breaking ties: one compare, not a `memcmp` through two pointers.
-        let mut order: Vec<(u64, &[u8], usize)> =
-            keys.iter().enumerate().map(|(i, k)| (prefix(k.as_ref()), k.as_ref(), i)).collect();
-        order.sort_unstable();
+        let mut order: Vec<(u64, usize)> =
+            keys.iter().enumerate().map(|(i, k)| (prefix(k.as_ref()), i)).collect();
+        order.sort_unstable_by(|a, b| a.0.cmp(&b.0).then_with(|| keys[a.1].as_ref().cmp(keys[b.1].as_ref())));
         let mut slot = vec![0usize; keys.len()];
         let mut pending: Vec<Pending<'_>> = Vec::with_capacity(keys.len());
-        for &(_, key, i) in &order {
-            if pending.last().is_none_or(|p| p.key != key) {
+        for &(kp, i) in &order {
+            let key = keys[i].as_ref();
+            if pending.last().is_none_or(|p| p.prefix != kp || p.key != key) {
                 pending.push(Pending {
                     key,
+                    prefix: kp,
                     hash: KeyHash::new(self.salt, key),
                     deleted_at: None,
                     done: false,
@@ -145,7 +152,7 @@ impl DbInner {
                 step.clear();
                 let mut walk = sv.tree.level_walk(level);
                 for &i in &open {
-                    let found = walk.candidate(pending[i].key);
+                    let found = walk.candidate(pending[i].key, pending[i].prefix);
                     debug_assert!(
                         found.map(|t| t.number())
                             == sv
@@ -187,7 +194,7 @@ impl DbInner {
         snapshot: SeqNo,
         level: usize,
     ) -> Result<()> {
-        let Step { members, groups, owner, probe, located, scratch } = step;
+        let Step { members, groups, owner, probe, located, searches, scratch } = step;
         owner.clear();
         for (g, (_, run)) in groups.iter().enumerate() {
             owner.extend(run.clone().map(|_| g));
@@ -223,18 +230,30 @@ impl DbInner {
             for (&i, &pass) in keys.iter().zip(&scratch.passed) {
                 let filter = if pass { answer } else { FilterAnswer::Absent };
                 let lookup = Lookup { entry: None, filter, blocks_read: 0, bytes_read: 0 };
-                match if pass { t.table.locate(pending[i].key, snapshot)? } else { None } {
-                    Some(handle) => {
-                        t.table.prefetch_block(handle);
-                        located.push((i, g, handle, lookup));
-                    }
-                    None => decide(&mut pending[i], lookup, &mut tally),
+                if pass {
+                    located.push((i, g, None, lookup));
+                    searches.push(t.table.index_search());
+                } else {
+                    decide(&mut pending[i], lookup, &mut tally);
                 }
+            }
+        }
+        // The survivors' index searches in lockstep, then every block found
+        // requested before any is read.
+        locate_all(searches, |j| (&groups[located[j].1].0.table, pending[located[j].0].key), snapshot)?;
+        for ((i, g, handle, lookup), s) in located.iter_mut().zip(searches.drain(..)) {
+            let table = &groups[*g].0.table;
+            *handle = table.located(&s)?;
+            match *handle {
+                Some(h) => table.prefetch_block(h),
+                // Past the table's last block: no entry, as `locate` said.
+                None => decide(&mut pending[*i], Lookup { entry: None, ..*lookup }, &mut tally),
             }
         }
         let mut last = None;
         let mut last_group = usize::MAX;
         for (i, g, handle, mut lookup) in located.drain(..) {
+            let Some(handle) = handle else { continue };
             if g != last_group {
                 (last, last_group) = (None, g);
             }
@@ -304,9 +323,11 @@ struct Step<'t, 'k> {
     /// The group of each member.
     owner: Vec<usize>,
     probe: Vec<(&'k [u8], KeyHash)>,
-    /// Keys whose data block was found: the key, its group, the block, and
-    /// the lookup so far.
-    located: Vec<(usize, usize, BlockHandle, Lookup)>,
+    /// Keys that passed their filter: the key, its group, its data block
+    /// once found, and the lookup so far.
+    located: Vec<(usize, usize, Option<BlockHandle>, Lookup)>,
+    /// Their index searches, in the same order.
+    searches: Vec<Search>,
     scratch: BatchScratch,
 }
 
@@ -319,6 +340,7 @@ impl Step<'_, '_> {
             owner: Vec::with_capacity(keys),
             probe: Vec::with_capacity(keys),
             located: Vec::with_capacity(keys),
+            searches: Vec::with_capacity(keys),
             scratch: BatchScratch::with_capacity(keys),
         }
     }
