@@ -10,8 +10,15 @@ use crate::key::{SeqNo, ValueKind};
 
 use super::{Edge, KeyRef, Map, MemKey, Memtable, compare};
 
-/// Entries copied per read-lock acquisition.
-const CHUNK: usize = 128;
+/// Entries copied under the first read lock: a short scan (10 pairs) pays
+/// for little more than it reads. Each later chunk doubles, to
+/// [`MAX_CHUNK`], so a long scan still takes few locks. With every chunk
+/// 128, a scan of 10 over 200,000 keys in a memtable spent 12.8 of its
+/// 16.1 µs copying entries it never returned (`benches/scans.rs`).
+const FIRST_CHUNK: usize = 16;
+
+/// Entries copied per read-lock acquisition, at most.
+const MAX_CHUNK: usize = 128;
 
 /// One version from the memtable.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -31,8 +38,8 @@ pub struct MemEntry {
 /// (`next_back`: reverse internal-key order), and both ends mixed, meeting
 /// in the middle with every entry yielded once.
 ///
-/// It owns an `Arc` of the memtable and copies up to 128 entries per read
-/// lock, resuming after (or, from the back, before) the last internal key
+/// It owns an `Arc` of the memtable and copies entries a chunk per read
+/// lock (16, then twice as many each time, up to 128), resuming after (or, from the back, before) the last internal key
 /// it saw. Entries inserted while
 /// it runs appear if they sort after that point; they carry sequence numbers
 /// above any snapshot taken before them, so a snapshot iterator never yields
@@ -48,7 +55,10 @@ pub struct MemtableRange {
     buf: VecDeque<MemEntry>,
     /// Entries read from the back, in order (taken from its end).
     back: VecDeque<MemEntry>,
+    /// Entries the next read copies at most.
     chunk: usize,
+    /// What `chunk` grows to.
+    max_chunk: usize,
     /// Nothing is left between `resume` and `upper`.
     exhausted: bool,
 }
@@ -79,14 +89,16 @@ impl MemtableRange {
             snapshot,
             buf: VecDeque::new(),
             back: VecDeque::new(),
-            chunk: CHUNK,
+            chunk: FIRST_CHUNK,
+            max_chunk: MAX_CHUNK,
             exhausted: false,
         }
     }
 
     #[cfg(test)]
-    pub(super) fn with_chunk(mut self, chunk: usize) -> Self {
-        self.chunk = chunk.max(1);
+    pub(super) fn with_chunks(mut self, first: usize, max: usize) -> Self {
+        self.chunk = first.max(1);
+        self.max_chunk = max.max(self.chunk);
         self
     }
 
@@ -131,6 +143,7 @@ impl MemtableRange {
         if scanned < self.chunk {
             self.exhausted = true;
         }
+        self.chunk = (self.chunk * 2).min(self.max_chunk);
     }
 }
 

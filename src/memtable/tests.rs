@@ -81,6 +81,7 @@ proptest! {
         lo in bound_strategy(),
         hi in bound_strategy(),
         chunk in 1usize..8,
+        growth in 0u32..4,
         ends in proptest::collection::vec(any::<bool>(), 0..64),
     ) {
         let m = Arc::new(Memtable::new());
@@ -103,16 +104,16 @@ proptest! {
             }
             let (l, h) = (as_slice(&lo), as_slice(&hi));
             let got: Vec<(Vec<u8>, SeqNo)> =
-                m.range(l, h, snapshot).with_chunk(chunk).map(|e| (e.user_key.to_vec(), e.seq)).collect();
+                m.range(l, h, snapshot).with_chunks(chunk, chunk << growth).map(|e| (e.user_key.to_vec(), e.seq)).collect();
             let want = model_range(&model, l, h, snapshot);
             prop_assert_eq!(&got, &want);
             // Backwards: the same entries in reverse internal-key order.
             let back: Vec<(Vec<u8>, SeqNo)> =
-                m.range(l, h, snapshot).with_chunk(chunk).rev().map(|e| (e.user_key.to_vec(), e.seq)).collect();
+                m.range(l, h, snapshot).with_chunks(chunk, chunk << growth).rev().map(|e| (e.user_key.to_vec(), e.seq)).collect();
             prop_assert_eq!(back, want.iter().rev().cloned().collect::<Vec<_>>());
             // Both ends mixed meet in the middle: each entry once, the front
             // ones in order, the back ones in reverse.
-            let mut it = m.range(l, h, snapshot).with_chunk(chunk);
+            let mut it = m.range(l, h, snapshot).with_chunks(chunk, chunk << growth);
             let (mut front, mut rear) = (Vec::new(), Vec::new());
             for &from_front in ends.iter().chain(std::iter::repeat(&true)) {
                 let e = if from_front { it.next() } else { it.next_back() };
