@@ -9,6 +9,9 @@ use std::hint::black_box;
 use std::ops::Bound;
 use std::sync::Arc;
 
+#[path = "common/dbbench_keys.rs"]
+mod dbbench_keys;
+
 use criterion::{BatchSize, Criterion, Throughput, criterion_group, criterion_main};
 use siftdb::WriteBatch;
 use siftdb::memtable::Memtable;
@@ -16,22 +19,6 @@ use siftdb::memtable::Memtable;
 const N: usize = 300_000;
 const VALUE_BYTES: usize = 100;
 const SEE_ALL: u64 = (1 << 56) - 1;
-
-/// db_bench's key layout: a number's 8 bytes big-endian, then eight `'0'`s
-/// (present) or `'1'`s (absent, inside the key range).
-fn keys(tail: u8) -> Vec<[u8; 16]> {
-    let mut x: u64 = 0x9E37_79B9_7F4A_7C15;
-    (0..N)
-        .map(|_| {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            let mut k = [tail; 16];
-            k[..8].copy_from_slice(&x.to_be_bytes());
-            k
-        })
-        .collect()
-}
 
 fn fill(keys: &[[u8; 16]]) -> Arc<Memtable> {
     let m = Arc::new(Memtable::new());
@@ -46,8 +33,8 @@ fn fill(keys: &[[u8; 16]]) -> Arc<Memtable> {
 }
 
 fn memtable(c: &mut Criterion) {
-    let present = keys(b'0');
-    let absent = keys(b'1');
+    let present = dbbench_keys::keys(N, b'0');
+    let absent = dbbench_keys::keys(N, b'1');
     let mut g = c.benchmark_group("memtable");
     g.sample_size(10);
     g.throughput(Throughput::Elements(N as u64));

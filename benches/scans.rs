@@ -10,27 +10,15 @@
 use std::hint::black_box;
 use std::ops::Bound;
 
+#[path = "common/dbbench_keys.rs"]
+mod dbbench_keys;
+
 use criterion::{Criterion, criterion_group, criterion_main};
 use siftdb::{Db, Options, WriteBatch};
 
 const N: usize = 200_000;
 const SCAN: usize = 10;
 const SEE_ALL: u64 = (1 << 56) - 1;
-
-/// db_bench's key layout: a number's 8 bytes big-endian, then eight `'0'`s.
-fn keys() -> Vec<[u8; 16]> {
-    let mut x: u64 = 0x9E37_79B9_7F4A_7C15;
-    (0..N)
-        .map(|_| {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            let mut k = [b'0'; 16];
-            k[..8].copy_from_slice(&x.to_be_bytes());
-            k
-        })
-        .collect()
-}
 
 fn filled(dir: &std::path::Path, keys: &[[u8; 16]]) -> Db {
     let db = Db::open(dir, Options::default()).unwrap();
@@ -45,7 +33,7 @@ fn filled(dir: &std::path::Path, keys: &[[u8; 16]]) -> Db {
 }
 
 fn scans(c: &mut Criterion) {
-    let keys = keys();
+    let keys = dbbench_keys::keys(N, b'0');
     let mut g = c.benchmark_group("scan10");
     let dir = tempfile::tempdir().unwrap();
     let db = filled(dir.path(), &keys);
