@@ -2,8 +2,9 @@
 //! random keys over 200,000 keys (db_bench's layout, 100-byte values) that
 //! are all still in the memtable, and over the same keys flushed to one
 //! level-0 table; and the memtable's own range read, without the engine
-//! around it. Each iteration is one scan, from the next of a fixed sequence
-//! of random start keys.
+//! around it; and scans of 10 that each pass a hot key with 1,000 versions
+//! in the memtable. Each iteration is one scan, from the next of a fixed
+//! sequence of start keys.
 //!
 //! Quick run: `cargo bench --bench scans -- --warm-up-time 1 --measurement-time 3`
 
@@ -53,6 +54,26 @@ fn scans(c: &mut Criterion) {
             let from = next.next().unwrap().as_slice();
             black_box(m.range(Bound::Included(from), Bound::Unbounded, SEE_ALL).take(SCAN).count())
         });
+    });
+    // Hot keys: every 2,000th key overwritten 1,000 times, all in the
+    // memtable; each scan starts a few keys before one, so it passes one
+    // hot key's versions.
+    let mut sorted = keys.clone();
+    sorted.sort_unstable();
+    let hot: Vec<[u8; 16]> = sorted.iter().step_by(2000).copied().collect();
+    let hot_dir = tempfile::tempdir().unwrap();
+    let hot_db = filled(hot_dir.path(), &keys);
+    for round in 0..1000u32 {
+        let mut batch = WriteBatch::new();
+        for k in &hot {
+            batch.put(k, round.to_be_bytes());
+        }
+        hot_db.write(batch).unwrap();
+    }
+    let starts: Vec<&[u8; 16]> = sorted.iter().skip(1995).step_by(2000).collect();
+    let mut next_hot = starts.iter().cycle();
+    g.bench_function("db/memtable_hot_key", |b| {
+        b.iter(|| hot_db.range(next_hot.next().unwrap().as_slice()..).take(SCAN).count());
     });
     db.flush().unwrap();
     g.bench_function("db/table", |b| {

@@ -41,8 +41,19 @@ pub(crate) struct MemSource {
 }
 
 impl MemSource {
+    /// Every version from `start` on (what a flush writes).
     pub fn new(mem: &Arc<Memtable>, start: &[u8]) -> Self {
-        let mut range = mem.range(Bound::Included(start), Bound::Unbounded, MAX_SEQ);
+        Self::of(mem.range(Bound::Included(start), Bound::Unbounded, MAX_SEQ))
+    }
+
+    /// From `start` on, each key's newest version at or below `snapshot`
+    /// only: all a reader at `snapshot` keeps of the memtable
+    /// ([`MemtableRange::newest_only`]).
+    pub fn visible(mem: &Arc<Memtable>, start: &[u8], snapshot: SeqNo) -> Self {
+        Self::of(mem.range(Bound::Included(start), Bound::Unbounded, snapshot).newest_only())
+    }
+
+    fn of(mut range: MemtableRange) -> Self {
         let head = range.next().map(from_mem);
         MemSource { range, head }
     }

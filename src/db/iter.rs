@@ -130,7 +130,7 @@ impl DbIter {
         // reverse scan reads no block at the range's start.
         if self.front.is_none() {
             let Some(sv) = &self.sv else { return Ok(None) };
-            let sources = forward_sources(sv, (&self.start, &self.end), &self.pick)?;
+            let sources = forward_sources(sv, (&self.start, &self.end), &self.pick, self.snapshot)?;
             self.front = Some(Visible::new(Merge::new(sources), self.snapshot, self.end.clone()));
         }
         let Some(front) = self.front.as_mut() else { return Ok(None) };
@@ -299,6 +299,7 @@ fn forward_sources(
     sv: &SuperVersion,
     bounds: (&Bound<Bytes>, &Bound<Bytes>),
     pick: &TablePick,
+    snapshot: SeqNo,
 ) -> Result<Vec<Box<dyn Source>>> {
     let seek: Bytes = match bounds.0 {
         Bound::Included(k) | Bound::Excluded(k) => k.clone(),
@@ -308,7 +309,7 @@ fn forward_sources(
     // An unwritten memtable (every one after a flush) holds nothing the
     // snapshot can see: no source, no copy of an empty chunk.
     for m in std::iter::once(&sv.mem).chain(sv.imm.iter().rev()).filter(|m| !m.mem.unwritten()) {
-        sources.push(Box::new(MemSource::new(&m.mem, &seek)));
+        sources.push(Box::new(MemSource::visible(&m.mem, &seek, snapshot)));
     }
     for level in sv.tree.each_level() {
         let (tables, passed) = pick.tables(level.number, level.tables, bounds);

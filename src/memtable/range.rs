@@ -20,6 +20,12 @@ const FIRST_CHUNK: usize = 16;
 /// Entries copied per read-lock acquisition, at most.
 const MAX_CHUNK: usize = 128;
 
+/// Older versions of one key a newest-only read steps over before it seeks
+/// past the key's remaining versions, as `RocksDB` re-seeks after 8
+/// sequential skips (`max_sequential_skip_in_iterations`): stepping costs a
+/// cache miss a version, a seek a search of the set.
+const SKIPS_BEFORE_SEEK: usize = 8;
+
 /// One version from the memtable.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct MemEntry {
@@ -61,6 +67,12 @@ pub struct MemtableRange {
     max_chunk: usize,
     /// Nothing is left between `resume` and `upper`.
     exhausted: bool,
+    /// Reading from the front, yield only each key's newest version at or
+    /// below the snapshot ([`MemtableRange::newest_only`]).
+    newest_only: bool,
+    /// The user key of the last version yielded from the front, while
+    /// `newest_only`: its older versions are skipped.
+    newest_of: Option<Bytes>,
 }
 
 impl MemtableRange {
@@ -92,7 +104,21 @@ impl MemtableRange {
             chunk: FIRST_CHUNK,
             max_chunk: MAX_CHUNK,
             exhausted: false,
+            newest_only: false,
+            newest_of: None,
         }
+    }
+
+    /// Read from the front, yields only the newest version at or below the
+    /// snapshot of each key, which is all a reader's merge keeps: the older
+    /// ones are not copied, and a key with more than a few of them (a hot
+    /// key overwritten many times) is passed with one seek instead of a
+    /// step a version. Reading from the back is unchanged (every version),
+    /// so only a range read from one end should ask for it.
+    #[must_use]
+    pub fn newest_only(mut self) -> Self {
+        self.newest_only = true;
+        self
     }
 
     #[cfg(test)]
@@ -126,22 +152,47 @@ impl MemtableRange {
         // of 300k entries took 41.6 ms one by one, 29.4 ms so:
         // docs/measurements.md).
         let keys: Vec<&MemKey> = chunk.inspect(|k| k.prefetch()).collect();
+        let newest_only = self.newest_only && !from_back;
         let mut scanned = 0;
         let mut last = None;
+        let mut skipped = 0;
+        let mut seek_past = None;
         for k in keys {
             scanned += 1;
             last = Some(k);
-            if k.seq() <= self.snapshot {
-                let e = entry(&map, k);
-                if from_back { self.back.push_front(e) } else { self.buf.push_back(e) }
+            if k.seq() > self.snapshot {
+                continue;
             }
+            if newest_only {
+                let newest = self.buf.back().map(|e| &e.user_key).or(self.newest_of.as_ref());
+                if newest.is_some_and(|n| n.as_ref() == k.user_key()) {
+                    skipped += 1;
+                    if skipped == SKIPS_BEFORE_SEEK {
+                        // Versions run newest first down to sequence number
+                        // 0: past `(key, 0)` is the next key.
+                        seek_past = Some(Edge::new(k.user_key().into(), 0));
+                        break;
+                    }
+                    continue;
+                }
+                skipped = 0;
+            }
+            let e = entry(&map, k);
+            if from_back { self.back.push_front(e) } else { self.buf.push_back(e) }
         }
-        if let Some(k) = last {
-            let seen = Bound::Excluded(Edge::new(k.user_key().into(), k.seq()));
-            if from_back { self.upper = seen } else { self.resume = seen }
+        if newest_only && let Some(e) = self.buf.back() {
+            self.newest_of = Some(e.user_key.clone());
         }
-        if scanned < self.chunk {
-            self.exhausted = true;
+        if let Some(edge) = seek_past {
+            self.resume = Bound::Excluded(edge);
+        } else {
+            if let Some(k) = last {
+                let seen = Bound::Excluded(Edge::new(k.user_key().into(), k.seq()));
+                if from_back { self.upper = seen } else { self.resume = seen }
+            }
+            if scanned < self.chunk {
+                self.exhausted = true;
+            }
         }
         self.chunk = (self.chunk * 2).min(self.max_chunk);
     }

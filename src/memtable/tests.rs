@@ -107,6 +107,16 @@ proptest! {
                 m.range(l, h, snapshot).with_chunks(chunk, chunk << growth).map(|e| (e.user_key.to_vec(), e.seq)).collect();
             let want = model_range(&model, l, h, snapshot);
             prop_assert_eq!(&got, &want);
+            // Newest only: each key's first version of those.
+            let newest: Vec<(Vec<u8>, SeqNo)> = m
+                .range(l, h, snapshot)
+                .with_chunks(chunk, chunk << growth)
+                .newest_only()
+                .map(|e| (e.user_key.to_vec(), e.seq))
+                .collect();
+            let mut want_newest = want.clone();
+            want_newest.dedup_by(|later, first| later.0 == first.0);
+            prop_assert_eq!(newest, want_newest);
             // Backwards: the same entries in reverse internal-key order.
             let back: Vec<(Vec<u8>, SeqNo)> =
                 m.range(l, h, snapshot).with_chunks(chunk, chunk << growth).rev().map(|e| (e.user_key.to_vec(), e.seq)).collect();
