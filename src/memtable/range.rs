@@ -45,11 +45,12 @@ pub struct MemEntry {
 /// in the middle with every entry yielded once.
 ///
 /// It owns an `Arc` of the memtable and copies entries a chunk per read
-/// lock (16, then twice as many each time, up to 128), resuming after (or, from the back, before) the last internal key
-/// it saw. Entries inserted while
-/// it runs appear if they sort after that point; they carry sequence numbers
-/// above any snapshot taken before them, so a snapshot iterator never yields
-/// them. (Values are `Bytes`, so copying an entry is a refcount bump.)
+/// lock (16, then twice as many each time, up to 128), resuming after (or,
+/// from the back, before) the last internal key it saw. Entries inserted
+/// while it runs appear if they sort after that point; they carry sequence
+/// numbers above any snapshot taken before them, so a snapshot iterator
+/// never yields them. (Values are `Bytes`, so copying an entry is a
+/// refcount bump.)
 #[derive(Debug)]
 pub struct MemtableRange {
     table: Arc<Memtable>,
