@@ -14,7 +14,8 @@ use super::{Edge, KeyRef, Map, MemKey, Memtable, compare};
 /// for little more than it reads. Each later chunk doubles, to
 /// [`MAX_CHUNK`], so a long scan still takes few locks. With every chunk
 /// 128, a scan of 10 over 200,000 keys in a memtable spent 12.8 of its
-/// 16.1 µs copying entries it never returned (`benches/scans.rs`).
+/// 16.1 µs in the range read, copying 128 entries to return 10
+/// (`benches/scans.rs`).
 const FIRST_CHUNK: usize = 16;
 
 /// Entries copied per read-lock acquisition, at most.

@@ -111,10 +111,19 @@ impl Index {
     /// `Corruption` if an entry is malformed.
     pub fn find(&self, user_key: &[u8], trailer: u64) -> Result<Option<(usize, BlockHandle)>> {
         let mut s = self.search();
-        while !s.done() {
-            self.step(&mut s, user_key, trailer)?;
-        }
+        self.finish(&mut s, user_key, trailer)?;
         Ok(self.found(&s)?.map(|h| (s.lo, h)))
+    }
+
+    /// Takes `s`'s remaining steps toward `(user_key, trailer)`.
+    ///
+    /// # Errors
+    /// `Corruption` if a probed entry is malformed.
+    pub(crate) fn finish(&self, s: &mut Search, user_key: &[u8], trailer: u64) -> Result<()> {
+        while !s.done() {
+            self.step(s, user_key, trailer)?;
+        }
+        Ok(())
     }
 
     /// A new [`Search`] over every block.

@@ -194,19 +194,19 @@ impl DbInner {
         snapshot: SeqNo,
         level: usize,
     ) -> Result<()> {
-        let Step { members, groups, owner, probe, located, searches, scratch } = step;
-        owner.clear();
-        for (g, (_, run)) in groups.iter().enumerate() {
-            owner.extend(run.clone().map(|_| g));
-        }
-        let mut issued = 0;
+        let Step { members, groups, probe, located, searches, scratch } = step;
+        // The next member to request lines for, and its group.
+        let (mut issued, mut issued_group) = (0, 0);
         let mut tally = Tally::default();
         located.clear();
         for (g, (t, run)) in groups.iter().enumerate() {
             let until = (run.end + AHEAD).min(members.len());
             while issued < until {
+                while groups[issued_group].1.end <= issued {
+                    issued_group += 1;
+                }
                 let p = &pending[members[issued]];
-                groups[owner[issued]].0.table.prefetch_filter(p.key, p.hash);
+                groups[issued_group].0.table.prefetch_filter(p.key, p.hash);
                 issued += 1;
             }
             let keys = &members[run.clone()];
@@ -269,9 +269,8 @@ impl DbInner {
 
 /// How many keys ahead of the one being answered a step has requested
 /// filter lines for. Requesting them all first (as before) gave the same
-/// rate in batches of 32 and less in batches of 256, where the first
-/// requests' lines were gone before their keys were answered; 3 and 8
-/// measured alike (docs/measurements.md, "Batched lookups").
+/// rate in batches of 32 and about a tenth less in batches of 256; 3 and 8
+/// measured alike (docs/measurements.md, "Batched lookups, second pass").
 const AHEAD: usize = 8;
 
 /// What one table's lookup tells a pending key, as in `get_in`: a version
@@ -320,8 +319,6 @@ struct Step<'t, 'k> {
     members: Vec<usize>,
     /// Each table of the step, with its run of `members`.
     groups: Vec<(&'t Arc<TableFile>, Range<usize>)>,
-    /// The group of each member.
-    owner: Vec<usize>,
     probe: Vec<(&'k [u8], KeyHash)>,
     /// Keys that passed their filter: the key, its group, its data block
     /// once found, and the lookup so far.
@@ -337,7 +334,6 @@ impl Step<'_, '_> {
         Step {
             members: Vec::with_capacity(keys),
             groups: Vec::with_capacity(keys),
-            owner: Vec::with_capacity(keys),
             probe: Vec::with_capacity(keys),
             located: Vec::with_capacity(keys),
             searches: Vec::with_capacity(keys),

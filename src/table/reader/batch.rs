@@ -173,10 +173,7 @@ pub(crate) fn locate_all<'a>(
     if let [s] = searches {
         // One search has nothing to overlap with.
         let (t, key) = at(0);
-        while !s.done() {
-            t.inner.index.step(s, key, trailer).map_err(|e| t.in_index(e))?;
-        }
-        return Ok(());
+        return t.inner.index.finish(s, key, trailer).map_err(|e| t.in_index(e));
     }
     while searches.iter().any(|s| !s.done()) {
         for (j, s) in searches.iter().enumerate() {
