@@ -10,7 +10,7 @@
 //! order, except for compression: `ENGINE_COMPRESSION` (default `none`)
 //! sets siftdb's policy (the library's grammar) and fjall's codec on every
 //! level: `none` for `none`, LZ4 (fjall's only codec, feature `lz4`) for
-//! anything else. Each round fills fresh stores and settles them
+//! anything else. Each round fills fresh stores and (unless `ENGINE_UNSETTLED`) settles them
 //! (siftdb: `flush` + `compact`; fjall: `rotate_memtable_and_wait` +
 //! `major_compact`) before the reads.
 //!
@@ -30,7 +30,9 @@
 //! the stores go; default a temp dir), `ENGINE_COMPRESSION` (above),
 //! `ENGINE_KEY_FORMAT` (`hex`, the default, or `dbbench`: db_bench's key
 //! layout), `ENGINE_VALUE_COMPRESSIBILITY` (the fraction of each value that repeats,
-//! as `siftdb bench engine --value-compressibility`; default 0.5).
+//! as `siftdb bench engine --value-compressibility`; default 0.5),
+//! `ENGINE_UNSETTLED=1` (reads run on the store as the load left it, as
+//! `--unsettled`), `ENGINE_HOT_MILLIS` (scanhot's overwrites; default 5,000).
 
 use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -246,6 +248,8 @@ fn main() -> Result<(), String> {
             .and_then(|f| KeyFormat::parse(&f))
             .unwrap_or_default(),
         workloads,
+        unsettled: env("ENGINE_UNSETTLED", 0) != 0,
+        hot_writes: std::time::Duration::from_millis(env("ENGINE_HOT_MILLIS", 5000)),
         progress: false,
     };
     let rounds = env("ENGINE_ROUNDS", 3) as usize;

@@ -41,9 +41,11 @@ pub struct Args {
     /// Comma-separated workloads, run in this order whatever the order given: fillseq,
     /// fillrandom, readrandom, readmissing, multiget32, multiget256, multimissing32,
     /// multimissing256 (readrandom's and readmissing's keys read 32 or 256 a call, each key
-    /// an operation; not by default), seekrandom, overwrite, readwhilewriting, deleterange
-    /// (not by default: it deletes half the keys in ranges of 1,000, settles, and reports
-    /// disk bytes before and after and gets of the deleted keys).
+    /// an operation; not by default), seekrandom, seekmix (seekrandom with every 20th
+    /// operation an overwrite), scanhot (--hot-seconds of zipfian overwrites, then zipfian
+    /// seeks; not by default), overwrite, readwhilewriting, deleterange (not by default: it
+    /// deletes half the keys in ranges of 1,000, settles, and reports disk bytes before and
+    /// after and gets of the deleted keys).
     #[arg(
         long,
         default_value = "fillseq,fillrandom,readrandom,readmissing,seekrandom,overwrite,readwhilewriting"
@@ -87,6 +89,14 @@ pub struct Args {
     /// fsyncs); default: the engine's (writes reach the OS, fsynced at flush).
     #[arg(long)]
     sync: bool,
+    /// Read the store as the load left it, without settling it first: recent keys still in
+    /// the memtable and level 0, background compaction running (fillrandom then reports no
+    /// settle).
+    #[arg(long)]
+    unsettled: bool,
+    /// Seconds of zipfian overwrites before scanhot's scans (0.1 to 3,600).
+    #[arg(long, default_value_t = 5.0, value_parser = parse_seconds)]
+    hot_seconds: f64,
     /// Seed for keys, load order and every operation sequence.
     #[arg(long, default_value_t = 42)]
     seed: u64,
@@ -118,6 +128,13 @@ fn parse_compaction(s: &str) -> Result<Compaction, String> {
 
 fn parse_key_format(s: &str) -> Result<KeyFormat, String> {
     KeyFormat::parse(s).ok_or_else(|| format!("expected hex or dbbench, got {s:?}"))
+}
+
+fn parse_seconds(s: &str) -> Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(f) if (0.1..=3600.0).contains(&f) => Ok(f),
+        _ => Err(format!("expected seconds from 0.1 to 3600, got {s:?}")),
+    }
 }
 
 fn parse_fraction(s: &str) -> Result<f64, String> {
@@ -162,6 +179,8 @@ pub fn run(args: &Args) -> Result<Outcome, String> {
         seed: args.seed,
         key_format: args.key_format,
         workloads,
+        unsettled: args.unsettled,
+        hot_writes: Duration::from_secs_f64(args.hot_seconds),
         progress: !args.json,
     };
     let opts = siftdb::Options {
@@ -293,7 +312,7 @@ fn text(cfg: &Config, policy: &str, rounds: &[Round], summaries: &[Summary]) -> 
          Latencies over every operation of every round. write amp: table bytes written by flushes and\n\
          compactions per key and value byte written, through the settle that follows; write(2) amp: every\n\
          byte the process handed to write(2) (WAL, tables, manifest) per key and value byte, the same\n\
-         span (Linux); writes/s: the readwhilewriting writer's puts.\n",
+         span (Linux); writes/s: the readwhilewriting writer's puts, and scanhot's overwrites before its scans.\n",
     );
     for s in summaries {
         if let (Some(t), w) = s.at_idle {
@@ -385,6 +404,8 @@ fn document(
         "threads": cfg.threads,
         "nexts": cfg.nexts,
         "seed": cfg.seed,
+        "unsettled": cfg.unsettled,
+        "hot_write_seconds": cfg.hot_writes.as_secs_f64(),
         "filter_policy": policy,
         "memtable_bytes": opts.memtable_bytes,
         "level1_bytes": opts.base_level_bytes,
@@ -420,7 +441,8 @@ fn document(
                     "write_amplification": t,
                     "process_write_amplification": w,
                 })),
-                "background_writes": p.background_writes,
+                "background_writes": p.background_writes.map(|(n, _)| n),
+                "background_write_seconds": p.background_writes.map(|(_, over)| over.as_secs_f64()),
                 "range_deletes": p.range_deletes.as_ref().map(round_range_deletes_json),
             })).collect::<Vec<_>>(),
         })).collect::<Vec<_>>(),

@@ -29,7 +29,8 @@ pub struct Summary {
     /// Medians of the two once background compaction idled, before the
     /// full settle (tables, `write(2)`).
     pub at_idle: (Option<f64>, Option<f64>),
-    /// Median rate of the background writer (`readwhilewriting`), puts/s.
+    /// Median rate of the background writer (`readwhilewriting`) or of
+    /// `scanhot`'s overwrites before its scans, puts/s.
     pub background_writes_per_sec: Option<f64>,
     /// `deleterange`'s figures over its rounds.
     pub range_deletes: Option<RangeDeleteSummary>,
@@ -137,7 +138,7 @@ pub fn summarize(rounds: &[Round]) -> Vec<Summary> {
             process_write_amplification: of(&|p| p.process_write_amplification),
             at_idle: (of(&|p| p.at_idle.and_then(|a| a.0)), of(&|p| p.at_idle.and_then(|a| a.1))),
             background_writes_per_sec: of(&|p| {
-                p.background_writes.map(|n| n as f64 / p.elapsed.as_secs_f64().max(1e-9))
+                p.background_writes.map(|(n, over)| n as f64 / over.as_secs_f64().max(1e-9))
             }),
             range_deletes: range_deletes(&phases),
         });

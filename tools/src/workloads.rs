@@ -17,6 +17,7 @@ use crate::keys::{KeyFormat, SplitMix};
 use crate::latency::Histogram;
 
 mod delete_range;
+mod hot;
 mod reads;
 mod values;
 pub use delete_range::{RANGE_KEYS, RangeDeletes, Rate};
@@ -45,6 +46,14 @@ pub enum Workload {
     MultiMissing256,
     /// A seek to a random present key, then `nexts` pairs read.
     SeekRandom,
+    /// `seekrandom` with 5% writes: each reader thread overwrites a random
+    /// key in place of every 20th seek; op/s counts both.
+    SeekMix,
+    /// A hot spot: one thread overwrites zipfian-drawn keys (YCSB's skew,
+    /// 0.99) for `Config::hot_writes`, then seeks to zipfian-drawn keys
+    /// read `nexts` pairs each, with no settle between, so the hot keys'
+    /// versions are still in the memtables ([`crate::keys::Zipf`]).
+    ScanHot,
     /// Random present keys overwritten with new values, one put per write.
     Overwrite,
     /// Random present keys looked up by the reader threads while one more
@@ -59,7 +68,7 @@ pub enum Workload {
 
 impl Workload {
     /// Every workload, in the order a round runs them.
-    pub const ALL: [Workload; 12] = [
+    pub const ALL: [Workload; 14] = [
         Workload::FillSeq,
         Workload::FillRandom,
         Workload::ReadRandom,
@@ -69,6 +78,8 @@ impl Workload {
         Workload::MultiMissing32,
         Workload::MultiMissing256,
         Workload::SeekRandom,
+        Workload::SeekMix,
+        Workload::ScanHot,
         Workload::Overwrite,
         Workload::ReadWhileWriting,
         Workload::DeleteRange,
@@ -87,6 +98,8 @@ impl Workload {
             Workload::MultiMissing32 => "multimissing32",
             Workload::MultiMissing256 => "multimissing256",
             Workload::SeekRandom => "seekrandom",
+            Workload::SeekMix => "seekmix",
+            Workload::ScanHot => "scanhot",
             Workload::Overwrite => "overwrite",
             Workload::ReadWhileWriting => "readwhilewriting",
             Workload::DeleteRange => "deleterange",
@@ -117,6 +130,8 @@ impl Workload {
             Workload::MultiGet256 => 9,
             Workload::MultiMissing32 => 10,
             Workload::MultiMissing256 => 11,
+            Workload::SeekMix => 12,
+            Workload::ScanHot => 13,
         }
     }
 
@@ -149,6 +164,12 @@ pub struct Config {
     /// The workloads to time, in [`Workload::ALL`]'s order whatever the order given; the store is
     /// loaded untimed when `fillrandom` is not among them.
     pub workloads: Vec<Workload>,
+    /// Reads run on the store as the load left it: no settle after the
+    /// fill, so recent keys are still in memtables and level 0 while
+    /// background compaction runs, as in a database in normal running.
+    pub unsettled: bool,
+    /// How long `scanhot` overwrites its hot keys before it scans.
+    pub hot_writes: Duration,
     /// A progress line on stderr while a phase runs.
     pub progress: bool,
 }
@@ -185,8 +206,10 @@ pub struct Phase {
     /// once background compaction had nothing due (`Engine::wait_idle`),
     /// before the full settle: what `RocksDB`'s `waitforcompaction` leaves.
     pub at_idle: Option<(Option<f64>, Option<f64>)>,
-    /// For `readwhilewriting`: the puts the writer thread made meanwhile.
-    pub background_writes: Option<u64>,
+    /// For `readwhilewriting`: the puts the writer thread made meanwhile;
+    /// for `scanhot`: the overwrites before the scans. Each with the span
+    /// they were made over.
+    pub background_writes: Option<(u64, Duration)>,
     /// For `deleterange`: what the deletes gave back and what reads of the
     /// deleted keys cost.
     pub range_deletes: Option<RangeDeletes>,
@@ -223,7 +246,8 @@ impl Phase {
 pub struct Round {
     /// One per timed workload, in run order.
     pub phases: Vec<Phase>,
-    /// The store's shape when the reads began (after the fill settled).
+    /// The store's shape when the reads began (after the fill settled, unless
+    /// [`Config::unsettled`]).
     pub shape: Shape,
 }
 
@@ -326,7 +350,7 @@ fn read_while_writing<E: Engine>(cfg: &Config, e: &E, values: &Values) -> Result
     });
     written?;
     let mut phase = phase?;
-    phase.background_writes = Some(writes.load(Ordering::Relaxed));
+    phase.background_writes = Some((writes.load(Ordering::Relaxed), phase.elapsed));
     Ok(phase)
 }
 
@@ -362,7 +386,7 @@ pub fn round<E: Engine>(
     let before = e.written();
     if wants(Workload::FillRandom) {
         let phase = fill(cfg, &e, Workload::FillRandom, cfg.keys, |i| cfg.key(order[i as usize]), &values)?;
-        phases.push(settle(cfg, &e, phase, before)?);
+        phases.push(if cfg.unsettled { phase } else { settle(cfg, &e, phase, before)? });
     } else {
         let progress = bar(cfg, cfg.keys, "load (untimed)");
         for chunk in order.chunks(1000) {
@@ -371,7 +395,9 @@ pub fn round<E: Engine>(
             progress.inc(chunk.len() as u64);
         }
         progress.finish_and_clear();
-        e.settle()?;
+        if !cfg.unsettled {
+            e.settle()?;
+        }
     }
     drop(order);
     let mut shape = e.shape();
@@ -387,10 +413,14 @@ pub fn round<E: Engine>(
         (Workload::MultiMissing32, Read::Batch { size: 32, missing: true }),
         (Workload::MultiMissing256, Read::Batch { size: 256, missing: true }),
         (Workload::SeekRandom, Read::Seek),
+        (Workload::SeekMix, Read::SeekMix { values: &values }),
     ] {
         if wants(w) {
             phases.push(reads(cfg, &e, w, read, &never)?);
         }
+    }
+    if wants(Workload::ScanHot) {
+        phases.push(hot::scan_hot(cfg, &e, &values)?);
     }
     if wants(Workload::Overwrite) {
         let mut rng = SplitMix::new(cfg.seed ^ 0x0BE5);

@@ -69,7 +69,8 @@ fn every_workload_reports_rates_latencies_and_write_amplification() {
         } else {
             assert!(w["process_write_amplification"].is_null(), "{w}");
         }
-        assert_eq!(w["background_writes_per_sec"].is_f64(), w["workload"] == "readwhilewriting", "{w}");
+        let background = ["readwhilewriting", "scanhot"].contains(&w["workload"].as_str().unwrap());
+        assert_eq!(w["background_writes_per_sec"].is_f64(), background, "{w}");
     }
     for r in report["rounds"].as_array().unwrap() {
         // Reads began on a settled tree: nothing left in level 0.
@@ -225,6 +226,7 @@ fn bad_arguments_and_a_used_directory_are_refused() {
         &["bench", "engine", "--policy", "bloom:x"],
         &["bench", "engine", "--compaction", "fifo:max_bytes=0"],
         &["bench", "engine", "--compaction", "universal"],
+        &["bench", "engine", "--hot-seconds", "0"],
     ] {
         let out = siftdb().args(args).output().unwrap();
         assert_eq!(out.status.code(), Some(2), "{args:?}");
@@ -288,6 +290,8 @@ fn config(workloads: Vec<Workload>) -> Config {
         seed: 1,
         key_format: KeyFormat::default(),
         workloads,
+        unsettled: false,
+        hot_writes: std::time::Duration::from_millis(100),
         progress: false,
     }
 }
@@ -372,4 +376,93 @@ fn each_workload_keeps_its_own_stream_of_draws() {
     streams.sort_unstable();
     streams.dedup();
     assert_eq!(streams.len(), Workload::ALL.len());
+}
+
+/// siftdb, with its puts, settles and seek keys counted.
+struct Counting {
+    db: Siftdb,
+    puts: std::sync::atomic::AtomicU64,
+    settles: std::sync::atomic::AtomicU64,
+    seeks: std::sync::Mutex<Vec<Vec<u8>>>,
+}
+
+impl Engine for Counting {
+    fn put(&self, key: &[u8], value: &[u8]) -> Result<(), String> {
+        self.puts.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        self.db.put(key, value)
+    }
+    fn put_many(&self, pairs: &[([u8; 16], Vec<u8>)]) -> Result<(), String> {
+        self.puts.fetch_add(pairs.len() as u64, std::sync::atomic::Ordering::Relaxed);
+        self.db.put_many(pairs)
+    }
+    fn get(&self, key: &[u8]) -> Result<Option<usize>, String> {
+        self.db.get(key)
+    }
+    fn seek(&self, key: &[u8], n: usize) -> Result<usize, String> {
+        self.seeks.lock().unwrap().push(key.to_vec());
+        self.db.seek(key, n)
+    }
+    fn settle(&self) -> Result<(), String> {
+        self.settles.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        self.db.settle()
+    }
+    fn shape(&self) -> Shape {
+        self.db.shape()
+    }
+    fn written(&self) -> Option<Written> {
+        self.db.written()
+    }
+    fn close(self) -> Result<(), String> {
+        use std::sync::atomic::Ordering::Relaxed;
+        // What the round did, checked where the engine ends.
+        let seeks = self.seeks.lock().unwrap();
+        let hot = seeks.iter().filter(|k| k.as_slice() == KeyFormat::default().key(1, 2000, 0)).count();
+        let report =
+            format!("{} {} {} {hot}", self.puts.load(Relaxed), self.settles.load(Relaxed), seeks.len());
+        drop(seeks);
+        self.db.close()?;
+        Err(report)
+    }
+}
+
+/// Issue 71: `--unsettled` reads the store as the load left it (no settle
+/// at all), `seekmix` makes every 20th operation a put, and `scanhot`
+/// overwrites then scans zipfian keys, the hottest one far more often than
+/// a uniform draw would.
+#[test]
+fn unsettled_rounds_never_settle_and_the_hot_spot_is_hot() {
+    let cfg = Config {
+        unsettled: true,
+        ops: 2000,
+        ..config(vec![Workload::FillRandom, Workload::SeekMix, Workload::ScanHot])
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let open = |p: &Path| {
+        Siftdb::open(p, &siftdb::Options::default()).map(|db| Counting {
+            db,
+            puts: 0.into(),
+            settles: 0.into(),
+            seeks: Vec::new().into(),
+        })
+    };
+    // The counting engine reports through close's error, after the phases ran.
+    let report = round(&cfg, dir.path(), &open).unwrap_err();
+    let n: Vec<u64> = report.split(' ').map(|f| f.parse().unwrap()).collect();
+    let (puts, settles, seeks, hot) = (n[0], n[1], n[2], n[3]);
+    assert_eq!(settles, 0, "{report}");
+    // seekmix: 100 of its 2,000 operations are puts, the rest seeks.
+    assert_eq!(seeks, 1900 + 2000, "{report}");
+    let hot_writes = puts - 2000 - 100;
+    assert!(hot_writes > 0, "{report}");
+    // Key 0 is zipf's hottest: ~12% of 2,000 scanhot seeks at 0.99 over
+    // 2,000 keys; a uniform draw would give it one in 2,000.
+    assert!(hot > 100, "{report}");
+    // The same round with its figures: the overwrites are recorded.
+    let dir = tempfile::tempdir().unwrap();
+    let r = round(&cfg, dir.path(), &|p: &Path| Siftdb::open(p, &siftdb::Options::default())).unwrap();
+    let names: Vec<&str> = r.phases.iter().map(|p| p.workload.name()).collect();
+    assert_eq!(names, ["fillrandom", "seekmix", "scanhot"]);
+    assert!(r.phases[0].settle.is_none());
+    let (writes, over) = r.phases[2].background_writes.unwrap();
+    assert!(writes > 0 && over >= cfg.hot_writes, "{writes} in {over:?}");
 }

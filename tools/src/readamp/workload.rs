@@ -9,41 +9,22 @@
 use siftdb_cli::keys::mix;
 pub use siftdb_cli::keys::{SplitMix, key, value};
 
-/// Zipfian ranks over `0..n` (YCSB's generator, Gray et al. 1994), with
-/// ranks scattered over the key space so hot keys are not neighbours.
+/// Zipfian draws of `0..n` ([`siftdb_cli::keys::Zipf`]), with ranks
+/// scattered over the key space so hot keys are not neighbours.
 #[derive(Debug, Clone)]
-pub struct Zipf {
-    n: u64,
-    theta: f64,
-    alpha: f64,
-    zetan: f64,
-    eta: f64,
-}
+pub struct Zipf(siftdb_cli::keys::Zipf);
 
 impl Zipf {
     /// Skew `theta` in (0, 1); YCSB uses 0.99.
     pub fn new(n: u64, theta: f64) -> Self {
-        let zeta = |count: u64| (1..=count).map(|i| 1.0 / (i as f64).powf(theta)).sum::<f64>();
-        let zetan = zeta(n);
-        let zeta2 = zeta(2.min(n));
-        let alpha = 1.0 / (1.0 - theta);
-        let eta = (1.0 - (2.0 / n as f64).powf(1.0 - theta)) / (1.0 - zeta2 / zetan);
-        Zipf { n, theta, alpha, zetan, eta }
+        Zipf(siftdb_cli::keys::Zipf::new(n, theta))
     }
 
     /// The next item index in `0..n`.
     pub fn sample(&self, rng: &mut SplitMix) -> u64 {
-        let u = rng.unit();
-        let uz = u * self.zetan;
-        let rank = if uz < 1.0 {
-            0
-        } else if uz < 1.0 + 0.5f64.powf(self.theta) {
-            1
-        } else {
-            ((self.n as f64) * (self.eta * u - self.eta + 1.0).powf(self.alpha)) as u64
-        };
+        let rank = self.0.rank(rng);
         // Scatter ranks so the hottest keys are spread across tables.
-        ((u128::from(mix(rank.min(self.n - 1) ^ 0xC0FFEE)) * u128::from(self.n)) >> 64) as u64
+        ((u128::from(mix(rank ^ 0xC0FFEE)) * u128::from(self.0.n())) >> 64) as u64
     }
 }
 

@@ -5,9 +5,9 @@
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
-use super::{Config, Phase, TICK, Workload, bar};
+use super::{Config, Phase, TICK, Values, Workload, bar};
 use crate::engine::Engine;
-use crate::keys::SplitMix;
+use crate::keys::{SplitMix, Zipf};
 use crate::latency::Histogram;
 
 /// What one reader thread does per operation: the key number it draws and
@@ -17,6 +17,15 @@ pub(super) enum Read<'a> {
     Present,
     Missing,
     Seek,
+    /// A seek as `Seek`, or every 20th operation a put of a random key
+    /// with its own value (the value's length stays what reads check).
+    SeekMix {
+        values: &'a Values,
+    },
+    /// A seek as `Seek`, to a key drawn from `zipf`.
+    ZipfSeek {
+        zipf: &'a Zipf,
+    },
     /// One of `ids`, none of which may be found: `what` they are, for the
     /// error. Gets compared with each other draw from lists alike, so the
     /// draw's cache miss is not what tells them apart.
@@ -75,7 +84,10 @@ pub(super) fn reads<E: Engine>(
                             continue;
                         }
                         let i = match read {
-                            Read::Present | Read::Seek | Read::Batch { .. } => rng.below(n),
+                            Read::Present | Read::Seek | Read::SeekMix { .. } | Read::Batch { .. } => {
+                                rng.below(n)
+                            }
+                            Read::ZipfSeek { zipf } => zipf.rank(&mut rng),
                             Read::Missing => n + rng.below(n),
                             Read::Absent { ids, .. } => ids[rng.below(ids.len() as u64) as usize],
                         };
@@ -96,7 +108,8 @@ pub(super) fn reads<E: Engine>(
                                     return Err(wrong(&k, what, got));
                                 }
                             }
-                            Read::Seek => {
+                            Read::SeekMix { values } if op % 20 == 19 => e.put(&k, values.get(i ^ 0xACE))?,
+                            Read::Seek | Read::SeekMix { .. } | Read::ZipfSeek { .. } => {
                                 if e.seek(&k, cfg.nexts.max(1))? == 0 {
                                     return Err(wrong(&k, "present (seek found nothing)", None));
                                 }

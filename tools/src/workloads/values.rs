@@ -23,6 +23,13 @@ pub struct Values {
     len: usize,
 }
 
+// Not derived: the buffer is a mebibyte of bytes no one wants printed.
+impl std::fmt::Debug for Values {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Values").field("len", &self.len).finish_non_exhaustive()
+    }
+}
+
 impl Values {
     /// Values of `len` bytes, a fraction `compressibility` (0 to 1) of
     /// each piece repeated.
