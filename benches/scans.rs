@@ -3,8 +3,8 @@
 //! are all still in the memtable, and over the same keys flushed to one
 //! level-0 table; and the memtable's own range read, without the engine
 //! around it; and scans of 10 that each pass a hot key with 1,000 versions
-//! in the memtable. Each iteration is one scan, from the next of a fixed
-//! sequence of start keys.
+//! in the memtable, forward and in reverse. Each iteration is one scan,
+//! from the next of a fixed sequence of start (or end) keys.
 //!
 //! Quick run: `cargo bench --bench scans -- --warm-up-time 1 --measurement-time 3`
 
@@ -74,6 +74,13 @@ fn scans(c: &mut Criterion) {
     let mut next_hot = starts.iter().cycle();
     g.bench_function("db/memtable_hot_key", |b| {
         b.iter(|| hot_db.range(next_hot.next().unwrap().as_slice()..).take(SCAN).count());
+    });
+    // The same from the back: each reverse scan ends a few keys past a
+    // hot key, so it meets the key's versions oldest first.
+    let ends: Vec<&[u8; 16]> = sorted.iter().skip(5).step_by(2000).collect();
+    let mut next_end = ends.iter().cycle();
+    g.bench_function("db/memtable_hot_key_rev", |b| {
+        b.iter(|| hot_db.range(..=next_end.next().unwrap().as_slice()).rev().take(SCAN).count());
     });
     db.flush().unwrap();
     g.bench_function("db/table", |b| {

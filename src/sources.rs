@@ -171,15 +171,17 @@ impl Source for TablesSource {
     }
 }
 
-/// Reads a memtable backwards from an end bound.
+/// Reads a memtable backwards from an end bound down to a start bound.
 pub(crate) struct MemRevSource {
     range: MemtableRange,
     head: Option<KeyVersion>,
 }
 
 impl MemRevSource {
-    pub fn new(mem: &Arc<Memtable>, end: Bound<&[u8]>) -> Self {
-        let mut range = mem.range(Bound::Unbounded, end, MAX_SEQ);
+    /// Within `bounds`, from the end down, each key's newest version at or
+    /// below `snapshot` only ([`MemtableRange::newest_only`]).
+    pub fn visible(mem: &Arc<Memtable>, bounds: (Bound<&[u8]>, Bound<&[u8]>), snapshot: SeqNo) -> Self {
+        let mut range = mem.range(bounds.0, bounds.1, snapshot).newest_only();
         let head = range.next_back().map(from_mem);
         MemRevSource { range, head }
     }

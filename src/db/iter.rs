@@ -150,7 +150,7 @@ impl DbIter {
     fn step_back(&mut self) -> Result<Option<(Bytes, Bytes)>> {
         if self.back.is_none() {
             let Some(sv) = &self.sv else { return Ok(None) };
-            let sources = backward_sources(sv, (&self.start, &self.end), &self.pick)?;
+            let sources = backward_sources(sv, (&self.start, &self.end), &self.pick, self.snapshot)?;
             self.back = Some(VisibleBack::new(Merge::backward(sources), self.snapshot, self.start.clone()));
         }
         let Some(back) = self.back.as_mut() else { return Ok(None) };
@@ -331,11 +331,12 @@ fn backward_sources(
     sv: &SuperVersion,
     bounds: (&Bound<Bytes>, &Bound<Bytes>),
     pick: &TablePick,
+    snapshot: SeqNo,
 ) -> Result<Vec<Box<dyn Source>>> {
     let (start, end) = (as_slice(bounds.0), as_slice(bounds.1));
     let mut sources: Vec<Box<dyn Source>> = Vec::new();
     for m in std::iter::once(&sv.mem).chain(sv.imm.iter().rev()).filter(|m| !m.mem.unwritten()) {
-        sources.push(Box::new(MemRevSource::new(&m.mem, end)));
+        sources.push(Box::new(MemRevSource::visible(&m.mem, (start, end), snapshot)));
     }
     for level in sv.tree.each_level() {
         let (tables, passed) = pick.tables(level.number, level.tables, bounds);

@@ -69,12 +69,17 @@ pub struct MemtableRange {
     max_chunk: usize,
     /// Nothing is left between `resume` and `upper`.
     exhausted: bool,
-    /// Reading from the front, yield only each key's newest version at or
-    /// below the snapshot ([`MemtableRange::newest_only`]).
+    /// Yield only each key's newest version at or below the snapshot
+    /// ([`MemtableRange::newest_only`]).
     newest_only: bool,
     /// The user key of the last version yielded from the front, while
     /// `newest_only`: its older versions are skipped.
     newest_of: Option<Bytes>,
+    /// Read from the back while `newest_only`: the newest version seen so
+    /// far of the lowest key seen. From the back a key's versions come
+    /// oldest first, so it is yielded only once a lower key (or the end of
+    /// the range) shows no newer one is left.
+    back_newest: Option<MemEntry>,
 }
 
 impl MemtableRange {
@@ -108,15 +113,16 @@ impl MemtableRange {
             exhausted: false,
             newest_only: false,
             newest_of: None,
+            back_newest: None,
         }
     }
 
-    /// Read from the front, yields only the newest version at or below the
-    /// snapshot of each key, which is all a reader's merge keeps: the older
-    /// ones are not copied, and a key with more than a few of them (a hot
-    /// key overwritten many times) is passed with one seek instead of a
-    /// step a version. Reading from the back is unchanged (every version),
-    /// so only a range read from one end should ask for it.
+    /// Yields only the newest version at or below the snapshot of each key,
+    /// which is all a reader's merge keeps: the older ones are not copied,
+    /// and a key with more than a few of them (a hot key overwritten many
+    /// times) is passed with one seek instead of a step a version, from
+    /// either end. Only a range read from one end should ask for it: where
+    /// the two ends meet inside a key's versions, both may yield one.
     #[must_use]
     pub fn newest_only(mut self) -> Self {
         self.newest_only = true;
@@ -142,7 +148,11 @@ impl MemtableRange {
     /// back, under one read lock.
     fn read_chunk(&mut self, from_back: bool) {
         if is_empty(&self.resume, &self.upper) {
-            self.exhausted = true;
+            self.exhaust();
+            return;
+        }
+        if self.newest_only && from_back {
+            self.read_back_newest();
             return;
         }
         let map = self.table.read_map();
@@ -154,7 +164,7 @@ impl MemtableRange {
         // of 300k entries took 41.6 ms one by one, 29.4 ms so:
         // docs/measurements.md).
         let keys: Vec<&MemKey> = chunk.inspect(|k| k.prefetch()).collect();
-        let newest_only = self.newest_only && !from_back;
+        let newest_only = self.newest_only;
         let mut scanned = 0;
         let mut last = None;
         let mut skipped = 0;
@@ -185,19 +195,103 @@ impl MemtableRange {
         if newest_only && let Some(e) = self.buf.back() {
             self.newest_of = Some(e.user_key.clone());
         }
+        let jumped = seek_past.is_some();
         if let Some(edge) = seek_past {
             self.resume = Bound::Excluded(edge);
-        } else {
-            if let Some(k) = last {
-                let seen = Bound::Excluded(Edge::new(k.user_key().into(), k.seq()));
+        }
+        let stop = Stop { scanned, last: last.map(seen), jumped };
+        drop(map);
+        self.finish(from_back, stop);
+    }
+
+    /// [`Self::read_chunk`] from the back of a newest-only read. A key's
+    /// versions come oldest first, each visible one replacing the one held
+    /// in `back_newest`; after a few, the newest is found with one search
+    /// instead, and the read resumes below the key.
+    fn read_back_newest(&mut self) {
+        let map = self.table.read_map();
+        let range = map.set.range::<dyn KeyRef, _>((as_dyn(&self.resume), as_dyn(&self.upper)));
+        let keys: Vec<&MemKey> = range.rev().take(self.chunk).inspect(|k| k.prefetch()).collect();
+        let mut scanned = 0;
+        let mut last = None;
+        let mut replaced = 0;
+        let mut search_from = None;
+        for k in keys {
+            scanned += 1;
+            last = Some(k);
+            if k.seq() > self.snapshot {
+                continue;
+            }
+            if self.back_newest.as_ref().is_some_and(|held| held.user_key.as_ref() == k.user_key()) {
+                replaced += 1;
+                if replaced == SKIPS_BEFORE_SEEK {
+                    search_from = Some(k);
+                    break;
+                }
+                self.back_newest = Some(entry(&map, k));
+                continue;
+            }
+            replaced = 0;
+            if let Some(held) = self.back_newest.replace(entry(&map, k)) {
+                self.back.push_front(held);
+            }
+        }
+        if let Some(k) = search_from {
+            // The key's newest visible version is the first at or after
+            // `(key, snapshot)` (newest first), and `k` is one of them. The
+            // range's lower bound only matters to a read from both ends.
+            let newest = Edge::new(k.user_key().into(), self.snapshot);
+            let oldest = Edge::new(k.user_key().into(), k.seq());
+            let lower = match &self.resume {
+                Bound::Included(r) | Bound::Excluded(r) if compare(r, &newest).is_gt() => as_dyn(&self.resume),
+                _ => Bound::Included(&newest as &dyn KeyRef),
+            };
+            let found = map.set.range::<dyn KeyRef, _>((lower, Bound::Included(&oldest as &dyn KeyRef))).next();
+            self.back_newest = Some(entry(&map, found.unwrap_or(k)));
+            // Before `(key, MAX)` is the previous key.
+            self.upper = Bound::Excluded(Edge::new(k.user_key().into(), u64::MAX));
+        }
+        let stop = Stop { scanned, last: last.map(seen), jumped: search_from.is_some() };
+        drop(map);
+        self.finish(true, stop);
+    }
+
+    /// Moves the read's end past what a chunk saw (unless it jumped past a
+    /// key already), marks the middle read when the chunk came up short,
+    /// and grows the next chunk.
+    fn finish(&mut self, from_back: bool, stop: Stop) {
+        if !stop.jumped {
+            if let Some(edge) = stop.last {
+                let seen = Bound::Excluded(edge);
                 if from_back { self.upper = seen } else { self.resume = seen }
             }
-            if scanned < self.chunk {
-                self.exhausted = true;
+            if stop.scanned < self.chunk {
+                self.exhaust();
             }
         }
         self.chunk = (self.chunk * 2).min(self.max_chunk);
     }
+
+    /// Marks the middle read; a key held by a newest-only read from the
+    /// back has no newer version left, and is yielded.
+    fn exhaust(&mut self) {
+        self.exhausted = true;
+        if let Some(held) = self.back_newest.take() {
+            self.back.push_front(held);
+        }
+    }
+}
+
+/// Where a chunk's read stopped: entries scanned, the last one's internal
+/// key, and whether it jumped past a key's versions (and set its own end).
+struct Stop {
+    scanned: usize,
+    last: Option<Edge>,
+    jumped: bool,
+}
+
+fn seen(k: &MemKey) -> Edge {
+    Edge::new(k.user_key().into(), k.seq())
 }
 
 fn entry(map: &Map, k: &MemKey) -> MemEntry {

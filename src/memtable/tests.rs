@@ -116,7 +116,16 @@ proptest! {
                 .collect();
             let mut want_newest = want.clone();
             want_newest.dedup_by(|later, first| later.0 == first.0);
-            prop_assert_eq!(newest, want_newest);
+            prop_assert_eq!(&newest, &want_newest);
+            // And from the back, where a key's versions come oldest first.
+            let newest_back: Vec<(Vec<u8>, SeqNo)> = m
+                .range(l, h, snapshot)
+                .with_chunks(chunk, chunk << growth)
+                .newest_only()
+                .rev()
+                .map(|e| (e.user_key.to_vec(), e.seq))
+                .collect();
+            prop_assert_eq!(newest_back, want_newest.iter().rev().cloned().collect::<Vec<_>>());
             // Backwards: the same entries in reverse internal-key order.
             let back: Vec<(Vec<u8>, SeqNo)> =
                 m.range(l, h, snapshot).with_chunks(chunk, chunk << growth).rev().map(|e| (e.user_key.to_vec(), e.seq)).collect();
