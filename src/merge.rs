@@ -3,7 +3,8 @@
 //! Every [`Source`] yields versions in internal-key order (user key
 //! ascending, then newest first); [`Merge`] interleaves them into one
 //! stream in that order, every version of every key. Compaction reads that
-//! raw stream and applies its drop rules; a flush writes it as it is.
+//! raw stream and applies its drop rules; so does a flush, keeping every
+//! tombstone.
 //! [`Visible`] resolves it for a reader at one sequence number: for each
 //! user key the first version at or below the snapshot decides (a value, or
 //! a tombstone that hides the key), and every other version of the key is

@@ -49,3 +49,42 @@ fn scans_pass_a_hot_keys_versions_at_every_snapshot() {
         }
     }
 }
+
+/// A flush writes of a hot key only what some reader may still read: the
+/// newest version, and the versions newer than the oldest live snapshot
+/// with the one that snapshot sees. Before, every version went to level 0
+/// and each scan passing the key stepped through them all. Tombstones stay
+/// (only a compaction knows what lies deeper).
+#[test]
+fn a_flush_keeps_only_the_versions_a_reader_may_read() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = Db::open(dir.path(), Options::default()).unwrap();
+    db.put(b"a", b"a").unwrap();
+    db.put(b"x", b"x").unwrap();
+    db.delete(b"x").unwrap();
+    for i in 0..100 {
+        db.put(b"h", format!("{i}")).unwrap();
+    }
+    db.flush().unwrap();
+    let entries = |db: &Db| db.tables().iter().map(|t| t.record.entries).collect::<Vec<_>>();
+    // a, x's tombstone (its value dropped), h's newest.
+    assert_eq!(entries(&db), [3]);
+    assert_eq!(db.get(b"x").unwrap(), None);
+    assert_eq!(db.get(b"h").unwrap().as_deref(), Some(&b"99"[..]));
+
+    let mut snap = None;
+    for i in 0..100 {
+        db.put(b"g", format!("{i}")).unwrap();
+        if i == 30 {
+            snap = Some(db.snapshot());
+        }
+    }
+    db.flush().unwrap();
+    // Level 0, newest first: g's versions 30 (what the snapshot sees) to 99.
+    assert_eq!(entries(&db), [70, 3]);
+    let snap = snap.unwrap();
+    assert_eq!(snap.get(b"g").unwrap().as_deref(), Some(&b"30"[..]));
+    assert_eq!(db.get(b"g").unwrap().as_deref(), Some(&b"99"[..]));
+    assert_eq!(pairs(snap.iter()), [kv("a", "a"), kv("g", "30"), kv("h", "99")]);
+    assert_eq!(pairs(db.iter().rev()), [kv("h", "99"), kv("g", "99"), kv("a", "a")]);
+}

@@ -377,8 +377,9 @@ fn level_u8(level: usize) -> u8 {
     u8::try_from(level).unwrap_or(u8::MAX)
 }
 
-/// The drop rules of the module docs for one version.
-fn keep(
+/// The drop rules of the module docs for one version; a flush applies
+/// them too, with every key taken to exist deeper (so no tombstone goes).
+pub(crate) fn keep(
     v: &KeyVersion,
     horizon: SeqNo,
     kept_at_horizon: &mut bool,

@@ -40,7 +40,7 @@ pub(crate) mod writer;
 use std::collections::HashSet;
 use std::sync::Arc;
 
-pub(crate) use executor::run;
+pub(crate) use executor::{keep, run};
 pub(crate) use refresh::Drift;
 pub(crate) use strategy::{Choice, CompactionStrategy, Progress, State};
 

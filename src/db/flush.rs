@@ -87,11 +87,27 @@ impl DbInner {
         let sink = self.sink();
         // Level 0 is never the last level, so the policy needs no shape.
         let mut table = sink.start(0, filter, 0, self.opts.compression.for_level(0, false))?;
-        // Every version and range tombstone goes to the table: a flush
-        // drops nothing.
+        // A key's versions shadowed by a newer one every reader sees (at or
+        // below the horizon) are dropped, as compaction drops them: a hot
+        // key overwritten thousands of times in one memtable reaches level
+        // 0 as the few versions a snapshot may read, not thousands that
+        // every scan passing it would step through. Every frozen memtable's
+        // writes are published before it is frozen (`rotate`), and a
+        // snapshot taken after the horizon is read is at or above it, so
+        // none can need a dropped version. Tombstones and range tombstones
+        // all stay: only a compaction knows what lies deeper.
+        let horizon = self.snapshots.horizon(&self.visible_seq);
+        let mut kept_at_horizon = false;
+        let mut current: Option<bytes::Bytes> = None;
         let mut merge = Merge::new(vec![Box::new(MemSource::new(&imm.mem, b""))]);
         while let Some(v) = merge.next_version()? {
-            table.add(&v.key, v.seq, v.kind, &v.value)?;
+            if current.as_ref() != Some(&v.key) {
+                current = Some(v.key.clone());
+                kept_at_horizon = false;
+            }
+            if crate::compaction::keep(&v, horizon, &mut kept_at_horizon, &|_| true) {
+                table.add(&v.key, v.seq, v.kind, &v.value)?;
+            }
         }
         if let Some(dels) = imm.mem.range_dels() {
             for t in dels.tombstones() {
