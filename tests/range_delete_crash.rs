@@ -1,6 +1,7 @@
 //! SIGKILL while compactions drop what range tombstones delete: after each
-//! kill and reopen, nothing deleted comes back and nothing live is lost
-//! (issue 61).
+//! kill and reopen, nothing deleted comes back, nothing live is lost, and
+//! the op in flight at the kill is whole or absent (issue 61; checked by
+//! `common/oracle.rs` since issue 72).
 //!
 //! The child runs a fixed schedule of ops, numbered, so the parent knows
 //! the one in flight when the kill came as well as the acknowledged ones:
@@ -14,14 +15,18 @@
 //!
 //! 30 kill cycles by default; `SIFTDB_CRASH_CYCLES=N` runs more.
 
-use std::collections::{BTreeMap, BTreeSet};
-use std::io::Write;
+use std::collections::BTreeSet;
+use std::io::Write as _;
 use std::path::Path;
 
-use siftdb::{Db, Options, WriteBatch};
+use siftdb::{Db, Options};
 
 #[path = "common/kill_child.rs"]
 mod kill_child;
+#[path = "common/oracle.rs"]
+mod oracle;
+
+use oracle::Write;
 
 const CHILD_ENV: &str = "SIFTDB_RANGE_DELETE_CRASH_DIR";
 const START_ENV: &str = "SIFTDB_RANGE_DELETE_CRASH_START";
@@ -53,28 +58,21 @@ fn value(round: u64, i: u32, generation: u32) -> Vec<u8> {
     format!("{round}-{i}-v{generation} padded so that the tiny memtables fill").into_bytes()
 }
 
-enum Item {
-    Put(Vec<u8>, Vec<u8>),
-    Del(Vec<u8>, Vec<u8>),
-}
-
-impl Item {
-    fn put_key(&self) -> Option<Vec<u8>> {
-        if let Item::Put(k, _) = self { Some(k.clone()) } else { None }
-    }
+fn put_key(w: &Write) -> Option<Vec<u8>> {
+    if let Write::Put(k, _) = w { Some(k.clone()) } else { None }
 }
 
 enum Op {
     /// One atomic batch.
-    Write(Vec<Item>),
+    Write(Vec<Write>),
     /// `compact()`, then report the count of versions dropped under tombstones.
     Compact,
     /// Report the count only (what background compactions dropped).
     Report,
 }
 
-fn puts(round: u64, lo: u32, hi: u32, generation: u32) -> impl Iterator<Item = Item> {
-    (lo..hi).map(move |i| Item::Put(key(round, i), value(round, i, generation)))
+fn puts(round: u64, lo: u32, hi: u32, generation: u32) -> impl Iterator<Item = Write> {
+    (lo..hi).map(move |i| Write::Put(key(round, i), value(round, i, generation)))
 }
 
 /// Op `n` of the schedule: step `n % STEPS` of round `n / STEPS`.
@@ -85,15 +83,15 @@ fn op(n: u64) -> Op {
             let lo = u32::try_from(step).unwrap() * 20;
             Op::Write(puts(r, lo, lo + 20, 0).collect())
         }
-        10 => Op::Write(vec![Item::Del(key(r, 50), key(r, 150))]),
+        10 => Op::Write(vec![Write::DeleteRange(key(r, 50), key(r, 150))]),
         // Newer than the tombstone: a compaction that drops under it must keep these.
         11 => Op::Write(puts(r, 90, 110, 1).collect()),
-        12 if r % 3 == 0 && r > 0 => Op::Write(vec![Item::Del(key(r - 1, 180), key(r, 20))]),
-        12 => Op::Write(vec![Item::Del(key(r, 190), key(r, BLOCK))]),
+        12 if r % 3 == 0 && r > 0 => Op::Write(vec![Write::DeleteRange(key(r - 1, 180), key(r, 20))]),
+        12 => Op::Write(vec![Write::DeleteRange(key(r, 190), key(r, BLOCK))]),
         // A tombstone and a put over it in one batch: both or neither.
-        13 => {
-            Op::Write(std::iter::once(Item::Del(key(r, 20), key(r, 30))).chain(puts(r, 25, 27, 2)).collect())
-        }
+        13 => Op::Write(
+            std::iter::once(Write::DeleteRange(key(r, 20), key(r, 30))).chain(puts(r, 25, 27, 2)).collect(),
+        ),
         14 if r % 4 == 3 => Op::Compact,
         _ => Op::Report,
     }
@@ -104,16 +102,7 @@ fn child(dir: &Path, start: u64) {
     let mut out = std::io::stdout().lock();
     for n in start.. {
         match op(n) {
-            Op::Write(items) => {
-                let mut batch = WriteBatch::new();
-                for item in items {
-                    match item {
-                        Item::Put(k, v) => batch.put(k, v),
-                        Item::Del(s, e) => batch.delete_range(s, e),
-                    }
-                }
-                db.write(batch).unwrap();
-            }
+            Op::Write(writes) => db.write(oracle::batch(&writes)).unwrap(),
             Op::Compact => db.compact().unwrap(),
             Op::Report => {}
         }
@@ -125,93 +114,28 @@ fn child(dir: &Path, start: u64) {
     }
 }
 
-/// Every state each key written may be in: one state once the op that set
-/// it was acknowledged, two while the op in flight at a kill may or may
-/// not have been applied.
-#[derive(Default, Clone)]
-struct Model(BTreeMap<Vec<u8>, Vec<Option<Vec<u8>>>>);
-
-impl Model {
-    fn apply(&mut self, op: &Op) {
-        let Op::Write(items) = op else { return };
-        for item in items {
-            match item {
-                Item::Put(k, v) => {
-                    self.0.insert(k.clone(), vec![Some(v.clone())]);
-                }
-                Item::Del(s, e) => {
-                    for states in self.0.range_mut(s.clone()..e.clone()).map(|(_, v)| v) {
-                        *states = vec![None];
-                    }
-                }
-            }
-        }
+/// Each round's block read by a bounded scan, forward and in reverse,
+/// against the model: a scan's bounds clip the range tombstones it meets.
+fn check_rounds(db: &Db, model: &oracle::Model, rounds: &BTreeSet<u64>, cycle: u64) {
+    fn pairs(
+        it: impl Iterator<Item = siftdb::Result<(bytes::Bytes, bytes::Bytes)>>,
+    ) -> Vec<(Vec<u8>, Vec<u8>)> {
+        it.map(|p| p.map(|(k, v)| (k.to_vec(), v.to_vec())).unwrap()).collect()
     }
-
-    /// The op in flight at the kill: applied whole or not at all.
-    fn apply_maybe(&mut self, op: &Op) {
-        let mut after = self.clone();
-        after.apply(op);
-        for (k, states) in after.0 {
-            let now = self.0.entry(k).or_insert_with(|| vec![None]);
-            for s in states {
-                if !now.contains(&s) {
-                    now.push(s);
-                }
-            }
-        }
-    }
-
-    fn allows(&self, k: &[u8], got: Option<&[u8]>) -> bool {
-        self.0.get(k).is_some_and(|states| states.iter().any(|s| s.as_deref() == got))
-    }
-}
-
-fn show(k: &[u8]) -> String {
-    String::from_utf8_lossy(k).into_owned()
-}
-
-fn check(db: &Db, model: &Model, cycle: u64) {
-    for k in model.0.keys() {
-        let got = db.get(k).unwrap();
-        assert!(
-            model.allows(k, got.as_deref()),
-            "cycle {cycle}: get {} = {got:?}, model {:?}",
-            show(k),
-            model.0[k]
-        );
-    }
-    let mut rounds: Vec<u64> = model.0.keys().map(|k| show(&k[1..7]).parse().unwrap()).collect();
-    rounds.dedup();
-    for r in rounds {
+    for &r in rounds {
         let (lo, hi) = (key(r, 0), key(r, BLOCK));
-        let forward: Vec<(Vec<u8>, Vec<u8>)> = db
-            .range(lo.clone()..hi.clone())
-            .map(|p| p.map(|(k, v)| (k.to_vec(), v.to_vec())).unwrap())
-            .collect();
-        let mut reverse: Vec<(Vec<u8>, Vec<u8>)> = db
-            .range(lo.clone()..hi.clone())
-            .rev()
-            .map(|p| p.map(|(k, v)| (k.to_vec(), v.to_vec())).unwrap())
-            .collect();
+        let want: Vec<(Vec<u8>, Vec<u8>)> =
+            model.range(lo.clone()..hi.clone()).map(|(k, v)| (k.clone(), v.clone())).collect();
+        assert_eq!(pairs(db.range(lo.clone()..hi.clone())), want, "cycle {cycle}: round {r}'s scan");
+        let mut reverse = pairs(db.range(lo..hi).rev());
         reverse.reverse();
-        assert_eq!(forward, reverse, "cycle {cycle}: round {r} scans forward and reverse differ");
-        assert!(forward.windows(2).all(|w| w[0].0 < w[1].0), "cycle {cycle}: round {r} scan out of order");
-        let scanned: BTreeMap<&[u8], &[u8]> =
-            forward.iter().map(|(k, v)| (k.as_slice(), v.as_slice())).collect();
-        for (k, v) in &scanned {
-            assert!(model.allows(k, Some(v)), "cycle {cycle}: scan yields {} = {}", show(k), show(v));
-        }
-        for k in model.0.range(lo..hi).map(|(k, _)| k) {
-            if !scanned.contains_key(k.as_slice()) {
-                assert!(model.allows(k, None), "cycle {cycle}: scan misses live {}", show(k));
-            }
-        }
+        assert_eq!(reverse, want, "cycle {cycle}: round {r}'s reverse scan");
     }
-    for item in db.iter() {
-        let (k, _) = item.unwrap();
-        assert!(model.0.contains_key(k.as_ref()), "cycle {cycle}: {} was never written", show(&k));
-    }
+}
+
+/// The writes of op `n`, none for a compaction or a report.
+fn writes(n: u64) -> Vec<Write> {
+    if let Op::Write(w) = op(n) { w } else { Vec::new() }
 }
 
 #[test]
@@ -223,7 +147,8 @@ fn sigkill_while_compactions_drop_range_deleted_entries() {
     }
     let dir = tempfile::tempdir().unwrap();
     let cycles: u64 = std::env::var("SIFTDB_CRASH_CYCLES").ok().and_then(|s| s.parse().ok()).unwrap_or(30);
-    let mut model = Model::default();
+    let mut model = oracle::Model::new();
+    let mut rounds = BTreeSet::new();
     let mut next_round = 0;
     let mut acked_ops = 0;
     let mut dropped_in_children = 0;
@@ -235,14 +160,13 @@ fn sigkill_while_compactions_drop_range_deleted_entries() {
             kill_child::run_and_kill_lines(&child, dir.path(), start, kill_child::jitter(cycle, 40, 200));
         let mut expected = start;
         let mut dropped = 0;
+        let mut done = Vec::new();
         for line in &lines {
             if let Some(n) = line.strip_prefix("ack ") {
                 assert_eq!(n.parse::<u64>().unwrap(), expected, "cycle {cycle}: acks out of order");
-                let acked = op(expected);
-                if let Op::Write(items) = &acked {
-                    acked_keys.extend(items.iter().filter_map(Item::put_key));
-                }
-                model.apply(&acked);
+                let acked = writes(expected);
+                acked_keys.extend(acked.iter().filter_map(put_key));
+                done.push(acked);
                 expected += 1;
             } else if let Some(n) = line.strip_prefix("dropped ") {
                 dropped = n.parse::<u64>().unwrap();
@@ -250,12 +174,14 @@ fn sigkill_while_compactions_drop_range_deleted_entries() {
         }
         acked_ops += expected - start;
         dropped_in_children += dropped;
-        model.apply_maybe(&op(expected));
         // A round a kill cut short is never resumed: the next cycle starts
         // on fresh keys, so what the kill left of that round stays checked.
         next_round = expected / STEPS + 1;
         let db = Db::open(dir.path(), opts()).unwrap();
-        check(&db, &model, cycle);
+        // The op in flight at the kill: applied whole or not at all.
+        model = oracle::check(&db, &model, &done, &[writes(expected)], &format!("cycle {cycle}"));
+        rounds.extend(start / STEPS..next_round);
+        check_rounds(&db, &model, &rounds, cycle);
         db.close().unwrap();
     }
     assert!(acked_ops > 0, "the child never acknowledged an op");
@@ -264,7 +190,7 @@ fn sigkill_while_compactions_drop_range_deleted_entries() {
     // acknowledged keeps a version in some table after a flush and compaction.
     let db = Db::open(dir.path(), opts()).unwrap();
     db.compact().unwrap();
-    check(&db, &model, cycles);
+    assert_eq!(oracle::check(&db, &model, &[], &[], "after the last compaction"), model);
     let entries: u64 = db.tables().iter().map(|t| t.record.entries).sum();
     let written = acked_keys.len() as u64;
     assert!(

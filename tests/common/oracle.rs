@@ -1,0 +1,128 @@
+//! The check a crash test makes after recovery (issue 72, step 1): the
+//! database equals the model at one point between the last acknowledged
+//! batch and the last issued one. Every batch is whole or absent, every
+//! value byte-exact, and nothing deleted comes back: the whole contents
+//! are compared, not just the keys a test wrote last, and read three ways
+//! (a forward scan, a reverse scan, a get of every key), since each takes
+//! its own path through filters and tombstones.
+//!
+//! Across cycles the model is what the previous recovery was found to
+//! equal: a batch issued but not acknowledged before a kill may have
+//! landed, and once a reopen has shown it, it stays.
+
+use std::collections::BTreeMap;
+
+use siftdb::{Db, WriteBatch};
+
+/// One write of a batch.
+#[allow(dead_code, reason = "each crash test makes the kinds of write its workload needs")]
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Write {
+    Put(Vec<u8>, Vec<u8>),
+    Delete(Vec<u8>),
+    /// Every key in `[start, end)`.
+    DeleteRange(Vec<u8>, Vec<u8>),
+}
+
+/// A database's contents: every live key and its value.
+pub type Model = BTreeMap<Vec<u8>, Vec<u8>>;
+
+/// `writes` as the `WriteBatch` a child commits.
+#[allow(dead_code, reason = "not every crash test builds its batches here")]
+pub fn batch(writes: &[Write]) -> WriteBatch {
+    let mut b = WriteBatch::new();
+    for w in writes {
+        match w {
+            Write::Put(k, v) => b.put(k, v),
+            Write::Delete(k) => b.delete(k),
+            Write::DeleteRange(start, end) => b.delete_range(start, end),
+        }
+    }
+    b
+}
+
+/// Applies one batch to the model.
+pub fn apply(model: &mut Model, writes: &[Write]) {
+    for w in writes {
+        match w {
+            Write::Put(k, v) => {
+                model.insert(k.clone(), v.clone());
+            }
+            Write::Delete(k) => {
+                model.remove(k);
+            }
+            Write::DeleteRange(start, end) => {
+                let doomed: Vec<Vec<u8>> =
+                    model.range(start.clone()..end.clone()).map(|(k, _)| k.clone()).collect();
+                for k in doomed {
+                    model.remove(&k);
+                }
+            }
+        }
+    }
+}
+
+/// Everything `db` holds, read by one forward scan.
+pub fn contents(db: &Db) -> Model {
+    db.iter().map(|r| r.map(|(k, v)| (k.to_vec(), v.to_vec())).unwrap()).collect()
+}
+
+/// Checks `db`, just recovered, against `base` with every `acked` batch
+/// applied and then none, one, or more of `in_flight` (issued in that
+/// order, not acknowledged), and returns the model it equals: the next
+/// cycle's base. Panics with the first difference from the acknowledged
+/// state otherwise.
+pub fn check(db: &Db, base: &Model, acked: &[Vec<Write>], in_flight: &[Vec<Write>], what: &str) -> Model {
+    let got = contents(db);
+    let mut want = base.clone();
+    for b in acked {
+        apply(&mut want, b);
+    }
+    let acknowledged = want.clone();
+    let mut matched = (got == want).then(|| want.clone());
+    for b in in_flight {
+        if matched.is_some() {
+            break;
+        }
+        apply(&mut want, b);
+        matched = (got == want).then(|| want.clone());
+    }
+    let Some(model) = matched else {
+        panic!("{what}: recovered {}", first_difference(&got, &acknowledged));
+    };
+    let mut reverse: Vec<(Vec<u8>, Vec<u8>)> =
+        db.iter().rev().map(|r| r.map(|(k, v)| (k.to_vec(), v.to_vec())).unwrap()).collect();
+    reverse.reverse();
+    assert!(reverse.into_iter().eq(model.clone()), "{what}: a reverse scan differs from the forward one");
+    // Every key any state names or any batch put, live or deleted, by a get.
+    let put = acked.iter().chain(in_flight).flatten().filter_map(|w| match w {
+        Write::Put(k, _) => Some(k),
+        _ => None,
+    });
+    for k in base.keys().chain(acknowledged.keys()).chain(put) {
+        let value = db.get(k).unwrap();
+        assert_eq!(
+            value.as_deref(),
+            model.get(k).map(Vec::as_slice),
+            "{what}: get {:?} disagrees with the scan",
+            String::from_utf8_lossy(k)
+        );
+    }
+    model
+}
+
+fn first_difference(got: &Model, want: &Model) -> String {
+    let show = |v: Option<&Vec<u8>>| {
+        v.map_or_else(|| "absent".to_owned(), |v| format!("{:?}", String::from_utf8_lossy(v)))
+    };
+    let keys = got.keys().chain(want.keys());
+    match keys.filter(|k| got.get(*k) != want.get(*k)).min() {
+        Some(k) => format!(
+            "key {:?} as {}, but the acknowledged state (with or without the batches in flight) has it {}",
+            String::from_utf8_lossy(k),
+            show(got.get(k)),
+            show(want.get(k))
+        ),
+        None => "a state equal to the acknowledged one's keys but not its batches in flight".to_owned(),
+    }
+}
