@@ -111,18 +111,22 @@ pub fn check(db: &Db, base: &Model, acked: &[Vec<Write>], in_flight: &[Vec<Write
     model
 }
 
+/// The smallest key on which `got` and `want` differ (they do differ).
 fn first_difference(got: &Model, want: &Model) -> String {
     let show = |v: Option<&Vec<u8>>| {
         v.map_or_else(|| "absent".to_owned(), |v| format!("{:?}", String::from_utf8_lossy(v)))
     };
-    let keys = got.keys().chain(want.keys());
-    match keys.filter(|k| got.get(*k) != want.get(*k)).min() {
-        Some(k) => format!(
-            "key {:?} as {}, but the acknowledged state (with or without the batches in flight) has it {}",
-            String::from_utf8_lossy(k),
-            show(got.get(k)),
-            show(want.get(k))
-        ),
-        None => "a state equal to the acknowledged one's keys but not its batches in flight".to_owned(),
-    }
+    let k = got
+        .keys()
+        .chain(want.keys())
+        .filter(|k| got.get(*k) != want.get(*k))
+        .min()
+        .cloned()
+        .unwrap_or_default();
+    format!(
+        "key {:?} as {}, but the acknowledged state (with or without the batches in flight) has it {}",
+        String::from_utf8_lossy(&k),
+        show(got.get(&k)),
+        show(want.get(&k))
+    )
 }

@@ -16,19 +16,19 @@ use crate::keys::{SplitMix, Zipf};
 /// are key numbers as they are (not scattered as `bench readamp`'s are):
 /// under `--key-format dbbench` the hot keys sit side by side, so a short
 /// scan from one passes others.
-pub(super) const THETA: f64 = 0.99;
+const THETA: f64 = 0.99;
 
 /// `cfg.hot_writes` of zipfian overwrites, then `cfg.ops` zipfian seeks of
 /// `cfg.nexts` pairs; the phase times the seeks and records the overwrites.
 pub(super) fn scan_hot<E: Engine>(cfg: &Config, e: &E, values: &Values) -> Result<Phase, String> {
-    let zipf = Zipf::new(cfg.keys.max(2), THETA);
+    let zipf = Zipf::new(cfg.keys, THETA);
     let mut rng = SplitMix::new(cfg.seed ^ 0x407);
     let start = Instant::now();
     let mut writes = 0u64;
     while start.elapsed() < cfg.hot_writes {
         // The clock is read once per 64 puts: its cost stays out of the rate.
         for _ in 0..64 {
-            let i = zipf.rank(&mut rng).min(cfg.keys - 1);
+            let i = zipf.rank(&mut rng);
             e.put(&cfg.key(i), values.get(i ^ 0x407))?;
             writes += 1;
         }
