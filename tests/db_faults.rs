@@ -5,8 +5,12 @@
 
 use std::sync::Arc;
 
+use oracle::{Model, Write};
 use siftdb::fs::{CrashMode, FaultFs, FaultOp};
-use siftdb::{Db, Error, Options, WriteBatch};
+use siftdb::{Db, Error, Options};
+
+#[path = "common/oracle.rs"]
+mod oracle;
 
 fn opts(fs: &FaultFs, sync: bool) -> Options {
     Options {
@@ -26,31 +30,27 @@ fn key(i: u32) -> Vec<u8> {
     format!("key{i:06}").into_bytes()
 }
 
-/// Writes two-key batches until `n` or the first error; returns the
-/// acknowledged batch numbers.
-fn workload(db: &Db, from: u32, n: u32) -> Vec<u32> {
-    let mut acked = Vec::new();
-    for i in from..from + n {
-        let mut b = WriteBatch::new();
-        b.put(key(2 * i), format!("value {i}"));
-        b.put(key(2 * i + 1), format!("twin {i}"));
-        if db.write(b).is_err() {
-            break;
-        }
-        acked.push(i);
-    }
-    acked
+/// Batch `i`: two keys of its own.
+fn batch_writes(i: u32) -> Vec<Write> {
+    vec![
+        Write::Put(key(2 * i), format!("value {i}").into_bytes()),
+        Write::Put(key(2 * i + 1), format!("twin {i}").into_bytes()),
+    ]
 }
 
-fn assert_whole_batches(db: &Db, acked: &[u32], upto: u32) {
-    for &i in acked {
-        assert!(db.get(key(2 * i)).unwrap().is_some(), "acknowledged batch {i} lost");
+/// Writes batches `from..from + n` until the first error; returns the
+/// acknowledged ones and the one that failed, if any (it may have landed
+/// whole, or not at all).
+fn workload(db: &Db, from: u32, n: u32) -> (Vec<Vec<Write>>, Option<Vec<Write>>) {
+    let mut acked = Vec::new();
+    for i in from..from + n {
+        let writes = batch_writes(i);
+        if db.write(oracle::batch(&writes)).is_err() {
+            return (acked, Some(writes));
+        }
+        acked.push(writes);
     }
-    for i in 0..upto {
-        let a = db.get(key(2 * i)).unwrap().is_some();
-        let b = db.get(key(2 * i + 1)).unwrap().is_some();
-        assert_eq!(a, b, "batch {i} is half applied");
-    }
+    (acked, None)
 }
 
 #[test]
@@ -60,12 +60,12 @@ fn power_loss_keeps_every_synced_write() {
         let dir = tempfile::tempdir().unwrap();
         let fs = FaultFs::new();
         let db = Db::open(dir.path(), opts(&fs, true)).unwrap();
-        let acked = workload(&db, 0, 300);
-        assert_eq!(acked.len(), 300);
+        let (acked, failed) = workload(&db, 0, 300);
+        assert!(failed.is_none());
         fs.crash(mode).unwrap();
         drop(db);
         let db = Db::open(dir.path(), opts(&fs, true)).unwrap();
-        assert_whole_batches(&db, &acked, 300);
+        oracle::check(&db, &Model::new(), &acked, &[], &format!("{mode:?}"));
     }
 }
 
@@ -74,14 +74,15 @@ fn buffered_writes_survive_power_loss_once_synced() {
     let dir = tempfile::tempdir().unwrap();
     let fs = FaultFs::new();
     let db = Db::open(dir.path(), opts(&fs, false)).unwrap();
-    let synced = workload(&db, 0, 200);
+    let (synced, _) = workload(&db, 0, 200);
     db.sync().unwrap();
-    let unsynced = workload(&db, 200, 100);
+    let (unsynced, failed) = workload(&db, 200, 100);
+    assert_eq!((synced.len(), unsynced.len(), failed), (200, 100, None));
     fs.crash(CrashMode::TornTails { seed: 9 }).unwrap();
     drop(db);
     let db = Db::open(dir.path(), opts(&fs, false)).unwrap();
-    assert_whole_batches(&db, &synced, 300);
-    assert_eq!(unsynced.len(), 100);
+    // Every synced batch, then a prefix of the rest.
+    oracle::check(&db, &Model::new(), &synced, &unsynced, "buffered, torn tails");
 }
 
 #[test]
@@ -122,13 +123,14 @@ fn failing_any_single_operation_loses_no_acknowledged_write() {
         let fs = FaultFs::new();
         let db = Db::open(dir.path(), opts(&fs, true)).unwrap();
         fs.fail_after(FaultOp::Any, n);
-        let acked = workload(&db, 0, 120);
+        let (acked, failed) = workload(&db, 0, 120);
         let _ = db.flush();
         fs.crash(CrashMode::DropUnsynced).unwrap();
         drop(db);
         let db = Db::open(dir.path(), opts(&fs, true))
             .unwrap_or_else(|e| panic!("reopen after fault at op {n}: {e}"));
-        assert_whole_batches(&db, &acked, 120);
+        let what = format!("fault at op {n}");
+        oracle::check(&db, &Model::new(), &acked, failed.as_slice(), &what);
     }
 }
 
@@ -138,13 +140,13 @@ fn failed_deletes_of_obsolete_files_are_counted_and_swept_at_the_next_open() {
     let fs = FaultFs::new();
     let db = Db::open(dir.path(), opts(&fs, false)).unwrap();
     fs.fail_after(FaultOp::Remove, 0);
-    let acked = workload(&db, 0, 300);
-    assert_eq!(acked.len(), 300, "a failed cleanup must not fail a write");
+    let (acked, failed) = workload(&db, 0, 300);
+    assert_eq!((acked.len(), failed), (300, None), "a failed cleanup must not fail a write");
     db.flush().unwrap();
     db.compact().unwrap();
     let failures = db.stats().cleanup_failures;
     assert!(failures > 0, "obsolete logs and tables could not be deleted, and nothing counted it");
-    assert_whole_batches(&db, &acked, 300);
+    let model = oracle::check(&db, &Model::new(), &acked, &[], "with failed deletes");
     db.close().unwrap();
 
     fs.disable_faults();
@@ -153,5 +155,5 @@ fn failed_deletes_of_obsolete_files_are_counted_and_swept_at_the_next_open() {
     let db = Db::open(dir.path(), opts(&fs, false)).unwrap();
     assert!(files() < before, "the open sweep left the obsolete files ({before} files)");
     assert_eq!(db.stats().cleanup_failures, 0);
-    assert_whole_batches(&db, &acked, 300);
+    oracle::check(&db, &model, &[], &[], "reopened after failed deletes");
 }
