@@ -36,7 +36,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use oracle::{Model, Write};
-use siftdb::{Db, Options, TableWriter};
+use siftdb::{Db, Options};
 use workload::Rng;
 
 const CHILD_DIR: &str = "SIFTDB_CRASH_CHILD_DIR";
@@ -115,21 +115,6 @@ fn ingest_writes(rng: &mut Rng, cycle: u64, w: u64, op: u64) -> Vec<Write> {
         .collect()
 }
 
-/// Installs `entries` by building a table beside the database and
-/// ingesting it.
-fn ingest(db: &Db, path: &Path, entries: &[Write]) -> siftdb::Result<()> {
-    let mut table = TableWriter::create(path, db.options())?;
-    for w in entries {
-        match w {
-            Write::Put(k, v) => table.add(k, v)?,
-            Write::Delete(k) => table.delete(k)?,
-            Write::DeleteRange(..) => unreachable!("an ingested table holds no range tombstones"),
-        }
-    }
-    table.finish()?;
-    db.ingest([path]).map(drop)
-}
-
 /// One line of the oracle: `P:key:value`, `D:key`, `R:start:end`.
 fn encode(writes: &[Write]) -> String {
     let text = |b: &[u8]| String::from_utf8(b.to_vec()).unwrap();
@@ -174,7 +159,7 @@ fn writer(db: &Db, dir: &Path, cycle: u64, w: u64, stop: &AtomicBool, max_ops: u
         oracle.write_all(format!("{intent} {op} {}\n", encode(&entries)).as_bytes()).unwrap();
         oracle.sync_data().unwrap();
         let result = if ingesting {
-            ingest(db, &dir.join(format!("ingest-c{cycle:05}-o{op}.sst")), &entries)
+            oracle::ingest(db, &dir.join(format!("ingest-c{cycle:05}-o{op}.sst")), &entries)
         } else if let [Write::Put(k, v)] = entries.as_slice() {
             db.put(k, v)
         } else if let [Write::Delete(k)] = entries.as_slice() {

@@ -177,8 +177,13 @@ impl DbInner {
     pub(crate) fn sync_wal(&self) -> Result<()> {
         self.check_writable()?;
         let mut w = self.write.lock();
+        self.sync_held(&mut w)
+    }
+
+    /// Fsyncs the live WAL under the write lock, publishes every write it
+    /// holds, and records its synced end in the manifest.
+    pub(crate) fn sync_held(&self, w: &mut WriteState) -> Result<()> {
         if let Err(e) = w.wal.sync() {
-            drop(w);
             self.fail(format!("WAL fsync failed: {e}"));
             return Err(e);
         }
@@ -201,13 +206,7 @@ impl DbInner {
                 return Err(e.into());
             }
         };
-        if let Err(e) = w.wal.sync() {
-            self.fail(format!("WAL fsync failed: {e}"));
-            return Err(e);
-        }
-        bump(&self.counters.wal_syncs, 1);
-        self.visible_seq.fetch_max(w.last_seq, Ordering::AcqRel);
-        self.record_wal_end(w.wal_number, w.wal.len(), w.last_seq)?;
+        self.sync_held(w)?;
         let frozen = MemRef { mem: Arc::clone(&w.mem), wal_number: w.wal_number };
         w.wal = crate::wal::writer(file);
         w.wal_number = number;

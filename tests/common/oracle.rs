@@ -12,7 +12,9 @@
 
 use std::collections::BTreeMap;
 
-use siftdb::{Db, WriteBatch};
+use std::path::Path;
+
+use siftdb::{Db, TableWriter, WriteBatch};
 
 /// One write of a batch.
 #[allow(dead_code, reason = "each crash test makes the kinds of write its workload needs")]
@@ -39,6 +41,22 @@ pub fn batch(writes: &[Write]) -> WriteBatch {
         }
     }
     b
+}
+
+/// Installs `writes` (puts and deletes, in key order) as one ingest: a
+/// table built at `path` with the database's options, then `Db::ingest`.
+#[allow(dead_code, reason = "only the loops that ingest need it")]
+pub fn ingest(db: &Db, path: &Path, writes: &[Write]) -> siftdb::Result<()> {
+    let mut table = TableWriter::create(path, db.options())?;
+    for w in writes {
+        match w {
+            Write::Put(k, v) => table.add(k, v)?,
+            Write::Delete(k) => table.delete(k)?,
+            Write::DeleteRange(..) => unreachable!("an ingested table holds no range tombstones"),
+        }
+    }
+    table.finish()?;
+    db.ingest([path]).map(drop)
 }
 
 /// Applies one batch to the model.

@@ -20,6 +20,8 @@
 //!    files carry placeholder sequence numbers, and a record with
 //!    `min_seq == max_seq` gives every entry that number
 //!    (`Table::with_global_seq`, format 9). Readers see all of it or none.
+//!    With buffered writes the WAL is synced first: a power cut must not
+//!    keep the ingest and lose writes older than it.
 //! 4. With `move_files`, the sources are removed once the edit is durable.
 
 mod check;
@@ -91,7 +93,9 @@ impl Db {
     /// Installs tables built elsewhere ([`crate::TableWriter`]) in one
     /// step: every key in them becomes visible at once, newer than every
     /// earlier write and older than every later one. Each file is checked
-    /// whole first; a failed ingest changes nothing. See
+    /// whole first; a failed ingest changes nothing. Once it returns, the
+    /// ingest is durable, and so is every write before it (with
+    /// `sync = false` it fsyncs the WAL first). See
     /// [`Db::ingest_with`] for the choices.
     ///
     /// # Errors
@@ -261,6 +265,12 @@ impl DbInner {
             }
             self.wake_flush();
             self.wait_flushed(w.wal_number)?;
+        }
+        // The ingest is newer than every buffered write before it, and its
+        // edit is durable once installed: unsynced, those writes could be
+        // lost under it by a power cut, leaving a hole, not a prefix.
+        if !self.opts.sync {
+            self.sync_held(&mut w)?;
         }
         let sv = self.current();
         let first = w.last_seq + 1;
