@@ -60,7 +60,7 @@ impl DbInner {
         let filter = self.filter_for(&sv.tree, Writing { level: 0, entries, from: None, passing: 0 }).kind;
         drop(sv);
         let table = self.write_memtable(&imm, filter)?;
-        let flushed_bytes = table.record.file_size;
+        let (flushed_bytes, flushed_entries) = (table.record.file_size, table.record.entries);
         let last_seq = self.manifest.lock().set.last_seq.max(table.record.max_seq);
         let edit = VersionEdit {
             added: vec![(0, TableRecord::clone(&table.record))],
@@ -73,7 +73,9 @@ impl DbInner {
             WriteTotals { user_bytes: imm.mem.user_bytes(), flush_bytes: flushed_bytes, compaction_bytes: 0 };
         self.install(&edit, vec![Arc::new(table)], true, written)?;
         bump(&self.counters.flushes, 1);
-        bump(&self.counters.flushed_entries, entries);
+        // What the table holds, not what the memtable did: a flush drops
+        // shadowed versions, and the planner sizes level 0 from this.
+        bump(&self.counters.flushed_entries, flushed_entries);
         bump(&self.counters.flush_bytes_written, flushed_bytes);
         self.counters.wrote(0, 0, 0, flushed_bytes);
         // The edit is durable: the WALs before `next_wal` are no longer needed.

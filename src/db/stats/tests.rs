@@ -73,3 +73,24 @@ fn striped_read_counters_sum_exactly_across_threads() {
     let used = c.read.iter().filter(|s| s.gets.load(std::sync::atomic::Ordering::Relaxed) > 0).count();
     assert!(used > 1, "{used} stripe(s) used by 20 threads");
 }
+
+/// The planner sizes a flush from `flushed_entries`: what the tables hold,
+/// not the memtable's versions a flush drops.
+#[test]
+fn flushed_entries_count_the_table_not_the_memtable() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = crate::Db::open(dir.path(), crate::Options::default()).unwrap();
+    for i in 0..100 {
+        db.put(b"hot", format!("v{i}")).unwrap();
+    }
+    db.put(b"cold", b"v").unwrap();
+    db.flush().unwrap();
+    let c = &db.inner.counters;
+    assert_eq!(
+        (
+            c.flushes.load(std::sync::atomic::Ordering::Relaxed),
+            c.flushed_entries.load(std::sync::atomic::Ordering::Relaxed)
+        ),
+        (1, 2)
+    );
+}
