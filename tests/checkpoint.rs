@@ -27,6 +27,11 @@ fn checkpoints_taken_under_writes_hold_a_prefix_of_whole_batches() {
     let tmp = tempfile::tempdir().unwrap();
     let db = Db::open(tmp.path().join("db"), opts()).unwrap();
     let writers = BatchWriters::start(&db, WRITERS, KEYS_PER_BATCH, 40);
+    // Every copy must be taken while every writer is at work; on a loaded
+    // machine a thread can take longer than the pause below to start.
+    while writers.acked().contains(&0) {
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
     let mut copies = Vec::new();
     for i in 0..3 {
         std::thread::sleep(std::time::Duration::from_millis(150));
