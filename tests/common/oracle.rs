@@ -105,21 +105,17 @@ pub fn check_prefix(
     in_flight: &[Vec<Write>],
     what: &str,
 ) -> (Model, usize) {
-    let got = contents(db);
-    let acknowledged = replay(base, acked);
-    let mut want = acknowledged.clone();
-    let mut landed = (got == want).then_some(0);
-    for (i, b) in in_flight.iter().enumerate() {
-        apply(&mut want, b);
-        if got == want {
-            landed = Some(i + 1);
+    verdict(db, base, acked, in_flight, what, |got, acknowledged| {
+        let mut want = acknowledged.clone();
+        let mut landed = (got == &want).then_some(0);
+        for (i, b) in in_flight.iter().enumerate() {
+            apply(&mut want, b);
+            if got == &want {
+                landed = Some(i + 1);
+            }
         }
-    }
-    let Some(landed) = landed else {
-        panic!("{what}: recovered {}", first_difference(&got, &acknowledged));
-    };
-    confirm(db, &got, base, &acknowledged, acked.iter().chain(in_flight), what);
-    (replay(&acknowledged, &in_flight[..landed]), landed)
+        landed
+    })
 }
 
 /// [`check`] for writers on disjoint keys, each with at most one batch of
@@ -135,23 +131,37 @@ pub fn check_subsets(
     what: &str,
 ) -> Model {
     assert!(in_flight.len() < 16, "{what}: 2^{} candidate states is too many", in_flight.len());
+    let chosen = |subset: u32| {
+        let batches = in_flight.iter().enumerate().filter(move |(i, _)| subset >> i & 1 == 1);
+        batches.map(|(_, b)| b.clone()).collect::<Vec<_>>()
+    };
+    verdict(db, base, acked, in_flight, what, |got, acknowledged| {
+        (0..1u32 << in_flight.len())
+            .find(|&s| &replay(acknowledged, &chosen(s)) == got)
+            .map(|s| s.count_ones() as usize)
+    })
+    .0
+}
+
+/// Reads `db`, finds how many of `in_flight` landed with `landed` (given
+/// the contents and the acknowledged state; `None`: no allowed state),
+/// checks the other two reads, and returns the contents, which the match
+/// showed to be the model, with that count.
+fn verdict(
+    db: &Db,
+    base: &Model,
+    acked: &[Vec<Write>],
+    in_flight: &[Vec<Write>],
+    what: &str,
+    landed: impl FnOnce(&Model, &Model) -> Option<usize>,
+) -> (Model, usize) {
     let got = contents(db);
     let acknowledged = replay(base, acked);
-    let landed = (0..1u32 << in_flight.len()).find_map(|subset| {
-        let chosen: Vec<Vec<Write>> = in_flight
-            .iter()
-            .enumerate()
-            .filter(|(i, _)| subset >> i & 1 == 1)
-            .map(|(_, b)| b.clone())
-            .collect();
-        let want = replay(&acknowledged, &chosen);
-        (got == want).then_some(want)
-    });
-    let Some(model) = landed else {
+    let Some(landed) = landed(&got, &acknowledged) else {
         panic!("{what}: recovered {}", first_difference(&got, &acknowledged));
     };
     confirm(db, &got, base, &acknowledged, acked.iter().chain(in_flight), what);
-    model
+    (got, landed)
 }
 
 /// `base` with `batches` applied in order.
