@@ -99,6 +99,7 @@ mod db;
 mod error;
 pub mod filter;
 pub mod fs;
+mod key_image;
 mod merge;
 mod options;
 mod planner;
@@ -130,6 +131,7 @@ pub use db::{
 };
 pub use error::{Error, Result};
 pub use filter::FilterKind;
+pub use key_image::{FIRST_BYTES_IMAGE, KeyImage, RangeFilterPolicy};
 pub use options::{Clock, Compaction, CompactionFilter, Decision, SystemClock};
 pub use policy::{CompressionPolicy, FilterPolicy};
 pub use prefix::{MAX_FIXED_PREFIX, PrefixExtractor};

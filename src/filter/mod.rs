@@ -35,6 +35,7 @@ mod hash;
 mod kind;
 mod peel;
 pub(crate) mod prefetch;
+mod range;
 mod ribbon;
 #[cfg(test)]
 mod static_tests;
@@ -55,6 +56,7 @@ pub use fingerprint::Fingerprint;
 pub(crate) use hash::HASHES;
 pub use hash::{KeyHash, hash_key};
 pub use kind::{EXAMPLE_BITS_PER_KEY, FilterKind, MAX_BITS_PER_KEY, MIN_BITS_PER_KEY, check_bits_per_key};
+pub use range::{MAX_RANGE_PROBES, RangeFilter, RangeLayout, RangeProbe, SPARSITY_BITS, bucket_hash};
 pub use ribbon::{Ribbon, RibbonLayout};
 pub use three_wise::ThreeWise;
 pub use xor::{Xor, Xor8, Xor16, XorLayout};
