@@ -7,6 +7,7 @@ mod compaction;
 pub use compaction::{Clock, Compaction, CompactionFilter, Decision, SystemClock};
 
 use crate::fs::{FileSystem, StdFs};
+use crate::key_image::RangeFilterPolicy;
 use crate::policy::{CompressionPolicy, FilterPolicy};
 use crate::prefix::PrefixExtractor;
 use crate::wal::RecoveryMode;
@@ -107,6 +108,12 @@ pub struct Options {
     /// extractor, or none, are never skipped by prefix (they are read as
     /// before), until compaction rewrites them under the new one.
     pub prefix_extractor: Option<PrefixExtractor>,
+    /// If set, every table written from then on (flushes, compactions) also
+    /// gets a range filter over its keys' images, and a bounded scan skips
+    /// the tables it proves hold no key in its range (docs/scan-filters.md).
+    /// Default `None`. Like the extractor, safe to change at any open: a
+    /// table is probed only under the image it was built with (by name).
+    pub range_filter: Option<RangeFilterPolicy>,
     /// Target size of a table's data blocks.
     pub block_bytes: usize,
     /// The codec each level's tables are written with (default
@@ -208,6 +215,7 @@ impl Default for Options {
             filter_policy: None,
             filter_memory_bytes: None,
             prefix_extractor: None,
+            range_filter: None,
             block_bytes: 4096,
             compression: CompressionPolicy::default(),
             fs: Arc::new(StdFs),
@@ -260,6 +268,9 @@ impl Options {
         }
         if let Some(e) = &self.prefix_extractor {
             e.validate()?;
+        }
+        if let Some(r) = &self.range_filter {
+            r.validate()?;
         }
         if !(2..=crate::manifest::NUM_LEVELS).contains(&self.max_levels) {
             return Err(Error::InvalidArgument(format!(

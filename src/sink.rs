@@ -17,6 +17,7 @@ use crate::Result;
 use crate::filter::FilterKind;
 use crate::fs::FileSystem;
 use crate::key::{SeqNo, ValueKind};
+use crate::key_image::RangeFilterPolicy;
 use crate::manifest::table_file_name;
 use crate::options::Clock;
 use crate::prefix::PrefixExtractor;
@@ -35,6 +36,8 @@ pub(crate) struct TableSink<'a> {
     pub block_bytes: usize,
     /// The extractor whose prefixes every new table's filter also holds.
     pub prefix_extractor: Option<PrefixExtractor>,
+    /// The range filter every new table gets, if any.
+    pub range_filter: Option<RangeFilterPolicy>,
     pub inject_filter_build_failure: bool,
     /// What new tables record as their creation time (`Options::clock`).
     pub clock: &'a dyn Clock,
@@ -94,6 +97,7 @@ impl TableSink<'_> {
             file_number: number,
             bloom_carry_bits,
             prefix_extractor: self.prefix_extractor,
+            range_filter: self.range_filter,
             inject_filter_build_failure: self.inject_filter_build_failure,
             compression,
             created_unix_secs: Some(self.clock.now_unix_secs()),

@@ -77,19 +77,28 @@ impl Source for MemSource {
 /// What a scan's table sources report as they open tables: the database
 /// keeps per-level counts of them.
 pub(crate) trait ScanObserver: Send + Sync {
-    /// A table of `level` was opened and seeked. `prefix_passed`: the
-    /// scan's prefix was probed in its filter and passed; `held`: the table
-    /// holds a key within the scan's bounds (so a passed prefix with
-    /// `held` false was a false positive).
-    fn table_opened(&self, level: usize, prefix_passed: bool, held: bool);
+    /// A table of `level` was opened and seeked. `passed`: which of the
+    /// table's scan filters were probed and passed; `held`: the table holds
+    /// a key within the scan's bounds (so a filter that passed with `held`
+    /// false gave a false positive).
+    fn table_opened(&self, level: usize, passed: Passed, held: bool);
+}
+
+/// Which of a table's scan filters were probed and answered "maybe".
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct Passed {
+    /// The point filter's prefix entry for the scan's prefix.
+    pub prefix: bool,
+    /// The range filter for the scan's bounds.
+    pub range: bool,
 }
 
 /// A scan's watch over one table source: the level, what each table's
-/// prefix filter said, and whom to tell about each table opened.
+/// scan filters said, and whom to tell about each table opened.
 pub(crate) struct ScanWatch {
     pub level: usize,
-    /// Per table of the source: whether its prefix filter was probed and passed.
-    pub prefix_passed: Vec<bool>,
+    /// Per table of the source: which filters were probed and passed.
+    pub passed: Vec<Passed>,
     pub observer: Arc<dyn ScanObserver>,
 }
 
@@ -143,7 +152,7 @@ impl TablesSource {
             self.pull()?;
             if let Some(w) = &self.watch {
                 let held = self.head.as_ref().is_some_and(|v| !past_end(&self.end, &v.key));
-                w.observer.table_opened(w.level, w.prefix_passed.get(i).copied().unwrap_or(false), held);
+                w.observer.table_opened(w.level, w.passed.get(i).copied().unwrap_or_default(), held);
             }
             if self.head.is_some() {
                 return Ok(());
@@ -250,7 +259,7 @@ impl TablesRevSource {
                 // The reverse cursor yields only keys within the bounds.
                 w.observer.table_opened(
                     w.level,
-                    w.prefix_passed.get(i).copied().unwrap_or(false),
+                    w.passed.get(i).copied().unwrap_or_default(),
                     self.head.is_some(),
                 );
             }

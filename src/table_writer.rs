@@ -159,6 +159,7 @@ impl TableWriter {
             level: u32::try_from(last).unwrap_or(u32::MAX),
             seed: salt,
             prefix_extractor: opts.prefix_extractor,
+            range_filter: opts.range_filter,
             compression: opts.compression.for_level(last, true),
             inject_filter_build_failure: opts.injects_filter_build_failure(),
             ..TableOptions::default()

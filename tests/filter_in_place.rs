@@ -4,7 +4,7 @@
 
 use siftdb::filter::FilterKind;
 use siftdb::fs::StdFs;
-use siftdb::table::{FORMAT_VERSION, FilterAnswer, Table, TableBuilder, TableOptions, verify_table};
+use siftdb::table::{FORMAT_VERSION_ALIGNED, FilterAnswer, Table, TableBuilder, TableOptions, verify_table};
 use siftdb::{Db, FilterPolicy, Options, ValueKind};
 
 fn table(dir: &std::path::Path, filter: FilterKind) -> Table {
@@ -33,7 +33,7 @@ fn a_fresh_table_reads_its_filter_in_place() {
     ];
     for kind in kinds {
         let t = table(dir.path(), kind);
-        assert_eq!(t.footer().version, FORMAT_VERSION, "{kind}");
+        assert_eq!(t.footer().version, FORMAT_VERSION_ALIGNED, "{kind}");
         let range = t.filter_in_place().unwrap_or_else(|| panic!("{kind}: the filter is a copy"));
         let block = t.footer().filter;
         assert!(block.offset < range.start && range.end < block.offset + u64::from(block.size), "{kind}");

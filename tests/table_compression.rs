@@ -12,8 +12,8 @@ use proptest::prelude::*;
 use siftdb::fs::StdFs;
 use siftdb::range_del::RangeTombstone;
 use siftdb::table::{
-    BlockHandle, Compression, Entry, FORMAT_VERSION, FORMAT_VERSION_COMPRESSED, FORMAT_VERSION_PLAIN, Footer,
-    Table, TableBuilder, TableOptions, verify_table,
+    BlockHandle, Compression, Entry, FORMAT_VERSION_ALIGNED, FORMAT_VERSION_COMPRESSED, FORMAT_VERSION_PLAIN,
+    Footer, Table, TableBuilder, TableOptions, verify_table,
 };
 use siftdb::{Error, ValueKind};
 
@@ -138,7 +138,7 @@ proptest! {
         let file = std::fs::read(&path).unwrap();
         let any = p.compressed_data_blocks > 0 || codec_of(&file, table.footer().index) != 0;
         let want = match (table.footer().filter.is_null(), any) {
-            (false, _) => FORMAT_VERSION,
+            (false, _) => FORMAT_VERSION_ALIGNED,
             (true, true) => FORMAT_VERSION_COMPRESSED,
             (true, false) => FORMAT_VERSION_PLAIN,
         };

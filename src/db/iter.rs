@@ -34,15 +34,18 @@
 
 use std::ops::Bound;
 use std::sync::Arc;
+use std::sync::atomic::AtomicU64;
 
 use bytes::Bytes;
 
 use crate::key::{SeqNo, ValueKind, before_start, past_end};
+use crate::key_image::KeyImage;
 use crate::merge::{Merge, Visible, VisibleBack};
 use crate::prefix::PrefixExtractor;
 use crate::range_del::{RangeDels, RangeTombstone};
 use crate::sources::{
-    KeyVersion, MemRevSource, MemSource, ScanObserver, ScanWatch, Source, TablesRevSource, TablesSource,
+    KeyVersion, MemRevSource, MemSource, Passed, ScanObserver, ScanWatch, Source, TablesRevSource,
+    TablesSource,
 };
 use crate::table::FilterAnswer;
 use crate::tree::{SuperVersion, TableFile};
@@ -95,7 +98,7 @@ impl DbIter {
             start,
             end,
             snapshot: snapshot.unwrap_or(0),
-            pick: TablePick { prefix: None, counters: Arc::clone(&inner.counters) },
+            pick: TablePick { prefix: None, range: None, counters: Arc::clone(&inner.counters) },
             front: None,
             back: None,
             front_last: None,
@@ -115,6 +118,10 @@ impl DbIter {
             // The prefix is the start's first bytes: a view, not a copy.
             let (Bound::Included(start) | Bound::Excluded(start)) = &it.start else { return None };
             Some((e, start.slice(..q)))
+        });
+        it.pick.range = inner.opts.range_filter.map(|r| {
+            let (lo, hi) = r.image.bounds(as_slice(&it.start), as_slice(&it.end));
+            (r.image, lo, hi)
         });
         let sv = pinned.unwrap_or_else(|| inner.current());
         it.snapshot = snapshot.unwrap_or_else(|| inner.visible_seq());
@@ -238,21 +245,25 @@ struct TablePick {
     /// The extractor and the prefix every key of the scan starts with, if
     /// the scan lies within one.
     prefix: Option<(PrefixExtractor, Bytes)>,
+    /// The key image and the images of the scan's bounds (inclusive; an
+    /// open side is the end of `u64`), if the database has a range filter.
+    range: Option<(KeyImage, u64, u64)>,
     counters: Arc<Counters>,
 }
 
 impl TablePick {
     /// The tables of `level` a scan of `(start, end)` must read, in order,
-    /// each with whether its prefix filter was probed and passed: not those
-    /// whose key range misses the bounds, nor those whose filter lacks the
-    /// scan's prefix (a table written under another extractor, or without a
+    /// each with which of its scan filters were probed and passed: not
+    /// those whose key range misses the bounds, nor those whose filter
+    /// lacks the scan's prefix or whose range filter finds the bounds empty
+    /// (a table written under another extractor or image, or without a
     /// usable filter, answers `NoFilter` and is read).
     fn tables(
         &self,
         level: usize,
         tables: &[Arc<TableFile>],
         (start, end): (&Bound<Bytes>, &Bound<Bytes>),
-    ) -> (Vec<Arc<TableFile>>, Vec<bool>) {
+    ) -> (Vec<Arc<TableFile>>, Vec<Passed>) {
         let counters = self.counters.read_stripe().levels.get(level);
         // A deeper level's tables are sorted and disjoint: the ones meeting
         // the bounds are one run, found by two binary searches.
@@ -269,27 +280,41 @@ impl TablePick {
         };
         let (mut picked, mut passed) = (Vec::new(), Vec::new());
         for t in tables.iter().filter(meets) {
-            let answer =
+            let by_prefix =
                 self.prefix.as_ref().map_or(FilterAnswer::NoFilter, |(e, q)| t.table.prefix_answer(e, q));
-            if answer != FilterAnswer::NoFilter
-                && let Some(c) = counters
-            {
-                bump(&c.prefix_probes, 1);
-                if answer == FilterAnswer::Absent {
-                    bump(&c.prefix_skipped, 1);
+            let count = |probes: &AtomicU64, skipped: &AtomicU64, answer: FilterAnswer| {
+                if answer != FilterAnswer::NoFilter {
+                    bump(probes, 1);
+                    bump(skipped, u64::from(answer == FilterAnswer::Absent));
                 }
+            };
+            if let Some(c) = counters {
+                count(&c.prefix_probes, &c.prefix_skipped, by_prefix);
             }
-            if answer != FilterAnswer::Absent {
+            if by_prefix == FilterAnswer::Absent {
+                continue;
+            }
+            // Asked only of a table the prefix did not rule out, so each
+            // skip is counted once, by the filter that made it.
+            let by_range = self
+                .range
+                .as_ref()
+                .map_or(FilterAnswer::NoFilter, |(i, lo, hi)| t.table.range_answer(i, *lo, *hi));
+            if let Some(c) = counters {
+                count(&c.range_probes, &c.range_skipped, by_range);
+            }
+            if by_range != FilterAnswer::Absent {
                 picked.push(Arc::clone(t));
-                passed.push(answer == FilterAnswer::MayContain);
+                let maybe = |a| a == FilterAnswer::MayContain;
+                passed.push(Passed { prefix: maybe(by_prefix), range: maybe(by_range) });
             }
         }
         (picked, passed)
     }
 
-    fn watch(&self, level: usize, prefix_passed: Vec<bool>) -> ScanWatch {
+    fn watch(&self, level: usize, passed: Vec<Passed>) -> ScanWatch {
         let observer: Arc<dyn ScanObserver> = Arc::clone(&self.counters) as Arc<dyn ScanObserver>;
-        ScanWatch { level, prefix_passed, observer }
+        ScanWatch { level, passed, observer }
     }
 }
 

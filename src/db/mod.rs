@@ -15,8 +15,7 @@
 //! [`Options`] (`crate::options`) and the in-memory tree of open tables
 //! (`crate::tree`) sit below both `db` and `compaction`, which read them.
 //!
-//! Lock order (never taken in the other direction): `write` → `manifest` →
-//! `sv`. The background threads never take `write`.
+//! Lock order (never the other way): `write` → `manifest` → `sv`; the background threads never take `write`.
 
 mod checkpoint;
 mod compact;
@@ -163,6 +162,7 @@ impl DbInner {
             salt: self.salt,
             block_bytes: self.opts.block_bytes,
             prefix_extractor: self.opts.prefix_extractor,
+            range_filter: self.opts.range_filter,
             inject_filter_build_failure: self.opts.injects_filter_build_failure(),
             clock: &*self.opts.clock,
             cleanup_failures: &self.counters.cleanup_failures,

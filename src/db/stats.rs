@@ -105,9 +105,17 @@ pub struct LevelStats {
     /// Prefix probes the filter passed for a table that held no key within
     /// the scan's bounds (counted when the scan opens the table).
     pub prefix_false_positives: u64,
+    /// Bounded scans that asked a table of this level's range filter about
+    /// their bounds (a range too wide for the filter is not asked).
+    pub range_probes: u64,
+    /// Range probes the filter answered "empty": the table was not opened.
+    pub range_skipped: u64,
+    /// Range probes the filter passed for a table that held no key within
+    /// the scan's bounds (counted when the scan opens the table).
+    pub range_false_positives: u64,
     /// Tables a scan opened and seeked, from either end (each costs an index
     /// search and a data block read). Tables whose key range misses the scan's
-    /// bounds, or whose filter lacks its prefix, are not opened.
+    /// bounds, or whose prefix or range filter rules it out, are not opened.
     pub scan_tables_opened: u64,
     /// Flushes (level 0), merges and filter refreshes that wrote tables to
     /// this level since the open.
@@ -170,6 +178,9 @@ impl LevelStats {
             prefix_false_positives: self
                 .prefix_false_positives
                 .saturating_sub(earlier.prefix_false_positives),
+            range_probes: self.range_probes.saturating_sub(earlier.range_probes),
+            range_skipped: self.range_skipped.saturating_sub(earlier.range_skipped),
+            range_false_positives: self.range_false_positives.saturating_sub(earlier.range_false_positives),
             scan_tables_opened: self.scan_tables_opened.saturating_sub(earlier.scan_tables_opened),
             write_jobs: self.write_jobs.saturating_sub(earlier.write_jobs),
             bytes_merged_in: self.bytes_merged_in.saturating_sub(earlier.bytes_merged_in),

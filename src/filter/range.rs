@@ -21,12 +21,17 @@
 //! bucket with a key is answered "maybe". For `n` keys spread over a span
 //! `S` (mean gap `g = S/n`), a random range of length `ℓ` meets a non-empty
 //! bucket with probability about `(2^s + ℓ)/g`, and touches `t ≤ 2 + ℓ/2^s`
-//! buckets. [`RangeLayout::for_images`] therefore picks the widest bucket
-//! below `g / 2^SPARSITY_BITS`: the bucket term stays under `2^-10 ≈ 0.1%`,
-//! the level of `2ε` for a 12-bit-per-key Ribbon filter, and ranges up to
-//! about `g/16` need at most [`MAX_RANGE_PROBES`] probes. Wider ranges
-//! answer "maybe" (they are rarely empty: a random range of `g/16` is empty
-//! with probability `e^(-1/16) ≈ 0.94`, and one of `g` with `0.37`).
+//! buckets. [`RangeLayout::for_images`] therefore picks, for sparse sets,
+//! the widest bucket below `g / 2^SPARSITY_BITS`: the bucket term stays
+//! under `2^-10 ≈ 0.1%`, the level of `2ε` for a 12-bit-per-key Ribbon
+//! filter, and ranges up to about `g/16` need at most [`MAX_RANGE_PROBES`]
+//! probes. Wider ranges answer "maybe" (they are rarely empty: a random
+//! range of `g/16` is empty with probability `e^(-1/16) ≈ 0.94`, and one
+//! of `g` with `0.37`). For dense sets (`g < 2^20`) that would leave
+//! buckets so narrow that a range of a few hundred values outruns the
+//! probes, so the bucket is at least `2^(⌊log2 g⌋/2 - 1)`, the geometric
+//! middle of a single value and the gap: at `g = 1,000` buckets of 8, a
+//! bucket term of 1/128 and 33 probes for `ℓ = 256`.
 //!
 //! **Against Grafite's bound.** Grafite proper (an Elias-Fano set of
 //! locality-preserving hashes) guarantees `ℓ / 2^(B-2)` at `B` bits per
@@ -91,7 +96,10 @@ impl RangeLayout {
             distinct += u64::from(w[0] != w[1]);
         }
         let gap = if distinct < 2 { 0 } else { (max - min) / (distinct - 1) };
-        let shift = if gap == 0 { 0 } else { gap.ilog2().saturating_sub(SPARSITY_BITS) };
+        let shift = match gap.checked_ilog2() {
+            None => 0,
+            Some(lg) => lg.saturating_sub(SPARSITY_BITS).max((lg / 2).saturating_sub(1)),
+        };
         Some(RangeLayout { shift: u8::try_from(shift).unwrap_or(63), min, max })
     }
 

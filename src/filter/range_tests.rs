@@ -14,6 +14,9 @@ fn the_bucket_width_follows_the_mean_gap() {
     // Dense ids: single values.
     let dense: Vec<u64> = (100..1100).collect();
     assert_eq!(RangeLayout::for_images(&dense).unwrap().shift, 0);
+    // A gap of 1,000: buckets of 8 (the middle of 1 and 2^9).
+    let thousands: Vec<u64> = (0..1000u64).map(|i| i * 1000).collect();
+    assert_eq!(RangeLayout::for_images(&thousands).unwrap().shift, 3);
     // A gap of 2^20: buckets of 2^10.
     let sparse: Vec<u64> = (0..1000u64).map(|i| i << 20).collect();
     assert_eq!(RangeLayout::for_images(&sparse).unwrap().shift, 10);

@@ -23,13 +23,13 @@ use super::filter_block::{BuiltFilter, FILTER_ARRAY_ALIGN, build_filter_block};
 use super::compression::{BlockCompressor, CODEC_RAW, Compression};
 use super::options::TableOptions;
 use super::format::{
-    BLOCK_TRAILER_LEN, BlockHandle, BlockType, FORMAT_VERSION, FORMAT_VERSION_COMPRESSED, FORMAT_VERSION_PLAIN, FORMAT_VERSION_RANGE_DEL, Footer,
+    BLOCK_TRAILER_LEN, BlockHandle, BlockType, FORMAT_VERSION, FORMAT_VERSION_ALIGNED, FORMAT_VERSION_COMPRESSED, FORMAT_VERSION_PLAIN, FORMAT_VERSION_RANGE_DEL, Footer,
     append_coded_block,
 };
 use super::index::IndexBuilder;
 use super::internal_key::{MAX_SEQ, ValueKind, compare_internal, encode_internal_key, pack_trailer};
 use super::properties::TableProperties;
-use super::range_del_block;
+use super::{range_del_block, range_filter_block};
 use super::record::TableRecord;
 use crate::filter::hash_key;
 use crate::prefix::PrefixExtractor;
@@ -75,6 +75,9 @@ pub struct TableBuilder {
     data_block: BlockBuilder,
     index: IndexBuilder,
     hashes: Vec<u64>,
+    /// The image of each distinct user key, for the range filter (empty
+    /// without one); ascending, as the keys are.
+    images: Vec<u64>,
     last_user_key: Vec<u8>,
     /// The last prefix given a filter entry (valid once `distinct_prefixes > 0`).
     last_prefix: Vec<u8>,
@@ -114,6 +117,9 @@ impl TableBuilder {
         if let Some(e) = &opts.prefix_extractor {
             e.validate()?;
         }
+        if let Some(r) = &opts.range_filter {
+            r.validate()?;
+        }
         let compressor = BlockCompressor::new(opts.compression)?;
         let path = path.into();
         let tmp = tmp_path(&path);
@@ -129,6 +135,7 @@ impl TableBuilder {
             written: 0,
             index: IndexBuilder::default(),
             hashes: Vec::new(),
+            images: Vec::new(),
             last_user_key: Vec::new(),
             last_prefix: Vec::new(),
             last_trailer: 0,
@@ -189,6 +196,9 @@ impl TableBuilder {
         }
         if first || self.last_user_key != user_key {
             self.hashes.push(hash_key(self.opts.seed, user_key));
+            if let Some(r) = &self.opts.range_filter {
+                self.images.push(r.image.image(user_key));
+            }
             self.props.distinct_keys += 1;
             // Keys sharing a prefix are adjacent in key order (every key
             // between two of them starts with it), so comparing with the
@@ -377,9 +387,24 @@ impl TableBuilder {
         } else {
             Some(self.append(&range_del_block::encode(&dels), BlockType::RangeDel)?)
         };
+        let range_filter = match &self.opts.range_filter {
+            Some(policy) => {
+                let built = range_filter_block::build(policy, self.opts.seed, &self.images, self.offset());
+                let handle = if built.block.is_empty() {
+                    None
+                } else {
+                    Some(self.append(&built.block, BlockType::RangeFilter)?)
+                };
+                let p = &mut self.props;
+                (p.range_filter_block, p.range_filter_buckets) = (handle, built.buckets);
+                (p.range_filter_kind, p.range_filter_fallback_reason) = (built.kind.to_string(), built.fallback_reason);
+                handle
+            }
+            None => None,
+        };
         let p = &mut self.props;
         p.largest_key = (p.entries > 0).then(|| self.last_user_key.clone());
-        cover_range_dels(p, &dels, range_del);
+        range_del_block::cover(p, &dels, range_del);
         p.index_bytes = index.size_with_trailer();
         p.filter_bytes = if filter.is_null() { 0 } else { filter.size_with_trailer() };
         p.filter_kind = kind.to_string();
@@ -399,7 +424,8 @@ impl TableBuilder {
         let props_block = p.encode();
         let properties = self.append(&props_block, BlockType::Properties)?;
         let version = match (self.any_compressed, range_del.is_some()) {
-            _ if array_at.is_some() && !filter.is_null() => FORMAT_VERSION,
+            _ if range_filter.is_some() => FORMAT_VERSION,
+            _ if array_at.is_some() && !filter.is_null() => FORMAT_VERSION_ALIGNED,
             (true, _) => FORMAT_VERSION_COMPRESSED,
             (false, true) => FORMAT_VERSION_RANGE_DEL,
             (false, false) => FORMAT_VERSION_PLAIN,
@@ -435,27 +461,6 @@ impl TableBuilder {
             filter_bytes: p.filter_bytes,
         })
     }
-}
-
-/// Widens the properties' key and sequence bounds to take in the range
-/// tombstones, so a table is consulted (and compacted) wherever one of
-/// them may delete, and records the block.
-fn cover_range_dels(p: &mut TableProperties, dels: &RangeDels, block: Option<BlockHandle>) {
-    let (Some(lo), Some(hi), Some(block)) = (dels.smallest(), dels.largest(), block) else {
-        return;
-    };
-    let seqs = dels.tombstones().iter().map(|t| t.seq);
-    let (min, max) = (seqs.clone().min().unwrap_or(0), seqs.max().unwrap_or(0));
-    p.min_seq = if p.entries == 0 { min } else { p.min_seq.min(min) };
-    p.max_seq = p.max_seq.max(max);
-    if p.smallest_key.as_deref().is_none_or(|k| lo < k) {
-        p.smallest_key = Some(lo.to_vec());
-    }
-    if p.largest_key.as_deref().is_none_or(|k| hi > k) {
-        p.largest_key = Some(hi.to_vec());
-    }
-    p.range_del_block = Some(block);
-    p.range_tombstones = dels.len() as u64;
 }
 
 impl Drop for TableBuilder {

@@ -5,8 +5,8 @@
 //!
 //! ```text
 //! +--------------+-----+-------------+---------------+--------------------+------------------+--------+
-//! | data block 0 | ... | index block | filter block? | range-del block?   | properties block | footer |
-//! +--------------+-----+-------------+---------------+--------------------+------------------+--------+
+//! | data block 0 | ... | index block | filter block? | range-del block?   | range-filter block? | properties block | footer |
+//! +--------------+-----+-------------+---------------+--------------------+---------------------+------------------+--------+
 //! ```
 //!
 //! The range-tombstone block's handle is not in the footer, whose frame is
@@ -23,6 +23,11 @@
 //! ([`FILTER_ARRAY_ALIGN`]).
 //! Every table with such a filter is version 4, compressed, with range
 //! tombstones or neither; a table without one is written as 1, 2 or 3.
+//! Version 5 means the table has a range filter
+//! ([`range_filter_block`](super::range_filter_block), its handle in
+//! properties tag 26), after the range-tombstone block's place; it keeps
+//! every rule of version 4. A table without a range filter is written as
+//! before, so builds from before range filters read it.
 //!
 //! ```text
 //! ... | index block | zeros (0..=63) | filter header (26) | kind's header | array @ 64·k | ...
@@ -55,7 +60,7 @@
 //! offset 12: filter handle      (12)   offset 0 + size 0 = no filter block
 //! offset 24: properties handle  (12)
 //! offset 36: format version     u32 LE: 1; 2 with range tombstones; 3 with a compressed block;
-//!                                4 with an aligned filter block
+//!                                4 with an aligned filter block; 5 with a range filter
 //! offset 40: reserved           u32 LE, zero (covered by the crc)
 //! offset 44: crc32 LE of bytes 0..44
 //! offset 48: magic              u64 LE = 0x5349_4654_5353_5401 ("SIFTSST" + 1)
@@ -70,10 +75,13 @@ use crate::{Error, Result};
 
 /// The last eight bytes of every table file.
 pub const TABLE_MAGIC: u64 = 0x5349_4654_5353_5401;
-/// The newest table format this code writes and reads: a table whose
-/// filter block is aligned for reading in place (zero padding before it),
-/// compressed or not, with range tombstones or not.
-pub const FORMAT_VERSION: u32 = 4;
+/// The newest table format this code writes and reads: a table with a
+/// range filter ([`BlockType::RangeFilter`]), and otherwise as version 4.
+pub const FORMAT_VERSION: u32 = 5;
+/// The format of a table whose filter block is aligned for reading in
+/// place (zero padding before it), compressed or not, with range
+/// tombstones or not, and no range filter.
+pub const FORMAT_VERSION_ALIGNED: u32 = 4;
 /// The format of a table with a compressed data or index block, range
 /// tombstones or not, and no aligned filter block.
 pub const FORMAT_VERSION_COMPRESSED: u32 = 3;
@@ -105,6 +113,8 @@ pub enum BlockType {
     Properties = 4,
     /// The table's range tombstones (format version 2).
     RangeDel = 5,
+    /// The range filter over the table's key images (format version 5).
+    RangeFilter = 6,
 }
 
 /// Where a block lives in the file: contents only, trailer excluded.
@@ -246,7 +256,7 @@ impl Footer {
 /// # Errors
 /// `Corruption` if the gap is not fewer than 64 zero bytes.
 pub fn check_filter_padding(file: &[u8], footer: &Footer) -> Result<()> {
-    if footer.version < FORMAT_VERSION || footer.filter.is_null() {
+    if footer.version < FORMAT_VERSION_ALIGNED || footer.filter.is_null() {
         return Ok(());
     }
     let start = footer.index.offset.saturating_add(footer.index.size_with_trailer());
@@ -277,6 +287,26 @@ pub fn check_range_del_version(version: u32, has_block: bool, version_at: u64) -
         (FORMAT_VERSION_PLAIN, true) => Err(Error::corruption(
             version_at,
             format!("table format version {version} names a range-tombstone block, which it cannot hold"),
+        )),
+        _ => Ok(()),
+    }
+}
+
+/// Checks that a table's format `version` and whether its properties name
+/// a range-filter block agree: version 5 has one, earlier versions none.
+///
+/// # Errors
+/// `Corruption` (at `version_at`, the footer's version field) if they
+/// disagree.
+pub fn check_range_filter_version(version: u32, has_block: bool, version_at: u64) -> Result<()> {
+    match (version >= FORMAT_VERSION, has_block) {
+        (true, false) => Err(Error::corruption(
+            version_at,
+            format!("table format version {version} without a range-filter block in its properties"),
+        )),
+        (false, true) => Err(Error::corruption(
+            version_at,
+            format!("table format version {version} names a range-filter block, which it cannot hold"),
         )),
         _ => Ok(()),
     }

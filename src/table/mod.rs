@@ -37,6 +37,7 @@ mod iter;
 mod options;
 pub mod properties;
 pub mod range_del_block;
+pub mod range_filter_block;
 mod reader;
 mod record;
 mod rev_iter;
@@ -47,7 +48,11 @@ pub use builder::TableBuilder;
 pub use options::TableOptions;
 pub use filter_block::FilterHeader;
 pub use compression::Compression;
-pub use format::{BlockHandle, FORMAT_VERSION, FORMAT_VERSION_COMPRESSED, FORMAT_VERSION_PLAIN, FORMAT_VERSION_RANGE_DEL, Footer};
+pub use format::{
+    BlockHandle, FORMAT_VERSION, FORMAT_VERSION_ALIGNED, FORMAT_VERSION_COMPRESSED, FORMAT_VERSION_PLAIN, FORMAT_VERSION_RANGE_DEL,
+    Footer,
+};
+pub use range_filter_block::TableRangeFilter;
 pub use iter::{TableEntry, TableIter};
 pub use properties::TableProperties;
 pub use filter_details::{FilterDetails, FilterStatus};

@@ -3,6 +3,7 @@
 
 use super::compression::Compression;
 use crate::filter::FilterKind;
+use crate::key_image::RangeFilterPolicy;
 use crate::prefix::PrefixExtractor;
 
 /// How a table is written.
@@ -33,6 +34,10 @@ pub struct TableOptions {
     /// gives the table's keys, and the properties name it
     /// ([`crate::PrefixExtractor`]). Default `None`.
     pub prefix_extractor: Option<PrefixExtractor>,
+    /// If set, the table also gets a range filter over its keys' images
+    /// ([`range_filter_block`](super::range_filter_block)), and is written
+    /// in format version 5. Default `None`.
+    pub range_filter: Option<RangeFilterPolicy>,
     /// How data blocks (and the index block, if it pays) are compressed
     /// (default [`Compression::None`]). A block that would not shrink by
     /// 1/8 is stored raw, and a table with no compressed block is written
@@ -60,6 +65,7 @@ impl Default for TableOptions {
             file_number: 0,
             bloom_carry_bits: 0,
             prefix_extractor: None,
+            range_filter: None,
             compression: Compression::None,
             created_unix_secs: None,
             inject_filter_build_failure: false,

@@ -43,6 +43,16 @@
 //! | 23 | compression the table was written with | UTF-8, as `Compression` displays |
 //! | 24 | data bytes uncompressed (contents + trailers; tag 8 is as stored) | varint |
 //! | 25 | data blocks stored compressed | varint |
+//!
+//! Tags 26–29 are written only by a table with a range filter (format
+//! version 5, [`range_filter_block`](super::range_filter_block)):
+//!
+//! | tag | field | value encoding |
+//! |---|---|---|
+//! | 26 | the range-filter block | block handle (12 bytes) |
+//! | 27 | non-empty buckets in it | varint |
+//! | 28 | its point filter's kind as built | UTF-8, as `FilterKind` displays |
+//! | 29 | why the requested kind was not built (absent if it was) | UTF-8 |
 
 use super::format::BlockHandle;
 use crate::codec::{Reader, put_length_prefixed, put_varint};
@@ -111,6 +121,14 @@ pub struct TableProperties {
     pub data_raw_bytes: u64,
     /// Data blocks stored compressed (the others saved less than 1/8).
     pub compressed_data_blocks: u64,
+    /// The range-filter block, if the table has one (format version 5).
+    pub range_filter_block: Option<BlockHandle>,
+    /// Non-empty buckets the range filter holds.
+    pub range_filter_buckets: u64,
+    /// The range filter's point-filter kind as built.
+    pub range_filter_kind: String,
+    /// Why the range filter's requested kind was not built, if it was not.
+    pub range_filter_fallback_reason: Option<String>,
 }
 
 fn put_field(out: &mut Vec<u8>, tag: u64, value: &[u8]) {
@@ -177,6 +195,16 @@ impl TableProperties {
             put_u64_field(&mut out, 24, self.data_raw_bytes);
             put_u64_field(&mut out, 25, self.compressed_data_blocks);
         }
+        if let Some(h) = &self.range_filter_block {
+            let mut buf = Vec::with_capacity(12);
+            h.encode_to(&mut buf);
+            put_field(&mut out, 26, &buf);
+            put_u64_field(&mut out, 27, self.range_filter_buckets);
+            put_field(&mut out, 28, self.range_filter_kind.as_bytes());
+            if let Some(r) = &self.range_filter_fallback_reason {
+                put_field(&mut out, 29, r.as_bytes());
+            }
+        }
         out
     }
 
@@ -229,21 +257,29 @@ impl TableProperties {
                 17 => p.filter_requested = text()?,
                 18 => p.prefix_extractor = Some(text()?),
                 19 => p.distinct_prefixes = num().map_err(fix)?,
-                20 => {
-                    let mut vr = Reader::new(value);
-                    let h = BlockHandle::decode_from(&mut vr).and_then(|h| vr.finish().map(|()| h));
-                    p.range_del_block = Some(h.map_err(fix)?);
-                }
+                20 => p.range_del_block = Some(handle(value).map_err(fix)?),
                 21 => p.range_tombstones = num().map_err(fix)?,
                 22 => p.max_block_bytes = num().map_err(fix)?,
                 23 => p.compression = Some(text()?),
                 24 => p.data_raw_bytes = num().map_err(fix)?,
                 25 => p.compressed_data_blocks = num().map_err(fix)?,
+                26 => p.range_filter_block = Some(handle(value).map_err(fix)?),
+                27 => p.range_filter_buckets = num().map_err(fix)?,
+                28 => p.range_filter_kind = text()?,
+                29 => p.range_filter_fallback_reason = Some(text()?),
                 _ => {}
             }
         }
         Ok(p)
     }
+}
+
+/// A field holding one block handle and nothing else.
+fn handle(value: &[u8]) -> Result<BlockHandle> {
+    let mut vr = Reader::new(value);
+    let h = BlockHandle::decode_from(&mut vr)?;
+    vr.finish()?;
+    Ok(h)
 }
 
 #[cfg(test)]
@@ -276,6 +312,10 @@ mod tests {
             max_block_bytes: 4200,
             data_raw_bytes: 9000,
             compressed_data_blocks: 1,
+            range_filter_block: Some(BlockHandle { offset: 4180, size: 700 }),
+            range_filter_buckets: 6,
+            range_filter_kind: "ribbon:10".into(),
+            range_filter_fallback_reason: Some("ribbon: injected".into()),
         }
     }
 
@@ -308,6 +348,24 @@ mod tests {
         // A handle of the wrong length is damage, not a guess.
         let mut bad = enc;
         put_field(&mut bad, 20, &[0; 11]);
+        assert!(TableProperties::decode(&bad).unwrap_err().is_corruption());
+    }
+
+    #[test]
+    fn tables_without_a_range_filter_write_none_of_its_tags() {
+        let none = TableProperties {
+            range_filter_block: None,
+            range_filter_buckets: 0,
+            range_filter_kind: String::new(),
+            range_filter_fallback_reason: None,
+            ..sample()
+        };
+        let enc = none.encode();
+        assert_eq!(TableProperties::decode(&enc).unwrap(), none);
+        let tags_26_to_29 = 2 + 12 + 2 + 1 + 2 + "ribbon:10".len() + 2 + "ribbon: injected".len();
+        assert_eq!(sample().encode().len(), enc.len() + tags_26_to_29);
+        let mut bad = enc;
+        put_field(&mut bad, 26, &[0; 13]);
         assert!(TableProperties::decode(&bad).unwrap_err().is_corruption());
     }
 

@@ -20,7 +20,7 @@ use std::path::Path;
 
 use bytes::Bytes;
 
-use super::format::{BlockType, FOOTER_LEN, Footer, check_range_del_version, read_block};
+use super::format::{BlockHandle, BlockType, FOOTER_LEN, Footer, check_range_del_version, read_block};
 use super::internal_key::MAX_SEQ;
 use super::properties::TableProperties;
 use crate::codec::{Reader, put_length_prefixed, put_varint};
@@ -108,6 +108,27 @@ pub(super) fn load(
     let block = read_block(file, h, BlockType::RangeDel).map_err(|e| e.at_file(path, 0))?;
     let dels = decode(&block).map_err(|e| e.at_file(path, h.offset))?;
     Ok(Some(Box::new(dels)))
+}
+
+/// Widens the properties' key and sequence bounds to take in the range
+/// tombstones, so a table is consulted (and compacted) wherever one of
+/// them may delete, and records the block.
+pub(super) fn cover(p: &mut TableProperties, dels: &RangeDels, block: Option<BlockHandle>) {
+    let (Some(lo), Some(hi), Some(block)) = (dels.smallest(), dels.largest(), block) else {
+        return;
+    };
+    let seqs = dels.tombstones().iter().map(|t| t.seq);
+    let (min, max) = (seqs.clone().min().unwrap_or(0), seqs.max().unwrap_or(0));
+    p.min_seq = if p.entries == 0 { min } else { p.min_seq.min(min) };
+    p.max_seq = p.max_seq.max(max);
+    if p.smallest_key.as_deref().is_none_or(|k| lo < k) {
+        p.smallest_key = Some(lo.to_vec());
+    }
+    if p.largest_key.as_deref().is_none_or(|k| hi > k) {
+        p.largest_key = Some(hi.to_vec());
+    }
+    p.range_del_block = Some(block);
+    p.range_tombstones = dels.len() as u64;
 }
 
 #[cfg(test)]

@@ -44,7 +44,7 @@ use super::filter_block::TableFilter;
 use super::filter_details::{FilterDetails, FilterStatus};
 use super::compression::MAX_UNCOMPRESSED_BLOCK;
 use super::format::{
-    BlockHandle, BlockType, FOOTER_LEN, FORMAT_VERSION, FORMAT_VERSION_COMPRESSED, Footer, check_filter_padding, read_block,
+    BlockHandle, BlockType, FOOTER_LEN, FORMAT_VERSION_ALIGNED, FORMAT_VERSION_COMPRESSED, Footer, check_filter_padding, read_block,
     read_block_decoded,
 };
 use super::index::Index;
@@ -53,6 +53,7 @@ use super::iter::TableIter;
 use super::rev_iter::TableRevIter;
 use super::properties::TableProperties;
 use super::range_del_block;
+use super::range_filter_block::{self, TableRangeFilter};
 use super::stats::{CounterSnapshot, Entry, FilterAnswer, Lookup, TableCounters};
 use crate::filter::{KeyHash, hash_key};
 use crate::prefix::PrefixExtractor;
@@ -64,6 +65,7 @@ mod batch;
 pub use batch::BatchScratch;
 pub(crate) use batch::locate_all;
 mod heap;
+mod scan_filters;
 
 /// An open, immutable table. Cheap to clone; clones share the map and the
 /// counters.
@@ -93,6 +95,9 @@ struct Inner {
     /// The extractor of the filter's prefix entries, if the properties name
     /// one this build knows (an unknown name: prefixes are never probed).
     prefix_extractor: Option<PrefixExtractor>,
+    /// Boxed: most tables have none.
+    range_filter: Option<Box<TableRangeFilter>>,
+    range_filter_dropped: Option<String>,
     counters: TableCounters,
 }
 
@@ -153,12 +158,13 @@ impl Table {
         let index = Index::new(index_block).map_err(in_file(footer.index.offset))?;
         check_filter_padding(&file, &footer).map_err(in_file(0))?;
         let range_dels = range_del_block::load(path, &file, &footer, &properties)?;
+        let (range_filter, range_filter_dropped) = range_filter_block::load(path, &file, &footer, &properties)?;
         let (filter, filter_dropped) = if footer.filter.is_null() {
             (None, None)
         } else {
             match read_block(&file, footer.filter, BlockType::Filter)
                 .and_then(|b| {
-                    let in_place = footer.version >= FORMAT_VERSION;
+                    let in_place = footer.version >= FORMAT_VERSION_ALIGNED;
                     TableFilter::decode_mapped(&b, in_place).map_err(|e| e.at_file(path, footer.filter.offset))
                 })
             {
@@ -178,6 +184,8 @@ impl Table {
                 filter_dropped,
                 range_dels,
                 prefix_extractor: properties.prefix_extractor.as_deref().and_then(|n| n.parse().ok()),
+                range_filter: range_filter.map(Box::new),
+                range_filter_dropped,
                 properties,
                 counters: TableCounters::default(),
             }),
@@ -422,27 +430,6 @@ impl Table {
     #[must_use]
     pub fn filter_keys(&self) -> u64 {
         self.inner.properties.distinct_keys.saturating_add(self.inner.properties.distinct_prefixes)
-    }
-
-    /// The prefix extractor whose prefixes the filter holds, if any (and if
-    /// this build knows its name).
-    #[must_use]
-    pub fn prefix_extractor(&self) -> Option<PrefixExtractor> {
-        self.inner.prefix_extractor
-    }
-
-    /// What the filter says about prefix `q` (extracted by `extractor`),
-    /// without reading data or counting a probe. `NoFilter` unless the table
-    /// was written with that same extractor and has a usable filter: a table
-    /// written with another extractor, or none, is never skipped by prefix.
-    #[must_use]
-    pub fn prefix_answer(&self, extractor: &PrefixExtractor, q: &[u8]) -> FilterAnswer {
-        match &self.inner.filter {
-            Some(f) if self.inner.prefix_extractor.as_ref() == Some(extractor) => {
-                answer(f.may_contain(PrefixExtractor::hash(f.seed(), q)))
-            }
-            _ => FilterAnswer::NoFilter,
-        }
     }
 
     /// Whether the writer could not build the requested filter and fell

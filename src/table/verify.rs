@@ -13,6 +13,10 @@
 //!   zeros that align a format-4 filter block;
 //! - the range-tombstone block decodes (ranges not empty, sequence numbers
 //!   in range), and the format version agrees with its presence;
+//! - the range-filter block decodes, the format version agrees with its
+//!   presence, its bucket count with the properties', and, built over the
+//!   built-in image, it answers "maybe" for every distinct user key's image
+//!   (a false negative would make a range scan skip the table);
 //! - internal keys strictly ascending within and across data blocks, and
 //!   each index key equal to the last key of its data block;
 //! - the filter answers "may contain" for every distinct user key (a false
@@ -38,12 +42,14 @@ use bytes::Bytes;
 
 use super::filter_block::TableFilter;
 use super::format::{
-    BlockHandle, BlockType, FOOTER_LEN, Footer, check_filter_padding, check_range_del_version, read_block,
-    read_block_decoded,
+    BlockHandle, BlockType, FOOTER_LEN, Footer, check_filter_padding, check_range_del_version,
+    check_range_filter_version, read_block, read_block_decoded,
 };
 use super::index::Index;
 use super::properties::TableProperties;
 use super::range_del_block;
+use super::range_filter_block::TableRangeFilter;
+use crate::key_image::FIRST_BYTES_IMAGE;
 use crate::fs::FileSystem;
 use crate::range_del::RangeDels;
 use crate::{Error, Result};
@@ -88,7 +94,9 @@ fn verify_bytes(file: &Bytes, footer: &Footer) -> VerifyReport {
         }
     };
     let range_del = props.as_ref().and_then(|p| p.range_del_block);
-    check_tiling(file, footer, range_del, &mut report);
+    let range_filter = props.as_ref().and_then(|p| p.range_filter_block);
+    check_tiling(file, footer, (range_del, range_filter), &mut report);
+    let ranges = check_range_filter(file, footer, props.as_ref(), &mut report);
     let dels = check_range_dels(file, footer, props.as_ref(), &mut report);
     let filter = if footer.filter.is_null() {
         None
@@ -113,7 +121,7 @@ fn verify_bytes(file: &Bytes, footer: &Footer) -> VerifyReport {
     let mut tally = check_data(
         file,
         &index,
-        (filter.as_ref(), extractor),
+        (filter.as_ref(), extractor, ranges.as_ref().filter(|r| r.image() == FIRST_BYTES_IMAGE)),
         (footer.index.offset, block_limit),
         &mut report,
     );
@@ -187,9 +195,49 @@ fn check_range_dels(
     }
 }
 
+/// The range filter, decoded, if the table has one that decodes; its
+/// version agreement and bucket count checked.
+fn check_range_filter(
+    file: &Bytes,
+    footer: &Footer,
+    props: Option<&TableProperties>,
+    report: &mut VerifyReport,
+) -> Option<TableRangeFilter> {
+    let p = props?;
+    let version_at = file.len().saturating_sub(FOOTER_LEN) as u64 + 36;
+    if let Err(e) = check_range_filter_version(footer.version, p.range_filter_block.is_some(), version_at) {
+        report.error(version_at, &e);
+    }
+    let h = p.range_filter_block?;
+    report.blocks_checked += 1;
+    let decoded = read_block(file, h, BlockType::RangeFilter)
+        .and_then(|b| TableRangeFilter::decode(&b).map_err(|e| shift(e, h.offset)));
+    match decoded {
+        Ok(r) => {
+            let buckets = r.points().map(|f| f.header().keys);
+            if buckets.is_some_and(|b| b != p.range_filter_buckets) {
+                report.problem(
+                    h.offset,
+                    format!("range filter holds {buckets:?} buckets, the properties say {}", p.range_filter_buckets),
+                );
+            }
+            Some(r)
+        }
+        Err(e) => {
+            report.error(h.offset, &e);
+            None
+        }
+    }
+}
+
 /// Index, filter, range tombstones, properties and footer must follow one
 /// another exactly.
-fn check_tiling(file: &[u8], footer: &Footer, range_del: Option<BlockHandle>, report: &mut VerifyReport) {
+fn check_tiling(
+    file: &[u8],
+    footer: &Footer,
+    (range_del, range_filter): (Option<BlockHandle>, Option<BlockHandle>),
+    report: &mut VerifyReport,
+) {
     let file_len = file.len() as u64;
     let end = |h: BlockHandle| h.offset.saturating_add(h.size_with_trailer());
     // The zeros a format-4 writer puts before the filter block to align it.
@@ -200,6 +248,9 @@ fn check_tiling(file: &[u8], footer: &Footer, range_del: Option<BlockHandle>, re
     }
     if let Some(h) = range_del {
         regions.push(("range-tombstone", h));
+    }
+    if let Some(h) = range_filter {
+        regions.push(("range-filter", h));
     }
     regions.push(("properties", footer.properties));
     for pair in regions.windows(2) {

@@ -24,6 +24,7 @@ use siftdb::table::compression::{BlockCompressor, CODEC_LZ4, CODEC_RAW, CODEC_ZS
 use siftdb::table::filter_block::TableFilter;
 use siftdb::table::index::Index;
 use siftdb::table::range_del_block;
+use siftdb::table::range_filter_block::TableRangeFilter;
 use siftdb::table::{Compression, Entry, Footer, Table, TableProperties};
 use siftdb::wal::{FrameReader, LogEnd, RecordType, RecoveryMode};
 use siftdb::{Error, WriteBatch};
@@ -56,6 +57,7 @@ pub const TARGETS: &[(&str, Check)] = &[
     ("table_filter_block", check_table_filter_block),
     ("table_file", check_table_file),
     ("table_range_del", check_table_range_del),
+    ("table_range_filter", check_table_range_filter),
     ("table_compressed_block", check_table_compressed_block),
 ];
 
@@ -436,6 +438,36 @@ pub fn check_table_filter_block(data: &[u8]) -> bool {
     }
     if let Some(fpr) = f.theoretical_fpr() {
         assert!(fpr.is_nan() || (0.0..=1.0).contains(&fpr), "fpr {fpr}");
+    }
+    true
+}
+
+/// A range-filter block's contents: decode, then probe ranges. A range
+/// outside the stored image bounds is empty; a decoded block answers the
+/// same read in place at any offset as copied.
+pub fn check_table_range_filter(data: &[u8]) -> bool {
+    let Some(f) = expect_corruption(TableRangeFilter::decode(data)) else {
+        for shift in [0, 1, 7] {
+            assert!(expect_corruption(TableRangeFilter::decode_mapped(&shifted(data, shift))).is_none());
+        }
+        return false;
+    };
+    let probes = [(0, 0), (0, u64::MAX), (1 << 40, (1 << 40) + 255), (u64::MAX - 15, u64::MAX), (9, 3)];
+    let answers: Vec<bool> = probes.iter().map(|&(lo, hi)| f.may_intersect(lo, hi)).collect();
+    let l = f.layout();
+    if f.points().is_some() {
+        assert!(l.shift <= 63 && l.min <= l.max, "{l:?}");
+        assert!(!f.may_intersect(9, 3), "a reversed range is empty");
+        if l.min > 0 {
+            assert!(!f.may_intersect(0, l.min - 1), "below the smallest image: {l:?}");
+        }
+    } else {
+        assert!(answers.iter().all(|&a| a), "an unknown version answers maybe");
+    }
+    for shift in [0, 1, 7, 63] {
+        let g = TableRangeFilter::decode_mapped(&shifted(data, shift)).expect("decodes as the copy did");
+        let again: Vec<bool> = probes.iter().map(|&(lo, hi)| g.may_intersect(lo, hi)).collect();
+        assert_eq!(again, answers, "in place at shift {shift}");
     }
     true
 }

@@ -100,6 +100,23 @@ pub fn seeds() -> Vec<(&'static str, String, Vec<u8>)> {
     out.push(("table_range_del", "empty".into(), vec![0]));
     out.push(("table_properties", "range_dels".into(), contents(footer.properties)));
     out.push(("table_file", "range_dels".into(), file));
+    // Range filters: the block of two kinds, the properties naming one,
+    // and the table.
+    for (name, kind) in [
+        ("ribbon", FilterKind::Ribbon { bits_per_key: 10.0 }),
+        ("bloom", FilterKind::Bloom { bits_per_key: 8.0 }),
+    ] {
+        let file = sample_table_with_range_filter(kind);
+        let footer = Footer::decode(&file).unwrap();
+        let contents =
+            |h: BlockHandle| file[h.offset as usize..(h.offset + u64::from(h.size)) as usize].to_vec();
+        let props = TableProperties::decode(&contents(footer.properties)).unwrap();
+        out.push(("table_range_filter", name.into(), contents(props.range_filter_block.unwrap())));
+        if name == "ribbon" {
+            out.push(("table_properties", "range_filter".into(), contents(footer.properties)));
+            out.push(("table_file", "range_filter".into(), file));
+        }
+    }
     // Compressed tables: a data and the index block as the
     // `table_compressed_block` target takes them (codec byte first). Index
     // blocks are written raw now (read in place), so the index seed is the
@@ -247,13 +264,19 @@ pub fn sample_table_with(filter: FilterKind, prefix_extractor: Option<siftdb::Pr
 /// [`sample_table`] (binary fuse) with range tombstones, overlapping and
 /// beyond the points.
 pub fn sample_table_with_range_dels() -> Vec<u8> {
+    let tombstones =
+        [("key0003", "key0009", 50), ("key0005", "key0012", 60), ("a", "b", 7), ("zz", "zz\0", 3)];
+    sample_table_built(TableOptions::default(), &tombstones)
+}
+
+/// [`sample_table`]'s entries in 128-byte blocks under seed 11, with
+/// `tombstones` (start, end, seq), written with `opts` otherwise.
+fn sample_table_built(opts: TableOptions, tombstones: &[(&str, &str, u64)]) -> Vec<u8> {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("000001.sst");
-    let opts = TableOptions { block_bytes: 128, restart_interval: 4, seed: 11, ..TableOptions::default() };
+    let opts = TableOptions { block_bytes: 128, restart_interval: 4, seed: 11, ..opts };
     let mut b = TableBuilder::new(Arc::new(StdFs), &path, opts).unwrap();
-    for (start, end, seq) in
-        [("key0003", "key0009", 50), ("key0005", "key0012", 60), ("a", "b", 7), ("zz", "zz\0", 3)]
-    {
+    for &(start, end, seq) in tombstones {
         b.add_range_tombstone(&RangeTombstone::new(start.as_bytes().to_vec(), end.as_bytes().to_vec(), seq))
             .unwrap();
     }
@@ -262,6 +285,12 @@ pub fn sample_table_with_range_dels() -> Vec<u8> {
     }
     b.finish().unwrap();
     std::fs::read(&path).unwrap()
+}
+
+/// [`sample_table`]'s entries with a range filter of `kind` over them.
+pub fn sample_table_with_range_filter(kind: FilterKind) -> Vec<u8> {
+    let range_filter = Some(siftdb::RangeFilterPolicy { kind, ..Default::default() });
+    sample_table_built(TableOptions { range_filter, ..TableOptions::default() }, &[])
 }
 
 /// [`sample_table`]'s keys with values long and repetitive enough that

@@ -46,7 +46,7 @@ fn info_reports_counts_ranges_and_filter_parameters() {
         assert_eq!(v["min_seq"], 5);
         assert_eq!(v["max_seq"], 1299);
         // Format 4: the filter's array is aligned in place.
-        assert_eq!(v["format_version"], siftdb::table::format::FORMAT_VERSION);
+        assert_eq!(v["format_version"], siftdb::table::format::FORMAT_VERSION_ALIGNED);
         assert_eq!(v["file_size"], before.len() as u64);
         assert!(v["blocks"]["data"]["count"].as_u64().unwrap() > 5);
         let f = &v["filter"];
@@ -672,7 +672,7 @@ fn range_tombstones_are_shown_by_info_and_dump() {
     let (code, v) = run_json(&["sst", "info", p(&path), "--json"]);
     assert_eq!(code, 0, "{v}");
     // Range tombstones need format 2; this table's filter, read in place, 4.
-    assert_eq!(v["format_version"], siftdb::table::format::FORMAT_VERSION);
+    assert_eq!(v["format_version"], siftdb::table::format::FORMAT_VERSION_ALIGNED);
     assert_eq!(v["range_tombstone_count"], 12);
     let ts = v["range_tombstones"].as_array().unwrap();
     assert_eq!(ts.len(), 12);

@@ -31,14 +31,14 @@ fn info_shows_the_codec_and_the_data_bytes_raw_and_stored() {
     assert_eq!(c["data_raw_bytes"], c["data_stored_bytes"]);
     assert_eq!(c["ratio"], 1.0);
     // Its filter, aligned to be read in place, makes it format 4 either way.
-    assert_eq!(raw["format_version"], siftdb::table::format::FORMAT_VERSION);
+    assert_eq!(raw["format_version"], siftdb::table::format::FORMAT_VERSION_ALIGNED);
     let raw_bytes = c["data_raw_bytes"].as_u64().unwrap();
 
     for codec in [Compression::Lz4, Compression::Zstd { level: 5 }] {
         let path = build(dir.path(), codec);
         let (code, v) = run_json(&["sst", "info", p(&path), "--json"]);
         assert_eq!(code, 0);
-        assert_eq!(v["format_version"], siftdb::table::format::FORMAT_VERSION);
+        assert_eq!(v["format_version"], siftdb::table::format::FORMAT_VERSION_ALIGNED);
         let c = &v["compression"];
         assert_eq!(c["codec"], codec.to_string(), "{c}");
         assert_eq!(c["data_blocks_compressed"], v["blocks"]["data"]["count"], "{c}");

@@ -10,7 +10,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering::Relaxed};
 
 use super::{LevelStats, Stats};
-use crate::sources::ScanObserver;
+use crate::sources::{Passed, ScanObserver};
 
 /// The read-path counters of one level.
 #[derive(Debug, Default)]
@@ -24,6 +24,9 @@ pub(crate) struct LevelCounters {
     pub prefix_probes: AtomicU64,
     pub prefix_skipped: AtomicU64,
     pub prefix_false_positives: AtomicU64,
+    pub range_probes: AtomicU64,
+    pub range_skipped: AtomicU64,
+    pub range_false_positives: AtomicU64,
     pub scan_tables_opened: AtomicU64,
 }
 
@@ -178,6 +181,9 @@ impl Counters {
                     prefix_probes: at(|c| &c.prefix_probes),
                     prefix_skipped: at(|c| &c.prefix_skipped),
                     prefix_false_positives: at(|c| &c.prefix_false_positives),
+                    range_probes: at(|c| &c.range_probes),
+                    range_skipped: at(|c| &c.range_skipped),
+                    range_false_positives: at(|c| &c.range_false_positives),
                     scan_tables_opened: at(|c| &c.scan_tables_opened),
                     ..self.level_writes.get(level).map_or_else(LevelStats::default, LevelWrites::stats)
                 }
@@ -246,11 +252,14 @@ impl LevelWrites {
 }
 
 impl ScanObserver for Counters {
-    fn table_opened(&self, level: usize, prefix_passed: bool, held: bool) {
+    fn table_opened(&self, level: usize, passed: Passed, held: bool) {
         if let Some(c) = self.read_stripe().levels.get(level) {
             bump(&c.scan_tables_opened, 1);
-            if prefix_passed && !held {
+            if passed.prefix && !held {
                 bump(&c.prefix_false_positives, 1);
+            }
+            if passed.range && !held {
+                bump(&c.range_false_positives, 1);
             }
         }
     }

@@ -9,7 +9,7 @@ use crate::filter::FilterKind;
 use crate::fs::StdFs;
 use crate::key::ValueKind;
 use crate::table::format::{
-    BLOCK_TRAILER_LEN, BlockType, FOOTER_LEN, FORMAT_VERSION, FORMAT_VERSION_COMPRESSED, FORMAT_VERSION_PLAIN, FORMAT_VERSION_RANGE_DEL, Footer,
+    BLOCK_TRAILER_LEN, BlockType, FOOTER_LEN, FORMAT_VERSION_ALIGNED, FORMAT_VERSION_COMPRESSED, FORMAT_VERSION_PLAIN, FORMAT_VERSION_RANGE_DEL, Footer,
 };
 use crate::table::{Table, TableBuilder, TableOptions, TableRecord, verify_table};
 
@@ -251,7 +251,7 @@ fn a_version_that_disagrees_with_the_block_is_corruption() {
     // Versions 3 (compression) and 4 (aligned filter) may hold range
     // tombstones or not: a table whose blocks all stayed raw reads the same.
     for (dels, version) in [vec![], vec![t("a", "b", 2)]].into_iter().flat_map(|d| {
-        [(d.clone(), FORMAT_VERSION_COMPRESSED), (d, FORMAT_VERSION)]
+        [(d.clone(), FORMAT_VERSION_COMPRESSED), (d, FORMAT_VERSION_ALIGNED)]
     }) {
         let (path, _) = build(dir.path(), &[("a", 1)], &dels);
         set_version(&path, version);

@@ -18,10 +18,14 @@ impl Table {
     /// kind still copied) counts whole; one read in place counts its
     /// descriptor (tens of bytes) and any part it still copies. A table
     /// without a filter, with one dropped as corrupt, or with a kind this
-    /// build cannot read, counts 0.
+    /// build cannot read, counts 0. A range filter's point filter counts
+    /// the same way, added in.
     #[must_use]
     pub fn filter_heap_bytes(&self) -> u64 {
-        self.inner.filter.as_ref().map_or(0, |f| f.heap_bytes(&self.inner.file) as u64)
+        let file = &self.inner.file;
+        let points = self.inner.filter.as_ref().map_or(0, |f| f.heap_bytes(file));
+        let ranges = self.range_filter().and_then(|r| r.points()).map_or(0, |f| f.heap_bytes(file));
+        (points + ranges) as u64
     }
 
     /// Heap bytes the table's index holds: its block's contents when they

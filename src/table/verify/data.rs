@@ -12,14 +12,39 @@ use crate::table::format::{BLOCK_TRAILER_LEN, BlockType, read_block_decoded};
 use crate::table::index::Index;
 use crate::table::internal_key::{compare_internal_keys, parse_internal_key};
 use crate::filter::hash_key;
+use crate::key_image::KeyImage;
 use crate::prefix::PrefixExtractor;
+use crate::table::range_filter_block::TableRangeFilter;
+
+/// Probes a distinct user key in the point filter and, if there is one
+/// over the built-in image, the range filter: a "no" is a false negative.
+fn probe_key(
+    user: &[u8],
+    (filter, ranges): (Option<&TableFilter>, Option<&TableRangeFilter>),
+    at: u64,
+    report: &mut VerifyReport,
+) {
+    if let Some(f) = filter {
+        report.keys_probed += 1;
+        if !f.may_contain(hash_key(f.seed(), user)) {
+            report.problem(at, format!("filter false negative for key {}", show(user)));
+        }
+    }
+    if let Some(r) = ranges {
+        let x = KeyImage::first_bytes().image(user);
+        report.range_keys_probed += 1;
+        if !r.may_intersect(x, x) {
+            report.problem(at, format!("range filter false negative for key {}", show(user)));
+        }
+    }
+}
 
 /// Checks every data block the index names; `index_at` is where the data
 /// must end.
 pub(super) fn check_data(
     file: &Bytes,
     index: &Index,
-    (filter, extractor): (Option<&TableFilter>, Option<PrefixExtractor>),
+    (filter, extractor, ranges): (Option<&TableFilter>, Option<PrefixExtractor>, Option<&TableRangeFilter>),
     (index_at, block_limit): (u64, Option<usize>),
     report: &mut VerifyReport,
 ) -> Tally {
@@ -73,11 +98,8 @@ pub(super) fn check_data(
                         None => true,
                     };
                     tally.add(user, seq, kind, new_user);
-                    if new_user && let Some(f) = filter {
-                        report.keys_probed += 1;
-                        if !f.may_contain(hash_key(f.seed(), user)) {
-                            report.problem(at, format!("filter false negative for key {}", show(user)));
-                        }
+                    if new_user {
+                        probe_key(user, (filter, ranges), at, report);
                     }
                     // As the builder counts them: a prefix differing from the last one.
                     if new_user

@@ -27,6 +27,9 @@ pub struct VerifyReport {
     /// Distinct prefixes probed against the filter (tables written with a
     /// prefix extractor this build knows).
     pub prefixes_probed: u64,
+    /// Distinct user keys whose image was probed in the range filter (its
+    /// image is the built-in one; a custom image cannot be recomputed here).
+    pub range_keys_probed: u64,
     /// Data blocks that could not be read in full (bad checksum or
     /// malformed contents). When any is, the contents are incomplete and
     /// are not compared with the properties or the filter's key count.

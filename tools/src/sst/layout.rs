@@ -4,7 +4,7 @@ use std::path::Path;
 
 use serde_json::{Value, json};
 use siftdb::table::BlockHandle;
-use siftdb::table::format::{BLOCK_TRAILER_LEN, FOOTER_LEN, FORMAT_VERSION};
+use siftdb::table::format::{BLOCK_TRAILER_LEN, FOOTER_LEN, FORMAT_VERSION_ALIGNED};
 
 use super::open::open_table;
 use crate::Outcome;
@@ -46,6 +46,9 @@ pub fn run(path: &Path, as_json: bool) -> Result<Outcome, String> {
     if let Some(h) = table.properties().range_del_block {
         block_regions(&mut regions, h, "range_del", None);
     }
+    if let Some(h) = table.properties().range_filter_block {
+        block_regions(&mut regions, h, "range_filter", None);
+    }
     block_regions(&mut regions, f.properties, "properties", None);
     let file_size = table.file_size();
     regions.push(Region {
@@ -62,7 +65,7 @@ pub fn run(path: &Path, as_json: bool) -> Result<Outcome, String> {
         // Format 4 pads before the filter block so its array is aligned
         // (fewer than 64 zero bytes, checked at open): part of the file.
         let padding =
-            r.kind == "filter" && f.version >= FORMAT_VERSION && r.offset - cursor.min(r.offset) < 64;
+            r.kind == "filter" && f.version >= FORMAT_VERSION_ALIGNED && r.offset - cursor.min(r.offset) < 64;
         if r.offset > cursor && padding {
             tiled.push(Region { offset: cursor, size: r.offset - cursor, kind: "padding", block: None });
         } else if r.offset > cursor {
