@@ -128,12 +128,20 @@ impl Default for RangeFilterPolicy {
 }
 
 impl RangeFilterPolicy {
-    /// Checks the kind's parameters.
+    /// Checks the image's name and the kind's parameters.
     ///
     /// # Errors
-    /// `InvalidArgument` for a kind that builds nothing (`none`) or bits
-    /// per key out of range.
+    /// `InvalidArgument` for an image name that is empty or longer than 255
+    /// bytes (tables record it), a kind that builds nothing (`none`), or
+    /// bits per key out of range.
     pub fn validate(&self) -> crate::Result<()> {
+        let name = self.image.name();
+        if name.is_empty() || name.len() > 255 {
+            return Err(crate::Error::InvalidArgument(format!(
+                "a key image's name must be 1 to 255 bytes, got {} ({name:?})",
+                name.len()
+            )));
+        }
         if self.kind == FilterKind::None {
             return Err(crate::Error::InvalidArgument(
                 "a range filter needs a filter kind: leave the range filter unset for none".into(),
@@ -190,6 +198,20 @@ mod tests {
         assert_eq!(img.image(&[255; 12]), u64::MAX);
         assert_eq!(img.bounds(Bound::Unbounded, Bound::Excluded(b"\x01")), (0, 1 << 56));
         assert_eq!(img.bounds(Bound::Included(b"\x02"), Bound::Unbounded), (2 << 56, u64::MAX));
+    }
+
+    #[test]
+    fn policies_with_unusable_names_or_kinds_are_refused() {
+        let ok = RangeFilterPolicy::default();
+        assert!(ok.validate().is_ok());
+        let named = |name| RangeFilterPolicy { image: KeyImage::custom(name, first_bytes), ..ok };
+        assert!(named("").validate().unwrap_err().to_string().contains("1 to 255 bytes"));
+        let long: &'static str = Box::leak("x".repeat(256).into_boxed_str());
+        assert!(named(long).validate().is_err() && named(&long[..255]).validate().is_ok());
+        let none = RangeFilterPolicy { kind: FilterKind::None, ..ok };
+        assert!(none.validate().unwrap_err().to_string().contains("needs a filter kind"));
+        let bad_bits = RangeFilterPolicy { kind: FilterKind::Ribbon { bits_per_key: 0.1 }, ..ok };
+        assert!(bad_bits.validate().is_err());
     }
 
     #[test]

@@ -354,6 +354,24 @@ impl TableBuilder {
         meta
     }
 
+    /// Builds and appends the range-filter block, if the options ask for
+    /// one, and records it in the properties; `None` if none was written.
+    fn write_range_filter(&mut self) -> Result<Option<BlockHandle>> {
+        let Some(policy) = self.opts.range_filter else { return Ok(None) };
+        let built = range_filter_block::build(
+            &policy,
+            self.opts.seed,
+            &self.images,
+            (self.offset(), self.opts.inject_filter_build_failure),
+        );
+        let handle =
+            if built.block.is_empty() { None } else { Some(self.append(&built.block, BlockType::RangeFilter)?) };
+        let p = &mut self.props;
+        (p.range_filter_block, p.range_filter_buckets) = (handle, built.buckets);
+        (p.range_filter_kind, p.range_filter_fallback_reason) = (built.kind.to_string(), built.fallback_reason);
+        Ok(handle)
+    }
+
     fn finish_inner(&mut self) -> Result<TableRecord> {
         self.flush_data_block()?;
         let BuiltFilter { kind, block: filter_block, fallback_reason, array_at } = build_filter_block(
@@ -387,21 +405,7 @@ impl TableBuilder {
         } else {
             Some(self.append(&range_del_block::encode(&dels), BlockType::RangeDel)?)
         };
-        let range_filter = match &self.opts.range_filter {
-            Some(policy) => {
-                let built = range_filter_block::build(policy, self.opts.seed, &self.images, self.offset());
-                let handle = if built.block.is_empty() {
-                    None
-                } else {
-                    Some(self.append(&built.block, BlockType::RangeFilter)?)
-                };
-                let p = &mut self.props;
-                (p.range_filter_block, p.range_filter_buckets) = (handle, built.buckets);
-                (p.range_filter_kind, p.range_filter_fallback_reason) = (built.kind.to_string(), built.fallback_reason);
-                handle
-            }
-            None => None,
-        };
+        let range_filter = self.write_range_filter()?;
         let p = &mut self.props;
         p.largest_key = (p.entries > 0).then(|| self.last_user_key.clone());
         range_del_block::cover(p, &dels, range_del);

@@ -205,13 +205,20 @@ pub struct BuiltRangeFilter {
 /// images of the table's distinct user keys, ascending, under `policy`),
 /// hashed under `seed`; `block_at` is the file offset the block will start
 /// at, for the padding that aligns the point filter's array.
+/// `inject_failure` makes a static kind's build fail, for tests of the
+/// fallback.
 #[must_use]
-pub fn build(policy: &RangeFilterPolicy, seed: u64, images: &[u64], block_at: u64) -> BuiltRangeFilter {
+pub fn build(
+    policy: &RangeFilterPolicy,
+    seed: u64,
+    images: &[u64],
+    (block_at, inject_failure): (u64, bool),
+) -> BuiltRangeFilter {
     let none = |reason| BuiltRangeFilter { block: Vec::new(), kind: FilterKind::None, buckets: 0, fallback_reason: reason };
     let Some(layout) = RangeLayout::for_images(images) else { return none(None) };
     let mut hashes = layout.bucket_hashes(seed, images);
     let buckets = hashes.len() as u64;
-    let built = build_filter_block(policy.kind, seed, &mut hashes, false, 0);
+    let built = build_filter_block(policy.kind, seed, &mut hashes, inject_failure, 0);
     if built.block.is_empty() {
         return none(built.fallback_reason);
     }

@@ -45,7 +45,7 @@ enum Command {
         #[command(subcommand)]
         which: Option<BenchCommand>,
         #[command(flatten)]
-        readamp: readamp::Args,
+        readamp: Box<readamp::Args>,
     },
     /// Inspect, check and use a database directory.
     Db {

@@ -40,7 +40,7 @@ fn built_blocks_hold_every_image_for_every_kind_and_any_offset() {
     ];
     for kind in kinds {
         for at in [0u64, 1, 63, 4096 + 17] {
-            let built = build(&policy(kind), 5, &xs, at);
+            let built = build(&policy(kind), 5, &xs, (at, false));
             assert_eq!((built.kind, &built.fallback_reason), (kind, &None), "{kind}");
             // Buckets are 1/1024 of the mean gap: a few neighbours share one.
             assert!((1990..=2000).contains(&built.buckets), "{kind}: {}", built.buckets);
@@ -52,7 +52,7 @@ fn built_blocks_hold_every_image_for_every_kind_and_any_offset() {
             assert!(!f.may_intersect(xs[1999] + 1, u64::MAX));
         }
     }
-    assert_eq!(build(&policy(FilterKind::Xor8), 5, &[], 0), BuiltRangeFilter {
+    assert_eq!(build(&policy(FilterKind::Xor8), 5, &[], (0, false)), BuiltRangeFilter {
         block: Vec::new(),
         kind: FilterKind::None,
         buckets: 0,
@@ -62,11 +62,36 @@ fn built_blocks_hold_every_image_for_every_kind_and_any_offset() {
 
 /// The padding puts the point filter's array on a 64-byte file offset, so
 /// a mapped block views it in place.
+/// A static kind that fails to build falls back to blocked Bloom at its
+/// bits per key, as the point filter does, and the table says why.
+#[test]
+fn a_failed_build_falls_back_and_says_so() {
+    let xs = images(1000);
+    let built = build(&policy(FilterKind::Ribbon { bits_per_key: 10.0 }), 5, &xs, (0, true));
+    assert_eq!(built.kind, FilterKind::BlockedBloom { bits_per_key: 10.0 });
+    assert_eq!(built.fallback_reason.as_deref(), Some("ribbon:10: injected build failure"));
+    let f = TableRangeFilter::decode(&built.block).unwrap();
+    assert!(xs.iter().all(|&x| f.may_intersect(x, x)));
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("f.sst");
+    let opts = TableOptions {
+        range_filter: Some(RangeFilterPolicy::default()),
+        inject_filter_build_failure: true,
+        ..TableOptions::default()
+    };
+    let mut b = TableBuilder::new(Arc::new(StdFs), &path, opts).unwrap();
+    b.add(b"k", 1, ValueKind::Value, b"v").unwrap();
+    b.finish().unwrap();
+    let p = Table::open(&StdFs, &path).unwrap().properties().clone();
+    assert_eq!(p.range_filter_kind, "blocked-bloom:10");
+    assert_eq!(p.range_filter_fallback_reason.as_deref(), Some("ribbon:10: injected build failure"));
+}
+
 #[test]
 fn the_array_lands_aligned_and_is_read_in_place() {
     let xs = images(3000);
     for at in [0u64, 5, 64, 1000] {
-        let built = build(&policy(FilterKind::BlockedBloom { bits_per_key: 10.0 }), 5, &xs, at);
+        let built = build(&policy(FilterKind::BlockedBloom { bits_per_key: 10.0 }), 5, &xs, (at, false));
         let mut buf = bytes::BytesMut::zeroed(built.block.len() + 128);
         let o = (64 - (buf.as_ptr() as usize) % 64) % 64 + (at % 64) as usize;
         buf[o..o + built.block.len()].copy_from_slice(&built.block);
@@ -81,7 +106,7 @@ fn the_array_lands_aligned_and_is_read_in_place() {
 #[test]
 fn truncations_and_bad_headers_are_corruption_and_flips_never_panic() {
     let xs = images(300);
-    let block = build(&policy(FilterKind::Ribbon { bits_per_key: 10.0 }), 5, &xs, 0).block;
+    let block = build(&policy(FilterKind::Ribbon { bits_per_key: 10.0 }), 5, &xs, (0, false)).block;
     for len in 0..block.len() {
         assert!(TableRangeFilter::decode(&block[..len]).unwrap_err().is_corruption(), "len {len}");
     }
@@ -112,12 +137,12 @@ fn truncations_and_bad_headers_are_corruption_and_flips_never_panic() {
 #[test]
 fn a_newer_version_or_an_unknown_kind_answers_maybe() {
     let xs = images(300);
-    let mut block = build(&policy(FilterKind::Ribbon { bits_per_key: 10.0 }), 5, &xs, 0).block;
+    let mut block = build(&policy(FilterKind::Ribbon { bits_per_key: 10.0 }), 5, &xs, (0, false)).block;
     block[0] = RANGE_FILTER_VERSION + 1;
     block.truncate(7);
     let f = TableRangeFilter::decode(&block).unwrap();
     assert!(f.points().is_none() && f.may_intersect(0, 0) && f.may_intersect(5, 5));
-    let mut unknown_kind = build(&policy(FilterKind::Ribbon { bits_per_key: 10.0 }), 5, &xs, 0).block;
+    let mut unknown_kind = build(&policy(FilterKind::Ribbon { bits_per_key: 10.0 }), 5, &xs, (0, false)).block;
     let inner = unknown_kind.len() - TableRangeFilter::decode(&unknown_kind).unwrap().points().unwrap().block_bytes();
     unknown_kind[inner] = 200;
     let f = TableRangeFilter::decode(&unknown_kind).unwrap();

@@ -15,6 +15,7 @@ use super::inspect;
 use super::report::{end_name, log_json, lost_text, lost_writes_json, recovery_json, torn_bytes};
 
 mod budget;
+mod ranges;
 mod text;
 use crate::Outcome;
 use crate::bytes_arg::show;
@@ -67,6 +68,7 @@ struct LevelSeen {
     prefix_probes: u64,
     prefix_skipped: u64,
     prefix_false_positives: u64,
+    range: [u64; 3],
 }
 
 /// The extractor most of the document's tables were written with, if this
@@ -101,10 +103,17 @@ fn absent_prefix(e: &PrefixExtractor, anchor: &[u8], r: u8) -> Option<Vec<u8>> {
 /// [`Db`], and reads each level's filter counters. The keys are a table's
 /// smallest key plus 8 random bytes, so they fall inside real tables' key
 /// ranges and reach their filters, as an application's misses would.
-fn observe(i: &RecoveryScan, a: &Args, extractor: Option<PrefixExtractor>) -> Result<Observed, String> {
+fn observe(
+    i: &RecoveryScan,
+    a: &Args,
+    (extractor, ranges): (Option<PrefixExtractor>, bool),
+) -> Result<Observed, String> {
     // The stored policy: a read-only open changes nothing either way. With
-    // the tables' prefix extractor, prefix scans are measured too.
-    let opts = Options { prefix_extractor: extractor, ..Options::default() };
+    // the tables' prefix extractor, or range filters, those scans are measured too.
+    let opts =
+        Options { prefix_extractor: extractor, range_filter: ranges::policy(ranges), ..Options::default() };
+    let bounds: Vec<(&[u8], &[u8])> =
+        i.tables.iter().map(|t| (&t.record.smallest[..], &t.record.largest[..])).collect();
     let db = match super::open_for_reading(&a.dir, opts) {
         Ok(db) => db,
         Err(e) if e.is_corruption() => return Ok(Observed::Damaged(problem_json(&a.dir, &e))),
@@ -125,6 +134,10 @@ fn observe(i: &RecoveryScan, a: &Args, extractor: Option<PrefixExtractor>) -> Re
             Some(p) => db.prefix(p).next().transpose().map(|_| ()),
             None => Ok(()),
         };
+        let scanned = match bounds.get(usize::try_from(r % bounds.len().max(1) as u64).unwrap_or(0)) {
+            Some(&b) if ranges => scanned.and(ranges::scan_within(&db, b, crate::sst::fpr::next(&mut state))),
+            _ => scanned,
+        };
         match db.get(&key).map(|_| ()).and(scanned) {
             Ok(()) => {}
             Err(e) if e.is_corruption() => return Ok(Observed::Damaged(problem_json(&a.dir, &e))),
@@ -142,6 +155,7 @@ fn observe(i: &RecoveryScan, a: &Args, extractor: Option<PrefixExtractor>) -> Re
                 prefix_probes: l.prefix_probes,
                 prefix_skipped: l.prefix_skipped,
                 prefix_false_positives: l.prefix_false_positives,
+                range: [l.range_probes, l.range_skipped, l.range_false_positives],
             })
             .collect(),
     ))
@@ -229,6 +243,7 @@ fn document(i: &RecoveryScan, a: &Args) -> Result<Value, String> {
                 "distinct_keys": distinct,
                 "filter_keys": filter_keys,
                 "prefix_extractor": prefix_extractor,
+                "range_filter": opened.as_ref().and_then(|o| o.as_ref().ok()).map(crate::sst::range_filter::range_filter_json),
                 "range_tombstones": range_tombstones,
                 "compression": compression,
                 "smallest_key": show(&r.smallest, a.hex),
@@ -442,7 +457,7 @@ pub fn run(a: &Args) -> Result<Outcome, String> {
     // Probing needs every table readable; a damaged database is already
     // reported under `problems`.
     let observed = if a.probes > 0 && doc["ok"] == Value::Bool(true) && !i.tables.is_empty() {
-        Some(observe(&i, a, extractor)?)
+        Some(observe(&i, a, (extractor, ranges::tables_use_first_bytes(&doc)))?)
     } else {
         None
     };
@@ -469,6 +484,9 @@ pub fn run(a: &Args) -> Result<Outcome, String> {
             l["prefix_probes"] = json!(seen.map(|s| s.prefix_probes));
             l["prefix_skipped"] = json!(seen.map(|s| s.prefix_skipped));
             l["prefix_false_positives"] = json!(seen.map(|s| s.prefix_false_positives));
+            l["range_probes"] = json!(seen.map(|s| s.range[0]));
+            l["range_skipped"] = json!(seen.map(|s| s.range[1]));
+            l["range_false_positives"] = json!(seen.map(|s| s.range[2]));
         }
     }
     let outcome = if doc["ok"] == Value::Bool(true) { Outcome::Clean } else { Outcome::ProblemsFound };

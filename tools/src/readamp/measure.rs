@@ -245,12 +245,12 @@ pub(super) struct LoadTimes {
 /// scheduled. (Calling `compact` after every memtable instead made
 /// monkey:10 rewrite its Bloom tables at every small change of plan: its
 /// load took 1.25× fuse8's.)
-pub(super) fn load(
+pub(super) fn load<K: AsRef<[u8]>>(
     config: &Config,
     (name, label): (&str, &str),
     db: &Db,
     opts: &Options,
-    key_of: &dyn Fn(u64) -> [u8; 16],
+    key_of: &dyn Fn(u64) -> K,
 ) -> Result<LoadTimes, String> {
     let order = load_order(config);
     let bar = progress(config, config.keys, &format!("{label}: load"));

@@ -10,6 +10,7 @@
 
 mod measure;
 pub mod prefix;
+pub mod range;
 mod report;
 pub(crate) use report::Machine;
 pub mod svg;
@@ -25,7 +26,8 @@ use crate::Outcome;
 use crate::numbers;
 use crate::output::{PendingFile, RemoveOnDrop};
 use prefix::{PrefixReport, PrefixWorkload};
-use siftdb::PrefixExtractor;
+use range::{RangeReport, RangeWorkload};
+use siftdb::{FilterKind, PrefixExtractor, RangeFilterPolicy};
 use workload::Workload;
 
 /// The policies compared when `--policies` is not given: every kind at about
@@ -59,14 +61,20 @@ pub struct Args {
     #[arg(long, default_value = DEFAULT_POLICIES, value_parser = parse_policies)]
     policies: Policies,
     /// Comma-separated workloads: absent, uniform, zipfian, mixed (point lookups), scan
-    /// (the range-scan sanity check), and prefix-absent, prefix-present (prefix scans on a
-    /// tree of grouped keys of its own, with and without prefix filtering).
+    /// (the range-scan sanity check), prefix-absent, prefix-present (prefix scans on a
+    /// tree of grouped keys of its own, with and without prefix filtering), and range-empty,
+    /// range-present, range-near (scans of 16, 256 and 4,096 values on a tree of 64-bit keys,
+    /// with and without the range filter).
     #[arg(long, default_value = "absent,uniform,zipfian,mixed,scan")]
     workloads: String,
     /// The prefix extractor of the prefix workloads: fixed:N or up-to:0xHH. Their keys are an
     /// 8-byte group prefix and an 8-byte suffix, and each scan asks for one group's prefix.
     #[arg(long, default_value = "fixed:8", value_parser = parse_extractor)]
     prefix_extractor: PrefixExtractor,
+    /// The point filter of the range workloads' range filter, over the buckets of their keys'
+    /// images (the first 8 bytes, big-endian).
+    #[arg(long, default_value = "ribbon:10", value_parser = parse_range_kind)]
+    range_filter: FilterKind,
     /// Fraction of present keys in the mixed workload (0 to 1).
     #[arg(long, default_value_t = 0.5, value_parser = numbers::fraction, allow_hyphen_values = true)]
     hit_ratio: f64,
@@ -175,9 +183,22 @@ fn parse_extractor(s: &str) -> Result<PrefixExtractor, String> {
     s.parse().map_err(|e: siftdb::Error| e.to_string())
 }
 
-/// Parses `--workloads` into the point workloads and the prefix ones.
-fn parse_workloads(spec: &str) -> Result<(Vec<Workload>, Vec<PrefixWorkload>), String> {
-    let (mut point, mut prefix) = (Vec::new(), Vec::new());
+fn parse_range_kind(s: &str) -> Result<FilterKind, String> {
+    let policy = RangeFilterPolicy {
+        kind: s.parse().map_err(|e: siftdb::Error| e.to_string())?,
+        ..Default::default()
+    };
+    policy.validate().map_err(|e| e.to_string())?;
+    Ok(policy.kind)
+}
+
+/// The workloads of `--workloads`, by family.
+type Workloads = (Vec<Workload>, Vec<PrefixWorkload>, Vec<RangeWorkload>);
+
+/// Parses `--workloads` into the point workloads, the prefix ones and the
+/// range ones.
+fn parse_workloads(spec: &str) -> Result<Workloads, String> {
+    let (mut point, mut prefix, mut range) = (Vec::new(), Vec::new(), Vec::new());
     for name in spec.split(',').map(str::trim).filter(|n| !n.is_empty()) {
         if let Some(w) = PrefixWorkload::parse(name) {
             if !prefix.contains(&w) {
@@ -185,19 +206,25 @@ fn parse_workloads(spec: &str) -> Result<(Vec<Workload>, Vec<PrefixWorkload>), S
             }
             continue;
         }
+        if let Some(w) = RangeWorkload::parse(name) {
+            if !range.contains(&w) {
+                range.push(w);
+            }
+            continue;
+        }
         let w = Workload::parse(name).ok_or_else(|| {
             format!(
-                "--workloads: unknown workload '{name}' (absent, uniform, zipfian, mixed, scan, prefix-absent, prefix-present)"
+                "--workloads: unknown workload '{name}' (absent, uniform, zipfian, mixed, scan, prefix-absent, prefix-present, range-empty, range-present, range-near)"
             )
         })?;
         if !point.contains(&w) {
             point.push(w);
         }
     }
-    if point.is_empty() && prefix.is_empty() {
+    if point.is_empty() && prefix.is_empty() && range.is_empty() {
         return Err("--workloads: no workload given".into());
     }
-    Ok((point, prefix))
+    Ok((point, prefix, range))
 }
 
 /// A rough forecast of the run's length, from this machine's rates on the
@@ -247,7 +274,7 @@ fn budget_bytes(args: &Args) -> Option<u64> {
 /// Runs the benchmark.
 pub fn run(args: &Args) -> Result<Outcome, String> {
     let policies = &args.policies.0;
-    let (workloads, prefix_workloads) = parse_workloads(&args.workloads)?;
+    let (workloads, prefix_workloads, range_workloads) = parse_workloads(&args.workloads)?;
     if workloads.is_empty() && (args.csv.is_some() || args.svg.is_some()) {
         return Err("--csv and --svg chart the point workloads, and none was given".into());
     }
@@ -268,6 +295,9 @@ pub fn run(args: &Args) -> Result<Outcome, String> {
     let prefix_names: Vec<String> = names.iter().map(|n| format!("{n}.prefix")).collect();
     let prefix_dirs =
         prepare_dirs(&root, &prefix_names.iter().map(String::as_str).collect::<Vec<_>>(), args.force)?;
+    let range_names: Vec<String> = names.iter().map(|n| format!("{n}.range")).collect();
+    let range_dirs =
+        prepare_dirs(&root, &range_names.iter().map(String::as_str).collect::<Vec<_>>(), args.force)?;
     std::fs::create_dir_all(&root).map_err(|e| format!("{}: {e}", root.display()))?;
     let config = measure::Config {
         keys: args.keys,
@@ -287,7 +317,7 @@ pub fn run(args: &Args) -> Result<Outcome, String> {
             "siftdb bench: {} keys, seed {}: {total} policies x {} workload(s); expect roughly {}",
             args.keys,
             args.seed,
-            workloads.len() + prefix_workloads.len(),
+            workloads.len() + prefix_workloads.len() + range_workloads.len(),
             expected_duration(&config, total, &workloads)
         );
     }
@@ -295,9 +325,10 @@ pub fn run(args: &Args) -> Result<Outcome, String> {
     // per finished policy says the run is alive.
     let lines = config.show_progress && !std::io::stderr().is_terminal();
     let mut results = Vec::with_capacity(policies.len());
-    let mut prefix_results = Vec::new();
-    for (i, ((name, policy), (dir, prefix_dir))) in
-        policies.iter().zip(dirs.iter().zip(&prefix_dirs)).enumerate()
+    let (mut prefix_results, mut range_results) = (Vec::new(), Vec::new());
+    let range_filter = RangeFilterPolicy { kind: args.range_filter, ..RangeFilterPolicy::default() };
+    for (i, ((name, policy), ((dir, prefix_dir), range_dir))) in
+        policies.iter().zip(dirs.iter().zip(&prefix_dirs).zip(&range_dirs)).enumerate()
     {
         let label = format!("[policy {}/{total}] {name}", i + 1);
         if !workloads.is_empty() {
@@ -326,7 +357,26 @@ pub fn run(args: &Args) -> Result<Outcome, String> {
             }
             prefix_results.extend(r);
         }
+        if !range_workloads.is_empty() {
+            let r = range::run_policy(
+                &config,
+                (name, &label),
+                policy,
+                range_filter,
+                range_dir,
+                &range_workloads,
+            )?;
+            if lines {
+                eprintln!("{label}: range workloads done");
+            }
+            range_results.extend(r);
+        }
     }
+    let range_report = (!range_workloads.is_empty()).then(|| RangeReport {
+        image: range_filter.image.name().to_string(),
+        kind: range_filter.kind.to_string(),
+        results: range_results,
+    });
     let prefix_report = (!prefix_workloads.is_empty()).then(|| PrefixReport {
         extractor: args.prefix_extractor.name(),
         groups: prefix::Groups::new(config.keys, config.seed).count(),
@@ -353,6 +403,9 @@ pub fn run(args: &Args) -> Result<Outcome, String> {
         if let (Some(p), Some(obj)) = (&prefix_report, doc.as_object_mut()) {
             obj.insert("prefix".into(), p.to_json());
         }
+        if let (Some(r), Some(obj)) = (&range_report, doc.as_object_mut()) {
+            obj.insert("range".into(), r.to_json());
+        }
         crate::output::print_json(&doc);
     } else {
         if let Some(r) = &report {
@@ -360,6 +413,9 @@ pub fn run(args: &Args) -> Result<Outcome, String> {
         }
         if let Some(p) = &prefix_report {
             print!("{}", p.to_text());
+        }
+        if let Some(r) = &range_report {
+            print!("{}", r.to_text());
         }
     }
     if let (Some(csv), Some(r)) = (csv, &report) {
@@ -370,6 +426,7 @@ pub fn run(args: &Args) -> Result<Outcome, String> {
     }
     let mut problems = report.as_ref().map(report::Report::problems).unwrap_or_default();
     problems.extend(prefix_report.iter().flat_map(PrefixReport::problems));
+    problems.extend(range_report.iter().flat_map(RangeReport::problems));
     for p in &problems {
         eprintln!("siftdb: bench: {p}");
     }
@@ -385,56 +442,4 @@ pub fn run(args: &Args) -> Result<Outcome, String> {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn default_policies_parse_in_order() {
-        let p = parse_policies(DEFAULT_POLICIES).unwrap().0;
-        let names: Vec<&str> = p.iter().map(|(n, _)| n.as_str()).collect();
-        assert_eq!(names, DEFAULT_POLICIES.split(',').collect::<Vec<_>>());
-    }
-
-    #[test]
-    fn per_level_specs_keep_their_commas() {
-        let p = parse_policies("none,per-level:blocked-bloom:10,fuse8").unwrap().0;
-        assert_eq!(p.len(), 2);
-        assert_eq!(p[1].1.to_string(), "per-level:blocked-bloom:10,fuse8");
-        let p = parse_policies("per-level:xor8,fuse8;none").unwrap().0;
-        assert_eq!(p.len(), 2);
-    }
-
-    #[test]
-    fn non_empty_policy_dirs_are_refused_unless_forced() {
-        let tmp = tempfile::tempdir().unwrap();
-        let root = tmp.path();
-        // Absent and empty directories are fine.
-        std::fs::create_dir(root.join("none")).unwrap();
-        let dirs = prepare_dirs(root, &["none", "bloom:10"], false).unwrap();
-        assert_eq!(dirs, vec![root.join("none"), root.join("bloom_10")]);
-        // A file inside one policy's directory: refused, nothing deleted.
-        std::fs::create_dir(root.join("bloom_10")).unwrap();
-        std::fs::write(root.join("bloom_10/keep"), b"x").unwrap();
-        let err = prepare_dirs(root, &["none", "bloom:10"], false).unwrap_err();
-        assert!(err.contains("bloom_10") && err.contains("not empty") && err.contains("--force"), "{err}");
-        assert!(root.join("bloom_10/keep").exists());
-        // Forced: deleted.
-        prepare_dirs(root, &["none", "bloom:10"], true).unwrap();
-        assert!(!root.join("bloom_10").exists());
-    }
-
-    #[test]
-    fn bad_lists_are_rejected() {
-        assert!(parse_policies("").is_err());
-        assert!(parse_policies("none,none").is_err());
-        assert!(parse_policies("bloomy").is_err());
-        assert!(parse_workloads("absent,sideways").is_err());
-        assert_eq!(parse_workloads("absent,absent").unwrap().0, vec![Workload::Absent]);
-        assert_eq!(parse_workloads("scan,absent").unwrap().0, vec![Workload::Scan, Workload::Absent]);
-        let (point, prefix) = parse_workloads("prefix-present,absent,prefix-absent,prefix-present").unwrap();
-        assert_eq!(point, vec![Workload::Absent]);
-        assert_eq!(prefix, vec![PrefixWorkload::Present, PrefixWorkload::Absent]);
-        assert!(parse_extractor("fixed:0").is_err() && parse_extractor("up-to:0x3a").is_ok());
-        assert!(!Workload::Scan.is_lookup());
-    }
-}
+mod tests;

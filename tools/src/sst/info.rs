@@ -107,6 +107,7 @@ pub fn run(path: &Path, hex: bool, as_json: bool) -> Result<Outcome, String> {
     let filter_bytes = if f.filter.is_null() { 0 } else { f.filter.size_with_trailer() };
     let tombstones = table.range_dels().map(|d| d.tombstones()).unwrap_or_default();
     let range_del_bytes = p.range_del_block.map_or(0, |h| h.size_with_trailer());
+    let range_filter_bytes = p.range_filter_block.map_or(0, |h| h.size_with_trailer());
     let doc = json!({
         "path": path.display().to_string(),
         "file_size": file_size,
@@ -125,6 +126,7 @@ pub fn run(path: &Path, hex: bool, as_json: bool) -> Result<Outcome, String> {
             "index": { "count": 1, "bytes": f.index.size_with_trailer() },
             "filter": { "count": u8::from(!f.filter.is_null()), "bytes": filter_bytes },
             "range_del": { "count": u8::from(p.range_del_block.is_some()), "bytes": range_del_bytes },
+            "range_filter": { "count": u8::from(p.range_filter_block.is_some()), "bytes": range_filter_bytes },
             "properties": { "count": 1, "bytes": f.properties.size_with_trailer() },
         },
         "compression": compression_json(p),
@@ -142,6 +144,7 @@ pub fn run(path: &Path, hex: bool, as_json: bool) -> Result<Outcome, String> {
         "created_unix_secs": p.created_unix_secs,
         "created_utc": output::iso8601_utc(p.created_unix_secs),
         "filter": filter_json(&table),
+        "range_filter": super::range_filter::range_filter_json(&table),
     });
     if as_json {
         output::print_json(&doc);
@@ -149,8 +152,9 @@ pub fn run(path: &Path, hex: bool, as_json: bool) -> Result<Outcome, String> {
         print!("{}", render(&doc));
     }
     // A filter dropped as corrupt is damage worth an exit status: the table
-    // still answers correctly, but every lookup now costs a block read.
-    Ok(if table.filter_dropped() { Outcome::ProblemsFound } else { Outcome::Clean })
+    // still answers correctly, but every lookup (or scan) now costs a read.
+    let dropped = table.filter_dropped() || table.range_filter_dropped().is_some();
+    Ok(if dropped { Outcome::ProblemsFound } else { Outcome::Clean })
 }
 
 /// The text form of an `sst info` document.
@@ -226,7 +230,7 @@ fn render(doc: &Value) -> String {
     let _ = writeln!(s, "seq          {} .. {}", v("/min_seq"), v("/max_seq"));
     let created = doc.pointer("/created_utc").and_then(Value::as_str).unwrap_or("?");
     let _ = writeln!(s, "level        {} (created {created})", v("/level"));
-    let rows: Vec<Vec<String>> = ["data", "index", "filter", "range_del", "properties"]
+    let rows: Vec<Vec<String>> = ["data", "index", "filter", "range_del", "range_filter", "properties"]
         .iter()
         .map(|b| vec![(*b).to_string(), v(&format!("/blocks/{b}/count")), v(&format!("/blocks/{b}/bytes"))])
         .chain(std::iter::once(vec!["footer".into(), "1".into(), v("/footer/size")]))
@@ -274,6 +278,7 @@ fn render(doc: &Value) -> String {
             let _ = writeln!(s, "  {name:<16} {val}");
         }
     }
+    super::range_filter::render(doc, &mut s);
     s
 }
 

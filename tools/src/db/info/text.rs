@@ -186,26 +186,34 @@ pub fn print(doc: &Value, tables: bool) {
     if codecs.iter().any(|c| !c.contains(" none ")) {
         println!("compression (tables per codec): {}", codecs.join(", "));
     }
-    let prefix_lines: Vec<String> = levels
-        .iter()
-        .filter(|l| l["prefix_probes"].as_u64().is_some_and(|n| n > 0))
-        .map(|l| {
-            format!(
-                "  level {}: {} of {} skipped, {}",
-                g(l, "level"),
-                g(l, "prefix_skipped"),
-                output::count(l["prefix_probes"].as_u64().unwrap_or(0), "table", "tables"),
-                output::count(
-                    l["prefix_false_positives"].as_u64().unwrap_or(0),
-                    "false positive",
-                    "false positives"
+    for (family, heading) in [
+        ("prefix", format!("absent-prefix scans (extractor {})", g(doc, "prefix_extractor"))),
+        (
+            "range",
+            format!("short-range scans ({} values within a table's key range)", super::ranges::SCAN_LENGTH),
+        ),
+    ] {
+        let lines: Vec<String> = levels
+            .iter()
+            .filter(|l| l[format!("{family}_probes")].as_u64().is_some_and(|n| n > 0))
+            .map(|l| {
+                format!(
+                    "  level {}: {} of {} skipped, {}",
+                    g(l, "level"),
+                    g(l, &format!("{family}_skipped")),
+                    output::count(l[format!("{family}_probes")].as_u64().unwrap_or(0), "table", "tables"),
+                    output::count(
+                        l[format!("{family}_false_positives")].as_u64().unwrap_or(0),
+                        "false positive",
+                        "false positives"
+                    )
                 )
-            )
-        })
-        .collect();
-    if !prefix_lines.is_empty() {
-        println!("\nabsent-prefix scans (extractor {}):", g(doc, "prefix_extractor"));
-        println!("{}", prefix_lines.join("\n"));
+            })
+            .collect();
+        if !lines.is_empty() {
+            println!("\n{heading}:");
+            println!("{}", lines.join("\n"));
+        }
     }
     if tables {
         let rows: Vec<Vec<String>> = levels
