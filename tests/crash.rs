@@ -61,6 +61,8 @@ fn options(cycle: u64) -> Options {
         level_size_ratio: 4,
         l0_compaction_trigger: 2,
         hash_salt: Some(0xC0DE),
+        // Range filters in two cycles of three: format-5 tables under kills.
+        range_filter: (cycle % 3 != 2).then(siftdb::RangeFilterPolicy::default),
         ..Options::default()
     }
 }

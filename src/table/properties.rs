@@ -44,8 +44,10 @@
 //! | 24 | data bytes uncompressed (contents + trailers; tag 8 is as stored) | varint |
 //! | 25 | data blocks stored compressed | varint |
 //!
-//! Tags 26–29 are written only by a table with a range filter (format
-//! version 5, [`range_filter_block`](super::range_filter_block)):
+//! Tags 26–28 are written only by a table with a range filter (format
+//! version 5, [`range_filter_block`](super::range_filter_block)), and 29
+//! by one whose range filter was not built as asked (beside a fallback's
+//! block, or alone when none could be built):
 //!
 //! | tag | field | value encoding |
 //! |---|---|---|
@@ -201,9 +203,9 @@ impl TableProperties {
             put_field(&mut out, 26, &buf);
             put_u64_field(&mut out, 27, self.range_filter_buckets);
             put_field(&mut out, 28, self.range_filter_kind.as_bytes());
-            if let Some(r) = &self.range_filter_fallback_reason {
-                put_field(&mut out, 29, r.as_bytes());
-            }
+        }
+        if let Some(r) = &self.range_filter_fallback_reason {
+            put_field(&mut out, 29, r.as_bytes());
         }
         out
     }
@@ -361,12 +363,15 @@ mod tests {
             ..sample()
         };
         let enc = none.encode();
-        assert_eq!(TableProperties::decode(&enc).unwrap(), none);
+        assert_eq!(TableProperties::decode(&enc).unwrap(), none.clone());
         let tags_26_to_29 = 2 + 12 + 2 + 1 + 2 + "ribbon:10".len() + 2 + "ribbon: injected".len();
         assert_eq!(sample().encode().len(), enc.len() + tags_26_to_29);
         let mut bad = enc;
         put_field(&mut bad, 26, &[0; 13]);
         assert!(TableProperties::decode(&bad).unwrap_err().is_corruption());
+        // Why a table has none is kept without a block.
+        let failed = TableProperties { range_filter_fallback_reason: Some("no filter".into()), ..none };
+        assert_eq!(TableProperties::decode(&failed.encode()).unwrap(), failed);
     }
 
     #[test]

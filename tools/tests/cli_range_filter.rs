@@ -45,6 +45,39 @@ fn sst_commands_show_the_range_filter_and_flag_damage() {
     let (code, v) = run_json(&["sst", "verify", p(&path), "--json"]);
     assert_eq!(code, 0, "{v}");
     assert_eq!(v["tables"][0]["range_keys_probed"], 3000, "{v}");
+    // `sst probe --range`: keys are `i << 20`, 8 bytes big-endian, in hex.
+    let hex = |x: u64| format!("{x:016x}");
+    let probe = |a: u64, b: u64| {
+        run_json(&["sst", "probe", p(&path), "--hex", "--range", &hex(a), &hex(b), "--json"])
+    };
+    let (code, v) = probe(5 << 20, (5 << 20) + 1);
+    assert_eq!(
+        (code, v["filter"].as_str(), v["keys_in_range"].as_u64()),
+        (0, Some("may_contain"), Some(1)),
+        "{v}"
+    );
+    assert_eq!(v["buckets_probed"], 1);
+    let empty: Vec<_> = (0..200u64).map(|i| probe((i << 20) + 4096, (i << 20) + 4096 + 256).1).collect();
+    assert!(empty.iter().all(|v| v["keys_in_range"] == 0 && v["false_negative"] == false), "{empty:?}");
+    assert!(empty.iter().filter(|v| v["filter"] == "empty").count() >= 195);
+    let (_, wide) = probe(0, 1 << 40);
+    assert_eq!(
+        (wide["filter"].as_str(), wide["keys_in_range"].as_u64()),
+        (Some("too_wide"), Some(3000)),
+        "{wide}"
+    );
+    let text = String::from_utf8(
+        siftdb(&["sst", "probe", p(&path), "--hex", "--range", &hex(7 << 20), &hex((7 << 20) + 100)]).stdout,
+    )
+    .unwrap();
+    assert!(
+        text.contains("filter    may_contain")
+            && text.contains("1 key in the range")
+            && text.contains("1 bucket(s) of 2^10 images probed"),
+        "{text}"
+    );
+    let reversed = siftdb(&["sst", "probe", p(&path), "--range", "b", "a"]);
+    assert_eq!(reversed.status.code(), Some(2), "{reversed:?}");
     let layout = siftdb(&["sst", "layout", p(&path)]);
     let layout_text = String::from_utf8(layout.stdout).unwrap();
     assert!(layout.status.success() && layout_text.contains("range_filter"), "{layout_text}");

@@ -12,6 +12,7 @@ mod measure;
 pub mod prefix;
 pub mod range;
 mod report;
+pub mod scans;
 pub(crate) use report::Machine;
 pub mod svg;
 mod verdict;

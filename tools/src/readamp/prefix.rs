@@ -16,12 +16,12 @@
 mod report;
 
 use std::path::Path;
-use std::time::{Duration, Instant};
 
 use siftdb::policy::FilterPolicy;
-use siftdb::{Db, LevelStats, Options, PrefixExtractor};
+use siftdb::{Db, Options, PrefixExtractor};
 
 use super::measure::{self, Config};
+use super::scans::{ScanRun, time_scans, without_and_with};
 use super::workload::SplitMix;
 pub use report::PrefixReport;
 
@@ -137,21 +137,6 @@ impl Groups {
     }
 }
 
-/// One run of one workload: with prefix filtering or without.
-#[derive(Debug, Clone)]
-pub struct ScanRun {
-    /// Scans run.
-    pub scans: usize,
-    /// Engine counters over the scans alone.
-    pub levels: Vec<LevelStats>,
-    /// Wall time.
-    pub elapsed: Duration,
-    /// Sorted per-scan latencies, ns.
-    pub latencies_ns: Vec<u64>,
-    /// Scans that did not return exactly the group's keys.
-    pub wrong_answers: u64,
-}
-
 /// One workload on one policy, with and without prefix filtering.
 #[derive(Debug, Clone)]
 pub struct PrefixResult {
@@ -165,33 +150,6 @@ pub struct PrefixResult {
     pub without: ScanRun,
     /// Per level, the built false-positive rate of its filters (`LevelStats::built_fpr`).
     pub built_fpr: Vec<Option<f64>>,
-}
-
-fn scan_run(db: &Db, groups: &Groups, seq: &[u64]) -> Result<ScanRun, String> {
-    let before = db.stats();
-    let start = Instant::now();
-    let mut latencies_ns = Vec::with_capacity(seq.len());
-    let mut wrong_answers = 0;
-    for &g in seq {
-        let prefix = groups.prefix(g);
-        let t = Instant::now();
-        let mut n = 0u64;
-        for item in db.prefix(prefix) {
-            item.map_err(|e| format!("prefix scan: {e}"))?;
-            n += 1;
-        }
-        latencies_ns.push(u64::try_from(t.elapsed().as_nanos()).unwrap_or(u64::MAX));
-        wrong_answers += u64::from(n != groups.size(g));
-    }
-    let elapsed = start.elapsed();
-    latencies_ns.sort_unstable();
-    Ok(ScanRun {
-        scans: seq.len(),
-        levels: db.stats().since(&before).levels,
-        elapsed,
-        latencies_ns,
-        wrong_answers,
-    })
 }
 
 /// Loads the grouped keys under `policy` into a fresh database at `dir`,
@@ -217,16 +175,11 @@ pub fn run_policy(
     for &w in workloads {
         let seq = groups.scans(w, config.lookups, config.seed);
         let bar = measure::progress(config, 2, &format!("{label}: {}", w.name()));
-        let mut runs = Vec::new();
-        for e in [None, Some(extractor)] {
-            let db = Db::open(dir, opts(e)).map_err(|e| format!("{}: {e}", dir.display()))?;
-            runs.push(scan_run(&db, &groups, &seq).map_err(|e| format!("{name}: {e}"))?);
-            db.close().map_err(|e| format!("{name}: close: {e}"))?;
-            bar.inc(1);
-        }
+        let scan =
+            |db: &Db| time_scans(db, seq.len(), |i| (db.prefix(groups.prefix(seq[i])), groups.size(seq[i])));
+        let (without, with) =
+            without_and_with(dir, name, |on| opts(on.then_some(extractor)), scan, || bar.inc(1))?;
         bar.finish_and_clear();
-        let with = runs.pop().ok_or("no run")?;
-        let without = runs.pop().ok_or("no run")?;
         out.push(PrefixResult {
             policy: name.to_string(),
             workload: w,

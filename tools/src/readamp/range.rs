@@ -21,7 +21,6 @@
 mod report;
 
 use std::path::Path;
-use std::time::Instant;
 
 use siftdb::fs::StdFs;
 use siftdb::policy::FilterPolicy;
@@ -29,7 +28,7 @@ use siftdb::table::Table;
 use siftdb::{Db, Options, RangeFilterPolicy};
 
 use super::measure::{self, Config};
-use super::prefix::ScanRun;
+use super::scans::{ScanRun, time_scans, without_and_with};
 use super::workload::SplitMix;
 pub use report::RangeReport;
 use siftdb_cli::keys::mix;
@@ -141,33 +140,6 @@ pub struct RangeResult {
     pub bits_per_key: f64,
 }
 
-fn scan_run(db: &Db, len: u64, seq: &[(u64, u64)]) -> Result<ScanRun, String> {
-    let before = db.stats();
-    let start = Instant::now();
-    let mut latencies_ns = Vec::with_capacity(seq.len());
-    let mut wrong_answers = 0;
-    for &(lo, want) in seq {
-        let (a, b) = (lo.to_be_bytes(), (lo + len).to_be_bytes());
-        let t = Instant::now();
-        let mut n = 0u64;
-        for item in db.range(a.as_slice()..b.as_slice()) {
-            item.map_err(|e| format!("range scan: {e}"))?;
-            n += 1;
-        }
-        latencies_ns.push(u64::try_from(t.elapsed().as_nanos()).unwrap_or(u64::MAX));
-        wrong_answers += u64::from(n != want);
-    }
-    let elapsed = start.elapsed();
-    latencies_ns.sort_unstable();
-    Ok(ScanRun {
-        scans: seq.len(),
-        levels: db.stats().since(&before).levels,
-        elapsed,
-        latencies_ns,
-        wrong_answers,
-    })
-}
-
 /// Range-filter bits per distinct key over the tables in `dir`.
 #[expect(clippy::cast_precision_loss, reason = "a ratio for display")]
 fn bits_per_key(dir: &Path) -> Result<f64, String> {
@@ -208,16 +180,16 @@ pub fn run_policy(
         for len in LENGTHS {
             let seq = keys.scans(w, len, config.lookups, config.seed);
             let bar = measure::progress(config, 2, &format!("{label}: {} of {len}", w.name()));
-            let mut runs = Vec::new();
-            for r in [None, Some(range_filter)] {
-                let db = Db::open(dir, opts(r)).map_err(|e| format!("{}: {e}", dir.display()))?;
-                runs.push(scan_run(&db, len, &seq).map_err(|e| format!("{name}: {e}"))?);
-                db.close().map_err(|e| format!("{name}: close: {e}"))?;
-                bar.inc(1);
-            }
+            let scan = |db: &Db| {
+                time_scans(db, seq.len(), |i| {
+                    let (lo, want) = seq[i];
+                    let (a, b) = (lo.to_be_bytes(), (lo + len).to_be_bytes());
+                    (db.range(a.as_slice()..b.as_slice()), want)
+                })
+            };
+            let (without, with) =
+                without_and_with(dir, name, |on| opts(on.then_some(range_filter)), scan, || bar.inc(1))?;
             bar.finish_and_clear();
-            let with = runs.pop().ok_or("no run")?;
-            let without = runs.pop().ok_or("no run")?;
             out.push(RangeResult {
                 policy: name.to_string(),
                 workload: w,

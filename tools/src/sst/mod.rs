@@ -8,6 +8,7 @@ mod layout;
 pub mod open;
 mod probe;
 mod probe_prefix;
+mod probe_range;
 pub mod range_filter;
 pub mod scan;
 pub mod verify;

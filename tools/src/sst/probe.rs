@@ -19,13 +19,18 @@ pub struct Args {
     /// The table file.
     file: PathBuf,
     /// The user key to look for.
-    #[arg(required_unless_present = "prefix")]
+    #[arg(required_unless_present_any = ["prefix", "range"])]
     key: Option<String>,
     /// Probe a prefix instead of a key: the table's prefix extractor's
     /// prefix of P is asked of the filter, beside the keys the table holds
     /// that start with P.
     #[arg(long, value_name = "P", conflicts_with = "key")]
     prefix: Option<String>,
+    /// Probe a range instead: the range filter is asked about the keys in
+    /// [START, END) (their first 8 bytes, big-endian), beside the keys the
+    /// table holds there.
+    #[arg(long, num_args = 2, value_names = ["START", "END"], conflicts_with_all = ["key", "prefix"])]
+    range: Option<Vec<String>>,
     /// Read and print the key and values as hex.
     #[arg(long)]
     hex: bool,
@@ -44,6 +49,10 @@ pub struct Args {
 pub fn run(a: &Args) -> Result<Outcome, String> {
     if let Some(p) = &a.prefix {
         return super::probe_prefix::run(&a.file, &parse(p, a.hex)?, a.hex, a.json);
+    }
+    if let Some([start, end]) = a.range.as_deref() {
+        let (start, end) = (parse(start, a.hex)?, parse(end, a.hex)?);
+        return super::probe_range::run(&a.file, (&start, &end), a.hex, a.json);
     }
     let key = parse(a.key.as_deref().unwrap_or_default(), a.hex)?;
     let table = open_table(&a.file)?;

@@ -18,15 +18,26 @@ const LISTED: usize = 10;
 /// Distinct user keys of `table` starting with `p` (up to `LISTED` of them
 /// kept), and the count; or the error that stopped the read.
 fn keys_with(table: &Table, p: &[u8]) -> (Vec<Vec<u8>>, u64, Option<siftdb::Error>) {
+    keys_from(table, p, |k| k.starts_with(p))
+}
+
+/// Distinct user keys of `table` from `seek` on while `within` holds (up to
+/// `LISTED` of them kept), and the count; or the error that stopped the
+/// read.
+pub(super) fn keys_from(
+    table: &Table,
+    seek: &[u8],
+    within: impl Fn(&[u8]) -> bool,
+) -> (Vec<Vec<u8>>, u64, Option<siftdb::Error>) {
     let (mut keys, mut count) = (Vec::new(), 0u64);
     let mut last: Option<Vec<u8>> = None;
     let mut it = table.iter();
-    if let Err(e) = it.seek(p) {
+    if let Err(e) = it.seek(seek) {
         return (keys, count, Some(e));
     }
     for e in it {
         match e {
-            Ok(e) if e.user_key.starts_with(p) => {
+            Ok(e) if within(&e.user_key) => {
                 if last.as_deref() != Some(&e.user_key[..]) {
                     count += 1;
                     if keys.len() < LISTED {

@@ -4,41 +4,17 @@ use std::fmt::Write as _;
 
 use serde_json::{Value, json};
 
-use super::super::report::percentile;
-use super::{PrefixResult, PrefixWorkload, ScanRun};
+use super::super::scans::{self, RunFigures, ScanFilter, ScanRun};
+use super::{PrefixResult, PrefixWorkload};
 use crate::output;
 
 /// Absent-prefix scans may read at most Σ (probed filter FPR) + this many
 /// data blocks each (issue 40: 0.1%).
 pub const BOUND_SLACK: f64 = 0.001;
 
-/// Figures of one run.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct RunFigures {
-    pub blocks_per_scan: f64,
-    pub tables_per_scan: f64,
-    pub prefix_probes: u64,
-    pub prefix_skipped: u64,
-    pub prefix_false_positives: u64,
-    pub mean_ns: f64,
-    pub p50_ns: u64,
-    pub p99_ns: u64,
-}
-
-/// The figures of `run`.
+/// The figures of `run`, counting prefix probes.
 pub fn figures(run: &ScanRun) -> RunFigures {
-    let scans = run.scans.max(1) as f64;
-    let sum = |f: fn(&siftdb::LevelStats) -> u64| run.levels.iter().map(f).sum::<u64>();
-    RunFigures {
-        blocks_per_scan: sum(|l| l.table_blocks_read) as f64 / scans,
-        tables_per_scan: sum(|l| l.scan_tables_opened) as f64 / scans,
-        prefix_probes: sum(|l| l.prefix_probes),
-        prefix_skipped: sum(|l| l.prefix_skipped),
-        prefix_false_positives: sum(|l| l.prefix_false_positives),
-        mean_ns: run.latencies_ns.iter().sum::<u64>() as f64 / scans,
-        p50_ns: percentile(&run.latencies_ns, 0.5),
-        p99_ns: percentile(&run.latencies_ns, 0.99),
-    }
+    scans::figures(run, ScanFilter::Prefix)
 }
 
 /// Data blocks an absent-prefix scan with filtering should read at most:
@@ -86,28 +62,7 @@ pub struct PrefixReport {
 }
 
 fn run_json(run: &ScanRun) -> Value {
-    let f = figures(run);
-    json!({
-        "scans": run.scans,
-        "seconds": run.elapsed.as_secs_f64(),
-        "data_blocks_per_scan": f.blocks_per_scan,
-        "tables_opened_per_scan": f.tables_per_scan,
-        "prefix_probes": f.prefix_probes,
-        "prefix_skipped": f.prefix_skipped,
-        "prefix_false_positives": f.prefix_false_positives,
-        "mean_ns": f.mean_ns,
-        "p50_ns": f.p50_ns,
-        "p99_ns": f.p99_ns,
-        "wrong_answers": run.wrong_answers,
-        "levels": run.levels.iter().map(|l| json!({
-            "level": l.level,
-            "tables_opened": l.scan_tables_opened,
-            "data_blocks": l.table_blocks_read,
-            "prefix_probes": l.prefix_probes,
-            "prefix_skipped": l.prefix_skipped,
-            "prefix_false_positives": l.prefix_false_positives,
-        })).collect::<Vec<_>>(),
-    })
+    scans::run_json(run, ScanFilter::Prefix)
 }
 
 impl PrefixReport {
@@ -157,8 +112,8 @@ impl PrefixReport {
                     format!("{:.4}", o.blocks_per_scan),
                     format!("{:.3}", w.tables_per_scan),
                     format!("{:.3}", o.tables_per_scan),
-                    format!("{}/{}", w.prefix_skipped, w.prefix_probes),
-                    w.prefix_false_positives.to_string(),
+                    format!("{}/{}", w.skipped, w.probes),
+                    w.false_positives.to_string(),
                     us(w.p50_ns as f64),
                     us(w.p99_ns as f64),
                     us(w.mean_ns),
@@ -192,16 +147,8 @@ impl PrefixReport {
     pub fn problems(&self) -> Vec<String> {
         let mut out = Vec::new();
         for r in &self.results {
-            for (run, how) in [(&r.with, "with"), (&r.without, "without")] {
-                if run.wrong_answers > 0 {
-                    out.push(format!(
-                        "{} {}: {} scans {how} prefix filtering returned the wrong keys",
-                        r.policy,
-                        r.workload.name(),
-                        run.wrong_answers
-                    ));
-                }
-            }
+            let what = format!("{} {}", r.policy, r.workload.name());
+            out.extend(scans::wrong_answers(&what, "prefix filtering", &r.with, &r.without));
             let blocks = figures(&r.with).blocks_per_scan;
             if let Some(bound) =
                 block_bound(r).filter(|&b| r.workload == PrefixWorkload::Absent && blocks > b)

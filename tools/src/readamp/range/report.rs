@@ -4,38 +4,13 @@ use std::fmt::Write as _;
 
 use serde_json::{Value, json};
 
-use super::super::prefix::ScanRun;
-use super::super::report::percentile;
+use super::super::scans::{self, RunFigures, ScanFilter, ScanRun};
 use super::RangeResult;
 use crate::output;
 
-/// Figures of one run.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct RunFigures {
-    pub blocks_per_scan: f64,
-    pub tables_per_scan: f64,
-    pub range_probes: u64,
-    pub range_skipped: u64,
-    pub range_false_positives: u64,
-    pub mean_ns: f64,
-    pub p50_ns: u64,
-    pub p99_ns: u64,
-}
-
-/// The figures of `run`.
+/// The figures of `run`, counting range probes.
 pub fn figures(run: &ScanRun) -> RunFigures {
-    let scans = run.scans.max(1) as f64;
-    let sum = |f: fn(&siftdb::LevelStats) -> u64| run.levels.iter().map(f).sum::<u64>();
-    RunFigures {
-        blocks_per_scan: sum(|l| l.table_blocks_read) as f64 / scans,
-        tables_per_scan: sum(|l| l.scan_tables_opened) as f64 / scans,
-        range_probes: sum(|l| l.range_probes),
-        range_skipped: sum(|l| l.range_skipped),
-        range_false_positives: sum(|l| l.range_false_positives),
-        mean_ns: run.latencies_ns.iter().sum::<u64>() as f64 / scans,
-        p50_ns: percentile(&run.latencies_ns, 0.5),
-        p99_ns: percentile(&run.latencies_ns, 0.99),
-    }
+    scans::figures(run, ScanFilter::Range)
 }
 
 /// Grafite's bound on one table's false-positive rate for ranges of
@@ -56,31 +31,6 @@ pub struct RangeReport {
     pub results: Vec<RangeResult>,
 }
 
-fn run_json(run: &ScanRun) -> Value {
-    let f = figures(run);
-    json!({
-        "scans": run.scans,
-        "seconds": run.elapsed.as_secs_f64(),
-        "data_blocks_per_scan": f.blocks_per_scan,
-        "tables_opened_per_scan": f.tables_per_scan,
-        "range_probes": f.range_probes,
-        "range_skipped": f.range_skipped,
-        "range_false_positives": f.range_false_positives,
-        "mean_ns": f.mean_ns,
-        "p50_ns": f.p50_ns,
-        "p99_ns": f.p99_ns,
-        "wrong_answers": run.wrong_answers,
-        "levels": run.levels.iter().map(|l| json!({
-            "level": l.level,
-            "tables_opened": l.scan_tables_opened,
-            "data_blocks": l.table_blocks_read,
-            "range_probes": l.range_probes,
-            "range_skipped": l.range_skipped,
-            "range_false_positives": l.range_false_positives,
-        })).collect::<Vec<_>>(),
-    })
-}
-
 impl RangeReport {
     /// The JSON form.
     pub fn to_json(&self) -> Value {
@@ -93,12 +43,12 @@ impl RangeReport {
                     "policy": r.policy,
                     "workload": r.workload.name(),
                     "length": r.length,
-                    "with_range_filter": run_json(&r.with),
-                    "without_range_filter": run_json(&r.without),
+                    "with_range_filter": scans::run_json(&r.with, ScanFilter::Range),
+                    "without_range_filter": scans::run_json(&r.without, ScanFilter::Range),
                     "speedup": without.mean_ns / with.mean_ns.max(1.0),
                     "range_filter_bits_per_key": r.bits_per_key,
                     "grafite_bound_per_table": grafite_bound(r.length, r.bits_per_key),
-                    "false_positive_rate": with.range_false_positives as f64 / with.range_probes.max(1) as f64,
+                    "false_positive_rate": with.false_positives as f64 / with.probes.max(1) as f64,
                 })
             }).collect::<Vec<_>>(),
         })
@@ -131,8 +81,8 @@ impl RangeReport {
                     format!("{:.4}", o.blocks_per_scan),
                     format!("{:.3}", w.tables_per_scan),
                     format!("{:.3}", o.tables_per_scan),
-                    format!("{}/{}", w.range_skipped, w.range_probes),
-                    format!("{:.4}", w.range_false_positives as f64 / w.range_probes.max(1) as f64),
+                    format!("{}/{}", w.skipped, w.probes),
+                    format!("{:.4}", w.false_positives as f64 / w.probes.max(1) as f64),
                     format!("{:.4}", grafite_bound(r.length, r.bits_per_key)),
                     us(w.mean_ns),
                     us(o.mean_ns),
@@ -163,21 +113,11 @@ impl RangeReport {
 
     /// Scans that returned the wrong keys.
     pub fn problems(&self) -> Vec<String> {
-        let mut out = Vec::new();
-        for r in &self.results {
-            for (run, how) in [(&r.with, "with"), (&r.without, "without")] {
-                if run.wrong_answers > 0 {
-                    out.push(format!(
-                        "{} {} of {}: {} scans {how} the range filter returned the wrong keys",
-                        r.policy,
-                        r.workload.name(),
-                        r.length,
-                        run.wrong_answers
-                    ));
-                }
-            }
-        }
-        out
+        let what = |r: &RangeResult| format!("{} {} of {}", r.policy, r.workload.name(), r.length);
+        self.results
+            .iter()
+            .flat_map(|r| scans::wrong_answers(&what(r), "the range filter", &r.with, &r.without))
+            .collect()
     }
 }
 
