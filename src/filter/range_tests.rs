@@ -109,3 +109,35 @@ fn random_empty_ranges_meet_the_derived_rate() {
     let just_past = images.iter().filter(|&&x| x < u64::MAX - 20).take(1000);
     assert!(just_past.clone().all(|&x| f.may_intersect(x + 1, x + 16) || !is_empty(x + 1, x + 16)));
 }
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig { cases: 200, ..Default::default() })]
+    /// Any set (sparse, dense or clustered), any range: a range holding an
+    /// image is never called empty, and one outside `[min, max]` always is.
+    #[test]
+    fn ranges_holding_an_image_are_never_empty(
+        base in proptest::prelude::any::<u64>(),
+        spread in 0u32..64,
+        offsets in proptest::collection::vec(proptest::prelude::any::<u64>(), 1..400),
+        queries in proptest::collection::vec((proptest::prelude::any::<u64>(), 0u32..64), 1..100),
+    ) {
+        let mask = if spread == 0 { 0 } else { u64::MAX >> (64 - spread) };
+        let mut images: Vec<u64> = offsets.iter().map(|o| base.wrapping_add(o & mask)).collect();
+        images.sort_unstable();
+        let f = RangeFilter::build(FilterKind::BlockedBloom { bits_per_key: 8.0 }, 1, &images).unwrap();
+        for &(lo, width) in &queries {
+            let hi = lo.saturating_add(if width == 0 { 0 } else { u64::MAX >> (64 - width) });
+            let i = images.partition_point(|&x| x < lo);
+            if images.get(i).is_some_and(|&x| x <= hi) {
+                proptest::prop_assert!(f.may_intersect(lo, hi), "{lo:#x}..={hi:#x}");
+            }
+            if hi < images[0] || lo > images[images.len() - 1] {
+                proptest::prop_assert!(!f.may_intersect(lo, hi));
+            }
+        }
+        // Ranges around the images themselves.
+        for &x in images.iter().take(50) {
+            proptest::prop_assert!(f.may_intersect(x.saturating_sub(3), x.saturating_add(1 << (spread / 2))));
+        }
+    }
+}
