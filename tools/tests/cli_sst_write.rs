@@ -98,6 +98,25 @@ fn hex_lines_are_read_as_hex_and_the_default_policy_gives_ribbon() {
     assert_eq!((&entries[1]["key"], &entries[1]["kind"]), (&json!("0100"), &json!("tombstone")));
 }
 
+#[test]
+fn a_range_filter_is_written_when_asked() {
+    let dir = tempfile::tempdir().unwrap();
+    let input: Vec<u8> = (0..500u64).flat_map(|i| format!("{:016x}\t76\n", i << 30).into_bytes()).collect();
+    for (args, kind) in
+        [(&["--range-filter"][..], "ribbon:10"), (&["--range-filter", "bloom:8"][..], "bloom:8")]
+    {
+        let out = dir.path().join(format!("{kind}.sst").replace(':', "_"));
+        let o = write_with(&[&["sst", "write", p(&out), "--hex"][..], args].concat(), &input);
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let t = siftdb::table::Table::open_path(&out).unwrap();
+        assert_eq!(t.properties().range_filter_kind, kind);
+        assert_eq!(t.range_filter().unwrap().layout().shift, 20, "gaps of 2^30: buckets of 2^20");
+    }
+    let refused =
+        write_with(&["sst", "write", p(&dir.path().join("n.sst")), "--range-filter", "none"], b"a\tb\n");
+    assert_eq!(refused.status.code(), Some(2));
+}
+
 /// Runs `sst write` on `input` expecting exit 2 and no file: its stderr.
 fn refused(input: &[u8], extra: &[&str]) -> String {
     let dir = tempfile::tempdir().unwrap();

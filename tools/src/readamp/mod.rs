@@ -184,7 +184,8 @@ fn parse_extractor(s: &str) -> Result<PrefixExtractor, String> {
     s.parse().map_err(|e: siftdb::Error| e.to_string())
 }
 
-fn parse_range_kind(s: &str) -> Result<FilterKind, String> {
+/// Parses a range filter's point-filter kind (`--range-filter`).
+pub(crate) fn parse_range_kind(s: &str) -> Result<FilterKind, String> {
     let policy = RangeFilterPolicy {
         kind: s.parse().map_err(|e: siftdb::Error| e.to_string())?,
         ..Default::default()

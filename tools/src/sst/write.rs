@@ -44,6 +44,11 @@ pub struct Args {
     /// salt: ingesting a table written under another one rebuilds its filter.
     #[arg(long, value_parser = crate::numbers::count(0, u64::MAX))]
     salt: Option<u64>,
+    /// Also give the table a range filter over its keys' first 8 bytes
+    /// (big-endian), with this point filter over its buckets (default
+    /// `ribbon:10`), as a database with `Options::range_filter` would.
+    #[arg(long, value_name = "KIND", num_args = 0..=1, default_missing_value = "ribbon:10", value_parser = crate::readamp::parse_range_kind)]
+    range_filter: Option<siftdb::FilterKind>,
     /// Print what was written as one JSON document.
     #[arg(long)]
     json: bool,
@@ -69,7 +74,9 @@ fn entry(line: &[u8], hex: bool) -> Result<(Vec<u8>, Option<Vec<u8>>), String> {
 /// A one-line message (exit 2) for bad input, an existing OUT, or a write
 /// that failed; OUT is then left absent.
 pub fn run(a: &Args) -> Result<Outcome, String> {
-    let opts = Options { filter_policy: a.policy.clone(), hash_salt: a.salt, ..Options::default() };
+    let range_filter = a.range_filter.map(|kind| siftdb::RangeFilterPolicy { kind, ..Default::default() });
+    let opts =
+        Options { filter_policy: a.policy.clone(), hash_salt: a.salt, range_filter, ..Options::default() };
     // The library's bad-input messages name the path already.
     let fail = |e: &siftdb::Error| match e {
         siftdb::Error::InvalidArgument(m) => m.clone(),
