@@ -8,7 +8,7 @@ fn mix(mut z: u64) -> u64 {
 }
 
 #[test]
-fn the_bucket_width_follows_the_mean_gap() {
+fn the_bucket_width_follows_the_median_gap() {
     assert_eq!(RangeLayout::for_images(&[]), None);
     assert_eq!(RangeLayout::for_images(&[5, 5]), Some(RangeLayout { shift: 0, min: 5, max: 5 }));
     // Dense ids: single values.
@@ -26,6 +26,10 @@ fn the_bucket_width_follows_the_mean_gap() {
     // The whole 64-bit span.
     let wide = [0, u64::MAX];
     assert_eq!(RangeLayout::for_images(&wide).unwrap().shift, u8::try_from(63 - SPARSITY_BITS).unwrap());
+    // Two clusters 2^50 apart, ids 2^20 apart within each: the median gap,
+    // not the mean (about 2^40), sets the buckets.
+    let clustered: Vec<u64> = (0..2000u64).map(|i| (i / 1000) << 50 | (i % 1000) << 20).collect();
+    assert_eq!(RangeLayout::for_images(&clustered).unwrap().shift, 10);
 }
 
 #[test]
