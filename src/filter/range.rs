@@ -130,11 +130,17 @@ impl RangeLayout {
 
     /// Whether `[lo, hi]` may hold an image, asking `contains` about bucket
     /// hashes (under `seed`, [`bucket_hash`]).
-    pub fn may_intersect(&self, seed: u64, lo: u64, hi: u64, mut contains: impl FnMut(u64) -> bool) -> bool {
+    pub fn may_intersect(&self, seed: u64, lo: u64, hi: u64, contains: impl FnMut(u64) -> bool) -> bool {
+        self.answer(seed, lo, hi, contains).unwrap_or(true)
+    }
+
+    /// [`RangeLayout::may_intersect`], or `None` for a range too wide to
+    /// probe ([`RangeProbe::TooWide`]), which a caller may count apart.
+    pub fn answer(&self, seed: u64, lo: u64, hi: u64, mut contains: impl FnMut(u64) -> bool) -> Option<bool> {
         match self.probe(lo, hi) {
-            RangeProbe::Empty => false,
-            RangeProbe::TooWide => true,
-            RangeProbe::Buckets(mut ids) => ids.any(|b| contains(bucket_hash(seed, b))),
+            RangeProbe::Empty => Some(false),
+            RangeProbe::TooWide => None,
+            RangeProbe::Buckets(mut ids) => Some(ids.any(|b| contains(bucket_hash(seed, b)))),
         }
     }
 

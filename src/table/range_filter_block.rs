@@ -39,7 +39,7 @@ use super::filter_block::{FILTER_ARRAY_ALIGN, TableFilter, build_filter_block};
 use super::format::{BlockType, FOOTER_LEN, Footer, check_range_filter_version, read_block};
 use super::properties::TableProperties;
 use crate::codec::Reader;
-use crate::filter::{FilterKind, RangeLayout, RangeProbe, bucket_hash};
+use crate::filter::{FilterKind, RangeLayout};
 use crate::key_image::RangeFilterPolicy;
 use crate::{Error, Result};
 
@@ -140,11 +140,7 @@ impl TableRangeFilter {
     #[must_use]
     pub fn answer(&self, lo: u64, hi: u64) -> Option<bool> {
         let f = self.points.as_ref().filter(|f| f.kind().is_some())?;
-        match self.layout.probe(lo, hi) {
-            RangeProbe::Empty => Some(false),
-            RangeProbe::TooWide => None,
-            RangeProbe::Buckets(mut ids) => Some(ids.any(|b| f.may_contain(bucket_hash(f.seed(), b)))),
-        }
+        self.layout.answer(f.seed(), lo, hi, |h| f.may_contain(h))
     }
 
     /// The stored version.

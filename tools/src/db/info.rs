@@ -110,8 +110,11 @@ fn observe(
 ) -> Result<Observed, String> {
     // The stored policy: a read-only open changes nothing either way. With
     // the tables' prefix extractor, or range filters, those scans are measured too.
-    let opts =
-        Options { prefix_extractor: extractor, range_filter: ranges::policy(ranges), ..Options::default() };
+    let opts = Options {
+        prefix_extractor: extractor,
+        range_filter: ranges.then(siftdb::RangeFilterPolicy::default),
+        ..Options::default()
+    };
     let bounds: Vec<(&[u8], &[u8])> =
         i.tables.iter().map(|t| (&t.record.smallest[..], &t.record.largest[..])).collect();
     let db = match super::open_for_reading(&a.dir, opts) {

@@ -157,16 +157,20 @@ pub fn run(path: &Path, hex: bool, as_json: bool) -> Result<Outcome, String> {
     Ok(if dropped { Outcome::ProblemsFound } else { Outcome::Clean })
 }
 
+/// The field of `doc` at `path` as report text: a string as it is, a
+/// missing or null field as `-`, anything else as JSON.
+pub(super) fn text_at(doc: &Value, path: &str) -> String {
+    match doc.pointer(path) {
+        Some(Value::String(t)) => t.clone(),
+        Some(Value::Null) | None => "-".to_string(),
+        Some(other) => other.to_string(),
+    }
+}
+
 /// The text form of an `sst info` document.
 fn render(doc: &Value) -> String {
     let mut s = String::new();
-    let v = |path: &str| -> String {
-        match doc.pointer(path) {
-            Some(Value::String(t)) => t.clone(),
-            Some(Value::Null) | None => "-".to_string(),
-            Some(other) => other.to_string(),
-        }
-    };
+    let v = |path: &str| text_at(doc, path);
     let _ = writeln!(s, "table        {}", v("/path"));
     let _ = writeln!(s, "file size    {} bytes", v("/file_size"));
     let _ = writeln!(

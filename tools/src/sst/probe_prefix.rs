@@ -53,6 +53,18 @@ pub(super) fn keys_from(
     (keys, count, None)
 }
 
+/// The text lines about what the table holds: `what` (count and verdict),
+/// the keys listed, and the problem that stopped the read, if one did.
+pub(super) fn print_held(what: &str, listed: &[Vec<u8>], error: Option<&serde_json::Value>, hex: bool) {
+    println!("table     {what}");
+    for k in listed {
+        println!("  {}", show(k, hex));
+    }
+    if let Some(e) = error {
+        println!("problem   {}", e["what"].as_str().unwrap_or_default());
+    }
+}
+
 /// Runs the prefix probe. A filter that rules out a prefix the table holds
 /// (a false negative), a dropped filter, or a damaged block is a problem
 /// (exit 1).
@@ -120,13 +132,7 @@ pub fn run(file: &Path, p: &[u8], hex: bool, as_json: bool) -> Result<Outcome, S
             (_, true) => " (false positive: no key has the extracted prefix)",
             _ => "",
         };
-        println!("table     {count} keys start with the prefix{verdict}");
-        for k in &listed {
-            println!("  {}", show(k, hex));
-        }
-        if let Some(e) = &error {
-            println!("problem   {}", e["what"].as_str().unwrap_or_default());
-        }
+        print_held(&format!("{count} keys start with the prefix{verdict}"), &listed, error.as_ref(), hex);
     }
     let problem = false_negative || dropped || error.is_some();
     Ok(if problem { Outcome::ProblemsFound } else { Outcome::Clean })

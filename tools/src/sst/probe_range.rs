@@ -9,7 +9,7 @@ use siftdb::table::FilterAnswer;
 use siftdb::{FIRST_BYTES_IMAGE, KeyImage};
 
 use super::open::{open_table, problem_json};
-use super::probe_prefix::keys_from;
+use super::probe_prefix::{keys_from, print_held};
 use crate::Outcome;
 use crate::bytes_arg::show;
 use crate::output;
@@ -35,17 +35,20 @@ pub fn run(file: &Path, (start, end): (&[u8], &[u8]), hex: bool, as_json: bool) 
     let (lo, hi) = (image.image(start), image.image(end));
     let filter = table.range_filter();
     let built_in = filter.is_some_and(|f| f.image() == FIRST_BYTES_IMAGE);
-    let buckets = filter.filter(|_| built_in).map(|f| match f.layout().probe(lo, hi) {
-        RangeProbe::Empty => 0,
-        RangeProbe::Buckets(ids) => ids.end() - ids.start() + 1,
-        RangeProbe::TooWide => u64::MAX,
+    let probe = filter.filter(|_| built_in).map(|f| f.layout().probe(lo, hi));
+    let too_wide = probe == Some(RangeProbe::TooWide);
+    // Buckets the range touches; `None` when it is too wide to ask.
+    let buckets = probe.and_then(|p| match p {
+        RangeProbe::Empty => Some(0),
+        RangeProbe::Buckets(ids) => Some(ids.end() - ids.start() + 1),
+        RangeProbe::TooWide => None,
     });
     let answer = match filter {
         _ if table.range_filter_dropped().is_some() => "dropped",
         None => "no_range_filter",
         Some(_) if !built_in => "other_image",
         Some(_) => match table.range_answer(&image, lo, hi) {
-            FilterAnswer::NoFilter if buckets == Some(u64::MAX) => "too_wide",
+            FilterAnswer::NoFilter if too_wide => "too_wide",
             FilterAnswer::NoFilter => "unknown",
             FilterAnswer::Absent => "empty",
             FilterAnswer::MayContain => "may_contain",
@@ -62,7 +65,7 @@ pub fn run(file: &Path, (start, end): (&[u8], &[u8]), hex: bool, as_json: bool) 
         "end": show(end, hex),
         "image": filter.map(|f| f.image().to_string()),
         "images": [format!("{lo:#018x}"), format!("{hi:#018x}")],
-        "buckets_probed": buckets.filter(|&b| b != u64::MAX),
+        "buckets_probed": buckets,
         "filter": answer,
         "dropped_reason": table.range_filter_dropped(),
         "keys_in_range": count,
@@ -81,7 +84,7 @@ pub fn run(file: &Path, (start, end): (&[u8], &[u8]), hex: bool, as_json: bool) 
             (Some(f), _) if !built_in => {
                 println!("range filter over image {}, which this tool cannot compute", f.image())
             }
-            (Some(_), Some(u64::MAX)) => println!("more buckets than a scan probes: the range is not asked"),
+            (Some(_), _) if too_wide => println!("more buckets than a scan probes: the range is not asked"),
             (Some(f), Some(b)) => println!("{b} bucket(s) of 2^{} images probed", f.layout().shift),
             (Some(_), None) => {}
         }
@@ -91,13 +94,8 @@ pub fn run(file: &Path, (start, end): (&[u8], &[u8]), hex: bool, as_json: bool) 
             (_, true) => " (false positive: the range is empty)",
             _ => "",
         };
-        println!("table     {} in the range{verdict}", output::count(count, "key", "keys"));
-        for k in &listed {
-            println!("  {}", show(k, hex));
-        }
-        if let Some(e) = &error {
-            println!("problem   {}", e["what"].as_str().unwrap_or_default());
-        }
+        let held = format!("{} in the range{verdict}", output::count(count, "key", "keys"));
+        print_held(&held, &listed, error.as_ref(), hex);
     }
     let problem = false_negative || table.range_filter_dropped().is_some() || error.is_some();
     Ok(if problem { Outcome::ProblemsFound } else { Outcome::Clean })

@@ -47,13 +47,7 @@ pub fn range_filter_json(table: &Table) -> Value {
 
 /// The `range filter` section of `sst info`'s text, from its document.
 pub fn render(doc: &Value, s: &mut String) {
-    let v = |path: &str| -> String {
-        match doc.pointer(path) {
-            Some(Value::String(t)) => t.clone(),
-            Some(Value::Null) | None => "-".to_string(),
-            Some(other) => other.to_string(),
-        }
-    };
+    let v = |path: &str| super::info::text_at(doc, path);
     let _ = writeln!(s, "\nrange filter");
     let _ = writeln!(s, "  status           {}", v("/range_filter/status"));
     if let Some(Value::String(why)) = doc.pointer("/range_filter/fallback_reason") {

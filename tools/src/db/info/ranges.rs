@@ -3,7 +3,7 @@
 //! built-in image.
 
 use serde_json::Value;
-use siftdb::{Db, FIRST_BYTES_IMAGE, KeyImage, RangeFilterPolicy};
+use siftdb::{Db, FIRST_BYTES_IMAGE, KeyImage};
 
 /// The values each measured scan covers.
 pub const SCAN_LENGTH: u64 = 256;
@@ -22,11 +22,6 @@ pub fn tables_use_first_bytes(doc: &Value) -> bool {
         }
     }
     built_in > 0 && built_in >= other
-}
-
-/// The range filter a reading open needs to ask tables about ranges.
-pub fn policy(use_it: bool) -> Option<RangeFilterPolicy> {
-    use_it.then(RangeFilterPolicy::default)
 }
 
 /// Scans [`SCAN_LENGTH`] image values placed at random (by `r`) within
